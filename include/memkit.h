@@ -1,0 +1,136 @@
+/* memkit — fast memory fill, copy and zero routines for x86-64 Linux.
+ *
+ * The one public header.  Every routine is safe to call before main(), from
+ * any thread, and from signal handlers (none of them allocates or locks),
+ * except the thread-pool and page-service functions, which say otherwise.
+ */
+#ifndef MEMKIT_H
+#define MEMKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMKIT_VERSION "0.1.0"
+
+/* ---- core routines (chosen once, at load time, for the running CPU) ---- */
+
+void *mk_memset(void *dst, int c, size_t n);
+void *mk_memcpy(void *dst, const void *src, size_t n);   /* overlap-safe: behaves as memmove */
+void *mk_memmove(void *dst, const void *src, size_t n);
+void  mk_zero_aligned16(void *dst, size_t n);            /* dst 16-aligned, n multiple of 16 */
+void *mk_memset_nt(void *dst, int c, size_t n);          /* non-temporal (cache-bypassing) */
+void *mk_memcpy_nt(void *dst, const void *src, size_t n);
+void  mk_memset_explicit(void *dst, int c, size_t n);    /* never removed by the compiler (C23 memset_explicit) */
+
+/* ---- variant registry: every compiled variant, usable or not ---- */
+
+typedef enum { MK_OP_MEMSET, MK_OP_MEMCPY, MK_OP_MEMMOVE } mk_op;
+typedef struct { const char *name; mk_op op; int usable; void (*fn)(void); } mk_variant;
+const mk_variant *mk_variants(size_t *count);  /* cast fn to the op's signature */
+
+/* The variant each dispatched routine uses (e.g. "avx512"), for reports. */
+const char *mk_selected_variant(mk_op op);
+
+/* ---- the CPU, as the library sees it ---- */
+
+typedef struct {
+    char     vendor[13];          /* "AuthenticAMD", "GenuineIntel", ... */
+    char     brand[49];           /* cpuid brand string, trimmed */
+    unsigned family, model, stepping;   /* display family/model (extended fields folded in) */
+    unsigned microcode;           /* from /proc/cpuinfo; 0 when unreadable */
+    int      has_sse2, has_avx2, has_avx512f, has_avx512bw, has_avx512vl;
+    int      has_erms, has_fsrm, has_bmi2;
+    int      os_avx, os_avx512;   /* the OS saves the YMM / ZMM state (XGETBV) */
+    size_t   l1d_bytes, l2_bytes, l3_bytes;   /* per the cpuid cache leaves; 0 when unknown */
+    size_t   line_bytes;
+} mk_cpu_info;
+
+const mk_cpu_info *mk_cpu(void);
+
+/* ---- tunables ----
+ * MEMKIT_TUNABLES=name=value:name=value (the syntax of GLIBC_TUNABLES), sizes
+ * with K/M/G suffixes.  Read once, at load time; a bad name or value is
+ * reported once on stderr and the default kept.  Defaults derive from the CPU.
+ */
+typedef struct {
+    size_t   rep_stosb_threshold;    /* memset: rep stosb from here (SIZE_MAX: never) */
+    size_t   nt_threshold;           /* memset of a non-zero value: non-temporal from here */
+    size_t   nt_threshold_zero;      /* memset of zero: non-temporal from here */
+    size_t   rep_movsb_threshold;    /* memcpy: rep movsb from here (SIZE_MAX: never) */
+    size_t   rep_movsb_stop;         /* memcpy: ... and below here */
+    size_t   nt_copy_threshold;      /* memcpy: non-temporal from here (no overlap) */
+    size_t   parallel_threshold;     /* mk_parallel_*: one thread below this */
+    unsigned threads;                /* default pool size; 0 = derived */
+    char     force_memset[16];       /* "" = best usable; else a variant name */
+    char     force_memcpy[16];
+    char     force_memmove[16];
+    char     profile[256];           /* profile file in force ("" = none) */
+} mk_tunables;
+
+const mk_tunables *mk_tunables_get(void);
+
+/* Parses a MEMKIT_TUNABLES-style string into *t (starting from its current
+ * values).  Each problem is described by one line passed to report (may be
+ * NULL).  Returns the number of problems; good settings are applied anyway. */
+int mk_tunables_parse(mk_tunables *t, const char *spec,
+                      void (*report)(void *ctx, const char *line), void *ctx);
+
+/* Writes "name=value:name=value..." for the tunables in force; returns the
+ * length it needed (as snprintf). */
+size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len);
+
+/* ---- parallel engine ---- */
+
+typedef struct mk_pool mk_pool;
+mk_pool *mk_pool_create(unsigned threads);    /* NULL on failure; threads 0 = default */
+void     mk_pool_destroy(mk_pool *pool);
+unsigned mk_pool_threads(const mk_pool *pool); /* workers + the caller */
+/* pool NULL: the library's shared default pool, created on first use. */
+void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n);
+void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n);
+
+/* ---- page services ---- */
+
+typedef enum { MK_PREFAULT_TOUCH, MK_PREFAULT_POPULATE, MK_PREFAULT_LOCK } mk_prefault_mode;
+/* Returns 0, or an errno value saying what the kernel refused. */
+int mk_prefault(void *p, size_t n, mk_prefault_mode mode);
+
+typedef enum { MK_PAGES_NORMAL = 0, MK_PAGES_THP = 1, MK_PAGES_HUGETLB = 2 } mk_page_kind;
+/* Anonymous mapping of n bytes, huge pages when asked and possible, else
+ * normal pages; *got (may be NULL) says what was obtained. NULL on failure. */
+void *mk_pages_alloc(size_t n, mk_page_kind want, mk_page_kind *got);
+void  mk_pages_free(void *p, size_t n);
+
+/* ---- zeroing service ---- */
+
+typedef enum { MK_LOCK_MUTEX = 0, MK_LOCK_SPIN = 1, MK_LOCK_ATOMIC = 2 } mk_lock_kind;
+typedef struct {
+    unsigned     threads;        /* background workers (default 2) */
+    size_t       grain;          /* bytes a worker zeroes per claim (default 1 MiB) */
+    mk_lock_kind lock;           /* how the work queue is protected (default mutex) */
+} mk_zeroing_config;
+typedef struct {
+    uint64_t bytes_zeroed;
+    uint64_t blocks_zeroed;
+    double   worker_cpu_seconds;
+} mk_zeroing_stats;
+
+typedef struct mk_zeroing mk_zeroing;
+mk_zeroing *mk_zeroing_create(const mk_zeroing_config *cfg);  /* cfg NULL: defaults */
+void        mk_zeroing_destroy(mk_zeroing *z);
+/* Hand back a freed block of n bytes; the service zeroes it in the background. */
+void        mk_zeroing_put(mk_zeroing *z, void *block, size_t n);
+/* Take a zeroed block of at least n bytes, or NULL if none is ready. */
+void       *mk_zeroing_get(mk_zeroing *z, size_t n, size_t *got);
+/* Wait until every block handed back has been zeroed. */
+void        mk_zeroing_drain(mk_zeroing *z);
+void        mk_zeroing_get_stats(mk_zeroing *z, mk_zeroing_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEMKIT_H */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what building and testing memkit needs on a fresh Debian/Ubuntu
+# machine: the compilers and build tools from apt, nothing if already there.
+# Python packages go into the project's .venv (see the Makefile), never the
+# system.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have cc || have gcc || need+=(gcc)
+have cmake || need+=(cmake)
+have ninja || need+=(ninja-build)
+have git || need+=(git)
+have pkg-config || need+=(pkg-config)
+# clang builds the libFuzzer targets; its runtime ships in libclang-rt.
+have clang-14 || have clang || need+=(clang-14)
+if have clang-14 || have clang; then
+  cl=$(command -v clang-14 || command -v clang)
+  rt=$("$cl" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
+  [[ -f "$rt" ]] || need+=(libclang-rt-14-dev)
+else
+  need+=(libclang-rt-14-dev)
+fi
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+
+if ((${#need[@]})); then
+  echo "deps: installing ${need[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi

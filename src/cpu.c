@@ -1,0 +1,179 @@
+/* CPU detection: cpuid for vendor, family/model, the ISA flags memkit
+ * dispatches on and the cache sizes; microcode from /proc/cpuinfo. */
+#include "internal.h"
+#include "once.h"
+
+#include <cpuid.h>
+
+static mk_cpu_info cpu_info;
+static int cpu_once;
+
+MK_EARLY static void cpuid(unsigned leaf, unsigned sub, unsigned r[4])
+{
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+MK_EARLY static void copy_regs(char *dst, const unsigned *regs, int n)
+{
+    for (int i = 0; i < n * 4; i++)
+        dst[i] = (char)(regs[i / 4] >> (8 * (i % 4)));
+}
+
+/* One cache descriptor of leaf 4 (Intel) or 0x8000001D (AMD): same layout. */
+MK_EARLY static void read_cache_leaf(mk_cpu_info *c, unsigned leaf)
+{
+    for (unsigned i = 0; i < 16; i++) {
+        unsigned r[4];
+        cpuid(leaf, i, r);
+        unsigned type = r[0] & 0x1f;
+        if (type == 0)
+            break;
+        if (type == 2) /* instruction cache */
+            continue;
+        unsigned level = (r[0] >> 5) & 7;
+        size_t ways = ((r[1] >> 22) & 0x3ff) + 1;
+        size_t parts = ((r[1] >> 12) & 0x3ff) + 1;
+        size_t line = (r[1] & 0xfff) + 1;
+        size_t sets = (size_t)r[2] + 1;
+        size_t bytes = ways * parts * line * sets;
+        if (level == 1) c->l1d_bytes = bytes, c->line_bytes = line;
+        if (level == 2) c->l2_bytes = bytes;
+        if (level == 3) c->l3_bytes = bytes;
+    }
+}
+
+MK_EARLY static void detect(void)
+{
+    mk_cpu_info *c = &cpu_info;
+    unsigned r[4];
+
+    cpuid(0, 0, r);
+    unsigned max_leaf = r[0];
+    unsigned vendor_regs[3] = {r[1], r[3], r[2]};
+    copy_regs(c->vendor, vendor_regs, 3);
+    c->vendor[12] = '\0';
+    int amd = r[1] == 0x68747541u; /* "Auth" */
+
+    cpuid(1, 0, r);
+    unsigned base_family = (r[0] >> 8) & 0xf, base_model = (r[0] >> 4) & 0xf;
+    c->family = base_family == 0xf ? base_family + ((r[0] >> 20) & 0xff) : base_family;
+    c->model = (base_family == 0x6 || base_family == 0xf)
+                   ? (((r[0] >> 16) & 0xf) << 4) + base_model : base_model;
+    c->stepping = r[0] & 0xf;
+    c->has_sse2 = (r[3] >> 26) & 1;
+    int osxsave = (r[2] >> 27) & 1, avx = (r[2] >> 28) & 1;
+
+    if (osxsave && avx) {
+        unsigned lo, hi;
+        __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        c->os_avx = (lo & 0x6) == 0x6;
+        c->os_avx512 = c->os_avx && (lo & 0xe0) == 0xe0;
+    }
+    if (max_leaf >= 7) {
+        cpuid(7, 0, r);
+        c->has_avx2 = (r[1] >> 5) & 1;
+        c->has_bmi2 = (r[1] >> 8) & 1;
+        c->has_erms = (r[1] >> 9) & 1;
+        c->has_avx512f = (r[1] >> 16) & 1;
+        c->has_avx512bw = (r[1] >> 30) & 1;
+        c->has_avx512vl = (r[1] >> 31) & 1;
+        c->has_fsrm = (r[3] >> 4) & 1;
+    }
+
+    cpuid(0x80000000u, 0, r);
+    unsigned max_ext = r[0];
+    if (max_ext >= 0x80000004u) {
+        unsigned brand[12];
+        for (unsigned i = 0; i < 3; i++)
+            cpuid(0x80000002u + i, 0, brand + 4 * i);
+        copy_regs(c->brand, brand, 12);
+        c->brand[48] = '\0';
+        int s = 0;                      /* trim leading and trailing blanks */
+        while (c->brand[s] == ' ')
+            s++;
+        int d = 0;
+        while (c->brand[s])
+            c->brand[d++] = c->brand[s++];
+        while (d > 0 && c->brand[d - 1] == ' ')
+            d--;
+        c->brand[d] = '\0';
+    }
+    if (amd) {
+        int topo_ext = 0;
+        if (max_ext >= 0x80000001u) {
+            cpuid(0x80000001u, 0, r);
+            topo_ext = (r[2] >> 22) & 1;
+        }
+        if (topo_ext && max_ext >= 0x8000001Du)
+            read_cache_leaf(c, 0x8000001Du);
+        else if (max_ext >= 0x80000006u) {  /* older AMD: legacy leaves */
+            cpuid(0x80000005u, 0, r);
+            c->l1d_bytes = (size_t)(r[2] >> 24) << 10;
+            c->line_bytes = r[2] & 0xff;
+            cpuid(0x80000006u, 0, r);
+            c->l2_bytes = (size_t)(r[2] >> 16) << 10;
+            c->l3_bytes = (size_t)(r[3] >> 18) << 19;
+        }
+    } else if (max_leaf >= 4) {
+        read_cache_leaf(c, 4);
+    }
+    if (c->line_bytes == 0)
+        c->line_bytes = 64;
+}
+
+MK_EARLY const mk_cpu_info *mk_cpu_early(void)
+{
+    mk_once(&cpu_once, detect);
+    return &cpu_info;
+}
+
+MK_EARLY int mk_cpu_satisfies(const mk_cpu_info *c, unsigned needs)
+{
+    if ((needs & MK_NEED_AVX2) && !(c->has_avx2 && c->os_avx))
+        return 0;
+    if ((needs & MK_NEED_AVX512) &&
+        !(c->has_avx512f && c->has_avx512bw && c->has_avx512vl && c->os_avx512 && c->has_bmi2))
+        return 0;
+    return 1;
+}
+
+static unsigned parse_microcode(void)
+{
+    static char text[16384];   /* the first CPU's block is enough */
+    if (mk_raw_read_file("/proc/cpuinfo", text, sizeof text) <= 0)
+        return 0;
+    for (const char *p = text; *p; p++) {
+        if ((p == text || p[-1] == '\n') && __builtin_strncmp(p, "microcode", 9) == 0) {
+            while (*p && *p != ':' && *p != '\n')
+                p++;
+            if (*p != ':')
+                return 0;
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            unsigned v = 0;
+            int base = 10;
+            if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+                base = 16, p += 2;
+            for (;; p++) {
+                int d = (*p >= '0' && *p <= '9') ? *p - '0'
+                      : (base == 16 && *p >= 'a' && *p <= 'f') ? *p - 'a' + 10
+                      : (base == 16 && *p >= 'A' && *p <= 'F') ? *p - 'A' + 10 : -1;
+                if (d < 0)
+                    return v;
+                v = v * (unsigned)base + (unsigned)d;
+            }
+        }
+    }
+    return 0;
+}
+
+static int microcode_once;
+static void read_microcode(void) { cpu_info.microcode = parse_microcode(); }
+
+const mk_cpu_info *mk_cpu(void)
+{
+    mk_cpu_early();
+    mk_once(&microcode_once, read_microcode);
+    return &cpu_info;
+}

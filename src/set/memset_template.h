@@ -1,0 +1,200 @@
+/* memset, written once and instantiated per vector width (see simd.h):
+ * memset_sse2.c, memset_avx2.c, memset_avx512.c.
+ *
+ * The ladder (V = vector bytes), after the MSRC seed:
+ *   n < 16        four overlapping 4-byte stores (4..15), branches for 0..3
+ *   16 <= n < V   four overlapping 16-byte stores, no branches
+ *   V <= n < 4V   four overlapping V-byte stores, no branches
+ *   4V <= n       one unaligned head store, an aligned loop of 4 stores,
+ *                 a tail of 3 aligned + 1 unaligned store ending at dst+n
+ *   large         rep stosb from a 64-byte-aligned address, or
+ *                 non-temporal stores, above per-CPU thresholds
+ * The AVX-512 instantiation does n < 64 with one masked store instead.
+ * Nothing here calls memset: the library is built with
+ * -fno-tree-loop-distribute-patterns, so no loop is turned into a call. */
+#include "simd.h"
+#include "../internal.h"
+
+#include <string.h>
+
+#define V MK_VEC_BYTES
+
+MK_INLINE uint32_t pattern32(int c) { return 0x01010101u * (uint8_t)c; }
+
+/* 0 <= n < 16. */
+MK_INLINE void set_below16(char *d, size_t n, int c)
+{
+    if (n >= 4) {
+        /* Seed, "variable size branchless store": offsets 0, n-4, and the
+         * pair (4 or 0, n-8 or n-4) chosen by bit 3 of n. */
+        uint32_t p = pattern32(c);
+        size_t half = (n & 8) >> 1;
+        memcpy(d, &p, 4);
+        memcpy(d + n - 4, &p, 4);
+        memcpy(d + half, &p, 4);
+        memcpy(d + n - 4 - half, &p, 4);
+        return;
+    }
+    if (n == 0)
+        return;
+    d[0] = (char)c;
+    if (n >= 2) {
+        uint16_t p2 = (uint16_t)pattern32(c);
+        memcpy(d + n - 2, &p2, 2);
+    }
+}
+
+/* 16 <= n < 64: four overlapping 16-byte stores, offsets chosen by bit 5. */
+MK_INLINE void set_16_to_63(char *d, size_t n, __m128i x)
+{
+    size_t half = (n & 32) >> 1;
+    v16_store(d, x);
+    v16_store(d + n - 16, x);
+    v16_store(d + half, x);
+    v16_store(d + n - 16 - half, x);
+}
+
+/* V <= n < 4V: the same four-store pattern with full vectors. */
+MK_INLINE void set_block4(char *d, size_t n, vec_t v)
+{
+    size_t half = (n & (2 * V)) >> 1;
+    vec_store(d, v);
+    vec_store(d + n - V, v);
+    vec_store(d + half, v);
+    vec_store(d + n - V - half, v);
+}
+
+/* The last 4V bytes before end, dst <= end - 4V: 3 aligned stores + 1
+ * unaligned ending exactly at end (seed, "efficiently set trailing bytes"). */
+MK_INLINE void set_tail(char *end, vec_t v)
+{
+    char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
+    vec_store_a(t, v);
+    vec_store_a(t + V, v);
+    vec_store_a(t + 2 * V, v);
+    vec_store(end - V, v);
+}
+
+/* n >= 4V: head store, aligned 4-store loop, tail. */
+MK_INLINE void set_loop(char *d, size_t n, vec_t v)
+{
+    char *end = d + n;
+    char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
+    vec_store(d, v);
+    char *p = (char *)align_down((uintptr_t)d + V, V);
+    for (; p < t; p += 4 * V) {
+        vec_store_a(p, v);
+        vec_store_a(p + V, v);
+        vec_store_a(p + 2 * V, v);
+        vec_store_a(p + 3 * V, v);
+    }
+    set_tail(end, v);
+}
+
+/* First 64 bytes by vector stores, the rest by rep stosb from a 64-byte
+ * aligned address: unaligned rep stosb runs about half speed (seed). */
+MK_INLINE void set_rep_stosb(char *d, size_t n, vec_t v, int c)
+{
+    for (size_t i = 0; i < 64; i += V)
+        vec_store(d + i, v);
+    char *p = (char *)align_down((uintptr_t)d + 64, 64);
+    size_t left = (size_t)(d + n - p);
+    __asm__ volatile("rep stosb" : "+D"(p), "+c"(left) : "a"(c) : "memory");
+}
+
+/* n >= 4V: non-temporal 4-store loop over whole aligned blocks, then the
+ * tail through the cache, after the fence that orders the streaming stores. */
+MK_INLINE void set_stream(char *d, size_t n, vec_t v)
+{
+    char *end = d + n;
+    vec_store(d, v);
+    char *p = (char *)align_down((uintptr_t)d + V, V);
+    for (; p + 4 * V <= end; p += 4 * V) {
+        vec_stream(p, v);
+        vec_stream(p + V, v);
+        vec_stream(p + 2 * V, v);
+        vec_stream(p + 3 * V, v);
+    }
+    _mm_sfence();
+    set_tail(end, v);
+}
+
+/* Sizes from mk_memset_large_from up: picks the method by the thresholds. */
+static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c, vec_t v)
+{
+    size_t nt_from = (uint8_t)c == 0 ? mk_cfg.nt_threshold_zero : mk_cfg.nt_threshold;
+    if (n >= nt_from)
+        set_stream(d, n, v);
+    else if (n >= mk_cfg.rep_stosb_threshold)
+        set_rep_stosb(d, n, v, c);
+    else
+        set_loop(d, n, v);
+}
+
+MK_HIDDEN void *MK_FN(mk_memset)(void *dst, int c, size_t n)
+{
+    char *d = dst;
+#ifdef MK_HAVE_MASKED_STORES
+    if (n <= V) {
+        vec_store_n(d, vec_splat((uint8_t)c), n);
+        return dst;
+    }
+#else
+    if (n < 16) {
+        set_below16(d, n, c);
+        return dst;
+    }
+    if (n < V) {
+        set_16_to_63(d, n, v16_splat((uint8_t)c));
+        return dst;
+    }
+#endif
+    vec_t v = vec_splat((uint8_t)c);
+    if (n < 4 * V) {
+        set_block4(d, n, v);
+        return dst;
+    }
+    if (MK_UNLIKELY(n >= mk_memset_large_from)) {
+        MK_FN(set_large)(d, n, c, v);
+        return dst;
+    }
+    set_loop(d, n, v);
+    return dst;
+}
+
+/* Always non-temporal above 4V, whatever the thresholds say. */
+MK_HIDDEN void *MK_FN(mk_memset_nt)(void *dst, int c, size_t n)
+{
+    if (n < 4 * V)
+        return MK_FN(mk_memset)(dst, c, n);
+    set_stream(dst, n, vec_splat((uint8_t)c));
+    return dst;
+}
+
+/* The seed's heap-zero routine: 16-aligned dst, n a multiple of 16, zero
+ * only: no pattern, no head alignment, tail stores overlap fully or not. */
+MK_HIDDEN void MK_FN(mk_zero_aligned16)(void *dst, size_t n)
+{
+    MK_CONTRACT(((uintptr_t)dst & 15) == 0 && (n & 15) == 0,
+                "mk_zero_aligned16 needs a 16-aligned dst and a multiple of 16 bytes");
+    char *d = dst;
+    __m128i z = _mm_setzero_si128();
+    if (n < 64) {
+        /* 0, 16, 32, 48: stores at 0 and n-16, and at 16 and n-32 if n >= 32 */
+        if (n == 0)
+            return;
+        size_t half = (n & 32) >> 1;
+        _mm_store_si128((__m128i *)d, z);
+        _mm_store_si128((__m128i *)(d + n - 16), z);
+        _mm_store_si128((__m128i *)(d + half), z);
+        _mm_store_si128((__m128i *)(d + n - 16 - half), z);
+        return;
+    }
+    if (MK_UNLIKELY(n >= mk_memset_large_from) || n >= 4 * V) {
+        MK_FN(mk_memset)(dst, 0, n);
+        return;
+    }
+    set_block4(d, n, vec_splat(0));
+}
+
+#undef V

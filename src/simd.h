@@ -1,0 +1,71 @@
+/* The vector vocabulary the memory-routine templates are written in.
+ *
+ * A file that instantiates a template defines MK_VEC_BYTES (16, 32 or 64) and
+ * is compiled with the matching -m flags (CMake sets them from the file-name
+ * suffix: *_sse2.c, *_avx2.c, *_avx512.c).  Everything here is static inline,
+ * so each instantiation gets code for its own ISA only. */
+#ifndef MEMKIT_SIMD_H
+#define MEMKIT_SIMD_H
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef MK_VEC_BYTES
+#error "define MK_VEC_BYTES (16, 32 or 64) before including simd.h"
+#endif
+
+#define MK_INLINE static inline __attribute__((always_inline))
+#define MK_CAT_(a, b) a##_##b
+#define MK_CAT(a, b) MK_CAT_(a, b)
+
+#if MK_VEC_BYTES == 16
+#define MK_ISA sse2
+typedef __m128i vec_t;
+MK_INLINE vec_t vec_splat(uint8_t b) { return _mm_set1_epi8((char)b); }
+MK_INLINE vec_t vec_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+MK_INLINE vec_t vec_load_a(const void *p) { return _mm_load_si128((const __m128i *)p); }
+MK_INLINE void vec_store(void *p, vec_t v) { _mm_storeu_si128((__m128i *)p, v); }
+MK_INLINE void vec_store_a(void *p, vec_t v) { _mm_store_si128((__m128i *)p, v); }
+MK_INLINE void vec_stream(void *p, vec_t v) { _mm_stream_si128((__m128i *)p, v); }
+#elif MK_VEC_BYTES == 32
+#define MK_ISA avx2
+typedef __m256i vec_t;
+MK_INLINE vec_t vec_splat(uint8_t b) { return _mm256_set1_epi8((char)b); }
+MK_INLINE vec_t vec_load(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+MK_INLINE vec_t vec_load_a(const void *p) { return _mm256_load_si256((const __m256i *)p); }
+MK_INLINE void vec_store(void *p, vec_t v) { _mm256_storeu_si256((__m256i *)p, v); }
+MK_INLINE void vec_store_a(void *p, vec_t v) { _mm256_store_si256((__m256i *)p, v); }
+MK_INLINE void vec_stream(void *p, vec_t v) { _mm256_stream_si256((__m256i *)p, v); }
+#elif MK_VEC_BYTES == 64
+#define MK_ISA avx512
+#define MK_HAVE_MASKED_STORES 1
+typedef __m512i vec_t;
+MK_INLINE vec_t vec_splat(uint8_t b) { return _mm512_set1_epi8((char)b); }
+MK_INLINE vec_t vec_load(const void *p) { return _mm512_loadu_si512(p); }
+MK_INLINE vec_t vec_load_a(const void *p) { return _mm512_load_si512(p); }
+MK_INLINE void vec_store(void *p, vec_t v) { _mm512_storeu_si512(p, v); }
+MK_INLINE void vec_store_a(void *p, vec_t v) { _mm512_store_si512(p, v); }
+MK_INLINE void vec_stream(void *p, vec_t v) { _mm512_stream_si512((void *)p, v); }
+/* Bytes [0, n) of a vector, n <= 64; masked-off bytes are never touched
+ * (no fault, no write), so the store may run past a mapping's end. */
+MK_INLINE __mmask64 vec_mask(size_t n) { return _bzhi_u64(~0ull, (unsigned)n); }
+MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm512_mask_storeu_epi8(p, vec_mask(n), v); }
+MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_epi8(vec_mask(n), p); }
+#else
+#error "MK_VEC_BYTES must be 16, 32 or 64"
+#endif
+
+/* The ISA-suffixed name of a template's entry point: MK_FN(mk_memset) is
+ * mk_memset_avx2 in the AVX2 instantiation. */
+#define MK_FN(name) MK_CAT(name, MK_ISA)
+
+/* 16-byte pieces, for the small-size ladders of every width. */
+MK_INLINE __m128i v16_splat(uint8_t b) { return _mm_set1_epi8((char)b); }
+MK_INLINE void v16_store(void *p, __m128i v) { _mm_storeu_si128((__m128i *)p, v); }
+MK_INLINE __m128i v16_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+
+MK_INLINE uintptr_t align_down(uintptr_t p, size_t a) { return p & ~(uintptr_t)(a - 1); }
+MK_INLINE uintptr_t align_up(uintptr_t p, size_t a) { return (p + a - 1) & ~(uintptr_t)(a - 1); }
+
+#endif

@@ -1,0 +1,254 @@
+/* MEMKIT_TUNABLES: "name=value:name=value", the syntax of GLIBC_TUNABLES.
+ * One table row per tunable; parsing never allocates and never aborts, so it
+ * can run from an ifunc resolver in any host program. */
+#include "internal.h"
+
+#include <stddef.h>
+
+typedef enum { KIND_SIZE, KIND_COUNT, KIND_VARIANT } tunable_kind;
+
+typedef struct {
+    const char  *name;
+    tunable_kind kind;
+    size_t       offset;     /* into mk_tunables */
+    mk_op        op;         /* KIND_VARIANT: which family */
+    const char  *help;
+} tunable_row;
+
+#define ROW(field, kind, op, help) {#field, kind, offsetof(mk_tunables, field), op, help}
+static const tunable_row rows[] = {
+    ROW(rep_stosb_threshold, KIND_SIZE, 0, "memset: rep stosb from this size"),
+    ROW(nt_threshold, KIND_SIZE, 0, "memset (non-zero value): non-temporal stores from this size"),
+    ROW(nt_threshold_zero, KIND_SIZE, 0, "memset (zero): non-temporal stores from this size"),
+    ROW(rep_movsb_threshold, KIND_SIZE, 0, "memcpy: rep movsb from this size"),
+    ROW(rep_movsb_stop, KIND_SIZE, 0, "memcpy: rep movsb below this size"),
+    ROW(nt_copy_threshold, KIND_SIZE, 0, "memcpy: non-temporal stores from this size"),
+    ROW(parallel_threshold, KIND_SIZE, 0, "mk_parallel_*: one thread below this size"),
+    ROW(threads, KIND_COUNT, 0, "default thread-pool size (0: derived)"),
+    {"memset", KIND_VARIANT, offsetof(mk_tunables, force_memset), MK_OP_MEMSET, "force a memset variant"},
+    {"memcpy", KIND_VARIANT, offsetof(mk_tunables, force_memcpy), MK_OP_MEMCPY, "force a memcpy variant"},
+    {"memmove", KIND_VARIANT, offsetof(mk_tunables, force_memmove), MK_OP_MEMMOVE, "force a memmove variant"},
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
+{
+    *t = (mk_tunables){0};
+    int amd = cpu->vendor[0] == 'A';
+    size_t l3 = cpu->l3_bytes ? cpu->l3_bytes : (size_t)8 << 20;
+
+    /* rep stosb wins over the vector loop from a few KiB on Intel with ERMS
+     * (the MSRC seed's 800 B was for 16-byte stores).  Zen 4 measured with
+     * bench/exp_fill_regions: see the README's "Tuning" table. */
+    t->rep_stosb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 2048;
+    /* Non-temporal stores once the region clearly overflows the last-level
+     * cache: then the stores' read-for-ownership traffic is pure waste. */
+    t->nt_threshold = l3;
+    t->nt_threshold_zero = l3;
+    t->rep_movsb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 4096;
+    t->rep_movsb_stop = SIZE_MAX;
+    t->nt_copy_threshold = l3;
+    t->parallel_threshold = (size_t)4 << 20;
+    t->threads = 0;
+}
+
+/* ---- small string helpers (no libc: this runs before it is ready) ---- */
+
+MK_EARLY static int str_eq_n(const char *a, size_t an, const char *b)
+{
+    size_t i = 0;
+    for (; i < an; i++)
+        if (b[i] != a[i])
+            return 0;
+    return b[i] == '\0';
+}
+
+MK_EARLY static char *append(char *p, char *end, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i] && p < end - 1; i++)
+        *p++ = s[i];
+    *p = '\0';
+    return p;
+}
+
+MK_EARLY static void report_problem(void (*report)(void *, const char *), void *ctx,
+                                    const char *what, const char *item, size_t item_len,
+                                    const char *why)
+{
+    char line[256], *p = line, *end = line + sizeof line;
+    p = append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
+    p = append(p, end, what, (size_t)-1);
+    p = append(p, end, " '", 2);
+    p = append(p, end, item, item_len < 64 ? item_len : 64);
+    p = append(p, end, "': ", 3);
+    p = append(p, end, why, (size_t)-1);
+    p = append(p, end, "; default kept", (size_t)-1);
+    if (report)
+        report(ctx, line);
+}
+
+/* "4096", "64K", "64M", "1G", "never" (SIZE_MAX).  Returns 0 on success. */
+MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
+{
+    if (str_eq_n(s, n, "never") || str_eq_n(s, n, "max")) {
+        *out = SIZE_MAX;
+        return 0;
+    }
+    if (n == 0)
+        return -1;
+    size_t v = 0, i = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        size_t d = (size_t)(s[i] - '0');
+        if (v > (SIZE_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (i == 0)
+        return -1;
+    unsigned shift = 0;
+    if (i < n) {
+        char u = s[i];
+        shift = (u == 'k' || u == 'K') ? 10 : (u == 'm' || u == 'M') ? 20
+              : (u == 'g' || u == 'G') ? 30 : 99;
+        if (shift == 99)
+            return -1;
+        i++;
+        if (i < n && (s[i] == 'i' || s[i] == 'B')) /* "64KiB", "64KB" */
+            i++;
+        if (i < n && s[i] == 'B')
+            i++;
+    }
+    if (i != n || (shift && v > (SIZE_MAX >> shift)))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+MK_EARLY static int variant_known(mk_op op, const char *s, size_t n, int *usable)
+{
+    const mk_cpu_info *cpu = mk_cpu_early();
+    for (size_t i = 0; i < mk_variant_def_count(); i++) {
+        const mk_variant_def *v = mk_variant_def_at(i);
+        if (v->op == op && str_eq_n(s, n, v->name)) {
+            *usable = mk_cpu_satisfies(cpu, v->needs);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
+                               void (*report)(void *, const char *), void *ctx)
+{
+    int problems = 0;
+    const char *p = spec;
+    while (p && *p) {
+        const char *item = p;
+        while (*p && *p != ':')
+            p++;
+        size_t item_len = (size_t)(p - item);
+        if (*p == ':')
+            p++;
+        if (item_len == 0)
+            continue;
+        size_t name_len = 0;
+        while (name_len < item_len && item[name_len] != '=')
+            name_len++;
+        if (name_len == item_len) {
+            report_problem(report, ctx, "setting", item, item_len, "expected name=value");
+            problems++;
+            continue;
+        }
+        const char *val = item + name_len + 1;
+        size_t val_len = item_len - name_len - 1;
+        const tunable_row *row = NULL;
+        for (size_t i = 0; i < NROWS; i++)
+            if (str_eq_n(item, name_len, rows[i].name))
+                row = &rows[i];
+        if (!row) {
+            report_problem(report, ctx, "unknown tunable", item, name_len,
+                           "not one of memkit's tunables (see README)");
+            problems++;
+            continue;
+        }
+        char *field = (char *)t + row->offset;
+        size_t v;
+        switch (row->kind) {
+        case KIND_SIZE:
+        case KIND_COUNT:
+            if (parse_size(val, val_len, &v) != 0 ||
+                (row->kind == KIND_COUNT && v > 4096)) {
+                report_problem(report, ctx, "bad value for", item, item_len,
+                               row->kind == KIND_SIZE
+                                   ? "expected a size such as 4096, 64K, 32M, 1G or never"
+                                   : "expected a whole number from 0 to 4096");
+                problems++;
+            } else if (row->kind == KIND_SIZE) {
+                *(size_t *)field = v;
+            } else {
+                *(unsigned *)field = (unsigned)v;
+            }
+            break;
+        case KIND_VARIANT: {
+            int usable = 0;
+            if (str_eq_n(val, val_len, "auto")) {
+                field[0] = '\0';
+            } else if (!variant_known(row->op, val, val_len, &usable)) {
+                report_problem(report, ctx, "unknown variant in", item, item_len,
+                               "no such variant (see mk_variants())");
+                problems++;
+            } else if (!usable) {
+                report_problem(report, ctx, "unusable variant in", item, item_len,
+                               "this CPU cannot run it");
+                problems++;
+            } else {
+                append(field, field + sizeof t->force_memset, val, val_len);
+            }
+            break;
+        }
+        }
+    }
+    return problems;
+}
+
+/* ---- formatting (for the lab's fingerprint) ---- */
+
+static char *put_uint(char *p, char *end, size_t v)
+{
+    char digits[24];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 24);
+    while (n > 0 && p < end - 1)
+        *p++ = digits[--n];
+    *p = '\0';
+    return p;
+}
+
+size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len)
+{
+    /* Measure into a scratch buffer big enough for every row, then copy. */
+    char tmp[1024], *p = tmp, *end = tmp + sizeof tmp;
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *field = (const char *)t + rows[i].offset;
+        if (i)
+            p = append(p, end, ":", 1);
+        p = append(p, end, rows[i].name, (size_t)-1);
+        p = append(p, end, "=", 1);
+        if (rows[i].kind == KIND_SIZE) {
+            size_t v = *(const size_t *)field;
+            p = v == SIZE_MAX ? append(p, end, "never", 5) : put_uint(p, end, v);
+        } else if (rows[i].kind == KIND_COUNT) {
+            p = put_uint(p, end, *(const unsigned *)field);
+        } else {
+            p = append(p, end, field[0] ? field : "auto", (size_t)-1);
+        }
+    }
+    size_t need = (size_t)(p - tmp);
+    if (len) {
+        size_t n = need < len - 1 ? need : len - 1;
+        for (size_t i = 0; i < n; i++)
+            buf[i] = tmp[i];
+        buf[n] = '\0';
+    }
+    return need;
+}
