@@ -8,39 +8,6 @@
 #include "internal.h"
 #include "once.h"
 
-mk_tunables mk_cfg;
-size_t mk_memset_large_from = SIZE_MAX;
-static int cfg_once;
-
-MK_EARLY static void report_stderr(void *ctx, const char *line)
-{
-    (void)ctx;
-    mk_raw_write_stderr(line);
-    mk_raw_write_stderr("\n");
-}
-
-MK_EARLY static void config_init(void)
-{
-    mk_tunables_defaults(&mk_cfg, mk_cpu_early());
-    static char spec[4096];
-    if (mk_raw_getenv("MEMKIT_TUNABLES", spec, sizeof spec))
-        mk_tunables_parse(&mk_cfg, spec, report_stderr, 0);
-    size_t large = mk_cfg.rep_stosb_threshold;
-    if (mk_cfg.nt_threshold < large)
-        large = mk_cfg.nt_threshold;
-    if (mk_cfg.nt_threshold_zero < large)
-        large = mk_cfg.nt_threshold_zero;
-    mk_memset_large_from = large;
-}
-
-MK_EARLY const mk_tunables *mk_config(void)
-{
-    mk_once(&cfg_once, config_init);
-    return &mk_cfg;
-}
-
-const mk_tunables *mk_tunables_get(void) { return mk_config(); }
-
 MK_EARLY size_t mk_variant_def_count(void)
 {
     return mk_set_variant_count + mk_copy_variant_count;
