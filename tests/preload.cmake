@@ -1,0 +1,21 @@
+# The preload shim: a probe program run under LD_PRELOAD, real programs with
+# and without it (byte-identical output), and a check that the library's own
+# objects never call memset/memcpy/memmove (the shim would recurse).
+if(TARGET memkit_preload)
+  add_executable(preload_probe preload/probe.c)
+  target_link_libraries(preload_probe PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  # No sanitizer and no fortify: the probe calls the _chk entry points itself.
+  target_compile_options(preload_probe PRIVATE -O1 -fno-builtin -U_FORTIFY_SOURCE)
+  add_test(NAME preload_probe COMMAND preload_probe)
+  set_tests_properties(preload_probe PROPERTIES
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memkit_preload>")
+
+  add_test(NAME preload_real_programs
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/real_programs.sh $<TARGET_FILE:memkit_preload>)
+endif()
+
+if(NOT MEMKIT_SANITIZE)
+  add_test(NAME library_never_calls_libc_string_ops
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/no_string_calls.sh $<TARGET_OBJECTS:memkit_objects>
+    COMMAND_EXPAND_LISTS)
+endif()

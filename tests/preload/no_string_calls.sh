@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Fails if any library object calls memset, memcpy, memmove, bzero or mempcpy:
+# inside libmemkit_preload.so those names are the shim itself, and a call from
+# the code its resolvers run would recurse.
+set -u
+bad=$(nm -u "$@" 2>&1 | grep -E ' (memset|memcpy|memmove|bzero|mempcpy)$' || true)
+checked=$#
+if [[ -n $bad ]]; then
+  echo "library objects call libc string routines:"
+  nm -A -u "$@" | grep -E ' (memset|memcpy|memmove|bzero|mempcpy)$'
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "$checked objects checked"
+echo "1 passed, 0 failed"

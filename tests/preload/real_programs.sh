@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs real, unmodified programs from this machine (bench/apps/workloads.sh)
+# with and without the preload shim and requires byte-identical output.
+#   usage: real_programs.sh /path/to/libmemkit_preload.so
+set -u
+so=${1:?usage: real_programs.sh PRELOAD_SO}
+[[ -f $so ]] || { echo "no such file: $so"; exit 2; }
+workloads=$(cd "$(dirname "$0")/../../bench/apps" && pwd)/workloads.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$workloads" setup "$work/inputs"
+while IFS= read -r line; do export "${line?}"; done < <("$workloads" env)
+cd "$work"
+
+passed=0 failed=0
+while IFS='|' read -r name tool cmd; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "skip $name: $tool is not installed"
+    continue
+  fi
+  for mode in plain preload; do
+    rm -rf "run-$mode" && cp -r inputs "run-$mode"
+    preload=""
+    [[ $mode == preload ]] && preload=$so
+    (cd "run-$mode" && LD_PRELOAD="$preload" bash -c "$cmd") > "out-$mode" 2> "err-$mode" < /dev/null
+    echo $? > "rc-$mode"
+  done
+  if [[ $(cat rc-plain) == 0 && $(cat rc-preload) == 0 && -s out-plain ]] && cmp -s out-plain out-preload; then
+    echo "ok   $name: $(wc -c < out-plain) bytes of output identical"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name: exit $(cat rc-plain) without, $(cat rc-preload) with the preload"
+    cmp out-plain out-preload | head -3
+    head -5 err-preload
+    failed=$((failed + 1))
+  fi
+done < <("$workloads" list)
+
+# The shim must really have been active in those runs.
+if LD_PRELOAD="$so" python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(None).memkit_preload_active() != 1)'; then
+  echo "ok   the shim was active (memkit_preload_active() == 1 under LD_PRELOAD)"
+  passed=$((passed + 1))
+else
+  echo "FAIL the shim was not active under LD_PRELOAD"
+  failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+[[ $failed == 0 && $passed -ge 5 ]]
