@@ -1,0 +1,3 @@
+/* memmove/memcpy family, 32-byte vectors. */
+#define MK_VEC_BYTES 32
+#include "copy_template.h"

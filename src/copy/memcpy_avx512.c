@@ -1,0 +1,3 @@
+/* memmove/memcpy family, 64-byte vectors. */
+#define MK_VEC_BYTES 64
+#include "copy_template.h"
