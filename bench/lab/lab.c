@@ -63,6 +63,12 @@ lab_stats lab_stats_of(double *v, size_t n)
     return s;
 }
 
+lab_stats lab_stats_scaled(lab_stats s, double k)
+{
+    return (lab_stats){s.min * k, s.median * k, s.max * k, s.mean * k,
+                       s.mean_fastest_10pct * k, s.n};
+}
+
 /* ---- JSON ---- */
 
 static void json_string(FILE *f, const char *s)

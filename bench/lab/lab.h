@@ -48,6 +48,8 @@ typedef struct {
     size_t n;
 } lab_stats;
 lab_stats lab_stats_of(double *samples, size_t n);
+/* The same statistics in another unit: every field times k (n unchanged). */
+lab_stats lab_stats_scaled(lab_stats s, double k);
 
 /* ---- output ---- */
 typedef struct {
