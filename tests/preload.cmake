@@ -1,7 +1,7 @@
 # The preload shim: a probe program run under LD_PRELOAD, real programs with
 # and without it (byte-identical output), and a check that the library's own
 # objects never call memset/memcpy/memmove (the shim would recurse).
-if(TARGET memkit_preload AND EXISTS ${PROJECT_SOURCE_DIR}/src/copy/copy_template.h)  # TEMP until the copy family lands
+if(TARGET memkit_preload)
   add_executable(preload_probe preload/probe.c)
   target_link_libraries(preload_probe PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   # No sanitizer and no fortify: the probe calls the _chk entry points itself.
