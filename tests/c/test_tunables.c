@@ -1,0 +1,337 @@
+/* MEMKIT_TUNABLES: the parser on good and bad input (unit level, through
+ * mk_tunables_parse), then end to end: this test runs itself with
+ * MEMKIT_TUNABLES set and checks what the library did at load time — the
+ * one stderr line per problem, the default kept, good values applied, a
+ * forced variant honoured, never a crash. */
+#include "check.h"
+#include "memkit.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- unit level ---- */
+
+typedef struct {
+    int lines;
+    char last[512];
+} reports;
+
+static void collect_report(void *ctx, const char *line)
+{
+    reports *r = ctx;
+    r->lines++;
+    snprintf(r->last, sizeof r->last, "%s", line);
+}
+
+static mk_tunables base(void)
+{
+    mk_tunables t = *mk_tunables_get();
+    t.rep_stosb_threshold = 111;
+    t.nt_threshold = 222;
+    t.nt_threshold_zero = 333;
+    t.threads = 3;
+    t.force_memset[0] = '\0';
+    return t;
+}
+
+static void good_sizes(void)
+{
+    static const struct { const char *text; size_t want; } cases[] = {
+        {"0", 0}, {"4096", 4096}, {"64K", 65536}, {"64k", 65536}, {"64KiB", 65536},
+        {"64KB", 65536}, {"32M", (size_t)32 << 20}, {"1G", (size_t)1 << 30},
+        {"never", SIZE_MAX}, {"max", SIZE_MAX}, {"18446744073709551615", SIZE_MAX},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char spec[96];
+        snprintf(spec, sizeof spec, "nt_threshold=%s", cases[i].text);
+        mk_tunables t = base();
+        reports r = {0};
+        int problems = mk_tunables_parse(&t, spec, collect_report, &r);
+        CHECK(problems == 0 && r.lines == 0, "'%s': %d problems: %s", spec, problems, r.last);
+        CHECK(t.nt_threshold == cases[i].want, "'%s' gave %zu, want %zu", spec, t.nt_threshold,
+              cases[i].want);
+        CHECK(t.rep_stosb_threshold == 111 && t.nt_threshold_zero == 333,
+              "'%s' changed another tunable", spec);
+    }
+}
+
+/* Each bad setting: one report naming it, the value untouched. */
+static void bad_values(void)
+{
+    static const char *bad[] = {
+        "nt_threshold=", "nt_threshold=K", "nt_threshold=-1", "nt_threshold=12Q",
+        "nt_threshold=1e3", "nt_threshold= 64", "nt_threshold=64 ", "nt_threshold=0x40",
+        "nt_threshold=18446744073709551616", "nt_threshold=99999999999999999999999",
+        "nt_threshold=17179869184G", "nt_threshold=64KK", "nt_threshold=64KiBB",
+        "nt_threshold=never!", "nt_threshold=\xff\xfe",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mk_tunables t = base();
+        reports r = {0};
+        int problems = mk_tunables_parse(&t, bad[i], collect_report, &r);
+        CHECK(problems == 1 && r.lines == 1, "'%s': %d problems, %d lines", bad[i], problems,
+              r.lines);
+        CHECK(strstr(r.last, "nt_threshold") && strstr(r.last, "default kept") &&
+                  !strchr(r.last, '\n'),
+              "'%s': report does not name the setting: %s", bad[i], r.last);
+        CHECK(t.nt_threshold == 222, "'%s' changed the value to %zu", bad[i], t.nt_threshold);
+    }
+    static const char *bad_counts[] = {"threads=4097", "threads=5K", "threads=x"};
+    for (size_t i = 0; i < sizeof bad_counts / sizeof bad_counts[0]; i++) {
+        mk_tunables t = base();
+        reports r = {0};
+        CHECK(mk_tunables_parse(&t, bad_counts[i], collect_report, &r) == 1 && t.threads == 3,
+              "'%s' accepted (threads=%u)", bad_counts[i], t.threads);
+    }
+}
+
+static void names_and_syntax(void)
+{
+    static const struct { const char *spec; int problems; const char *named; } cases[] = {
+        {"bogus=1", 1, "bogus"},
+        {"nt_thresholdx=1", 1, "nt_thresholdx"},
+        {"NT_THRESHOLD=1", 1, "NT_THRESHOLD"},
+        {"nt_threshold", 1, "nt_threshold"},
+        {"=5", 1, "''"},
+        {"memset=avx9000", 1, "avx9000"},
+        {"memset=", 1, "memset"},
+        {"memcpy=avx512x", 1, "avx512x"},
+        {"::::", 0, NULL},
+        {"", 0, NULL},
+        {"a:b:c", 3, "'c'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mk_tunables t = base(), before = t;
+        reports r = {0};
+        int problems = mk_tunables_parse(&t, cases[i].spec, collect_report, &r);
+        CHECK(problems == cases[i].problems && r.lines == problems, "'%s': %d problems, want %d",
+              cases[i].spec, problems, cases[i].problems);
+        CHECK(!cases[i].named || strstr(r.last, cases[i].named), "'%s': report '%s' lacks '%s'",
+              cases[i].spec, r.last, cases[i].named);
+        CHECK(memcmp(&t, &before, sizeof t) == 0, "'%s' changed the tunables", cases[i].spec);
+    }
+    /* NULL report and NULL spec are allowed. */
+    mk_tunables t = base();
+    CHECK(mk_tunables_parse(&t, "bogus=1:nt_threshold=5", NULL, NULL) == 1 && t.nt_threshold == 5,
+          "NULL report");
+    CHECK(mk_tunables_parse(&t, NULL, NULL, NULL) == 0, "NULL spec");
+}
+
+static void good_and_bad_mixed(void)
+{
+    mk_tunables t = base();
+    reports r = {0};
+    int problems = mk_tunables_parse(
+        &t, "rep_stosb_threshold=2K:bogus=1:nt_threshold=oops:nt_threshold_zero=8M:memset=sse2:threads=7",
+        collect_report, &r);
+    CHECK(problems == 2 && r.lines == 2, "%d problems", problems);
+    CHECK(t.rep_stosb_threshold == 2048 && t.nt_threshold == 222 &&
+              t.nt_threshold_zero == ((size_t)8 << 20) && t.threads == 7 &&
+              !strcmp(t.force_memset, "sse2"),
+          "good settings beside bad ones not applied");
+    /* the last setting of a name wins; "auto" clears a forced variant */
+    CHECK(mk_tunables_parse(&t, "nt_threshold=1:nt_threshold=2:memset=auto", NULL, NULL) == 0 &&
+              t.nt_threshold == 2 && t.force_memset[0] == '\0',
+          "repeat / auto");
+    /* A very long value is reported (truncated), not overflowing anything. */
+    char spec[3000] = "memset=";
+    memset(spec + 7, 'z', sizeof spec - 8);
+    spec[sizeof spec - 1] = '\0';
+    r = (reports){0};
+    CHECK(mk_tunables_parse(&t, spec, collect_report, &r) == 1 && strlen(r.last) < 256 &&
+              t.force_memset[0] == '\0',
+          "long value: %s", r.last);
+}
+
+/* format -> parse gives the same tunables back. */
+static void format_round_trip(void)
+{
+    mk_tunables t = base();
+    t.nt_threshold = SIZE_MAX;
+    snprintf(t.force_memset, sizeof t.force_memset, "sse2");
+    char buf[1024];
+    size_t need = mk_tunables_format(&t, buf, sizeof buf);
+    CHECK(need == strlen(buf), "format length %zu vs %zu", need, strlen(buf));
+    mk_tunables back = *mk_tunables_get();
+    CHECK(mk_tunables_parse(&back, buf, NULL, NULL) == 0, "'%s' does not parse", buf);
+    CHECK(back.rep_stosb_threshold == 111 && back.nt_threshold == SIZE_MAX &&
+              back.nt_threshold_zero == 333 && back.threads == 3 &&
+              !strcmp(back.force_memset, "sse2"),
+          "round trip of '%s'", buf);
+    char small[8];
+    CHECK(mk_tunables_format(&t, small, sizeof small) == need && strlen(small) == 7,
+          "truncated format");
+}
+
+/* ---- end to end: the library reading MEMKIT_TUNABLES at load time ---- */
+
+typedef struct {
+    int status;
+    char out[4096], err[4096];
+} child_result;
+
+static void read_all(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    ssize_t got;
+    while (len < cap - 1 && (got = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)got;
+    buf[len] = '\0';
+}
+
+/* Runs this test as "--report" with MEMKIT_TUNABLES=spec (unset if NULL). */
+static child_result run_child(const char *spec)
+{
+    child_result r = {0};
+    char path_out[] = "/tmp/memkit-tunables-outXXXXXX", path_err[] = "/tmp/memkit-tunables-errXXXXXX";
+    int fo = mkstemp(path_out), fe = mkstemp(path_err);
+    if (fo < 0 || fe < 0) {
+        perror("mkstemp");
+        exit(2);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        if (spec)
+            setenv("MEMKIT_TUNABLES", spec, 1);
+        else
+            unsetenv("MEMKIT_TUNABLES");
+        execl("/proc/self/exe", "test_tunables", "--report", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &r.status, 0);
+    lseek(fo, 0, SEEK_SET);
+    lseek(fe, 0, SEEK_SET);
+    read_all(fo, r.out, sizeof r.out);
+    read_all(fe, r.err, sizeof r.err);
+    close(fo);
+    close(fe);
+    unlink(path_out);
+    unlink(path_err);
+    return r;
+}
+
+/* The child: fills through the dispatched routines, then prints the
+ * tunables and the memset variant in force. */
+static int report_main(void)
+{
+    unsigned char buf[5000];
+    for (size_t n = 0; n < sizeof buf; n += 97) {
+        mk_memset(buf, 0x5c, n);
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != 0x5c)
+                return 3;
+    }
+    char tun[1024];
+    mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
+    printf("tunables %s\nmemset %s\n", tun, mk_selected_variant(MK_OP_MEMSET));
+    return 0;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* "name=value" as the child's formatted tunables show it. */
+static int child_has(const child_result *r, const char *setting)
+{
+    const char *line = strstr(r->out, "tunables ");
+    if (!line)
+        return 0;
+    char want[128];
+    snprintf(want, sizeof want, "%s:", setting);
+    char copy[1100];
+    snprintf(copy, sizeof copy, "%.*s:", (int)strcspn(line + 9, "\n"), line + 9);
+    for (char *p = copy; (p = strstr(p, want)); p++)
+        if (p == copy || p[-1] == ':' || p[-1] == ' ')
+            return 1;
+    return 0;
+}
+
+static int exited_ok(const child_result *r)
+{
+    return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+}
+
+static void end_to_end(void)
+{
+    child_result plain = run_child(NULL);
+    CHECK(exited_ok(&plain) && plain.err[0] == '\0', "plain run: status 0x%x, stderr '%s'",
+          plain.status, plain.err);
+    const char *def_tun = strstr(plain.out, "tunables ");
+    CHECK(def_tun != NULL, "no tunables line in '%s'", plain.out);
+
+    child_result good = run_child("nt_threshold=12M:rep_stosb_threshold=3000");
+    CHECK(exited_ok(&good) && good.err[0] == '\0', "good: status 0x%x, stderr '%s'", good.status,
+          good.err);
+    CHECK(child_has(&good, "nt_threshold=12582912") && child_has(&good, "rep_stosb_threshold=3000"),
+          "good values not applied: %s", good.out);
+
+    child_result forced = run_child("memset=sse2");
+    CHECK(exited_ok(&forced) && forced.err[0] == '\0' && strstr(forced.out, "memset sse2\n"),
+          "memset=sse2 not honoured: status 0x%x, out '%s', err '%s'", forced.status, forced.out,
+          forced.err);
+
+    static const struct { const char *spec; const char *named; } bad[] = {
+        {"bogus=1", "bogus"},
+        {"nt_threshold=12Q", "nt_threshold"},
+        {"memset=avx9000", "avx9000"},
+        {"rep_stosb_threshold", "rep_stosb_threshold"},
+        {"threads=99999", "threads"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        child_result r = run_child(bad[i].spec);
+        CHECK(exited_ok(&r), "'%s': status 0x%x", bad[i].spec, r.status);
+        CHECK(count_lines(r.err) == 1 && strstr(r.err, bad[i].named) &&
+                  strstr(r.err, "memkit: MEMKIT_TUNABLES"),
+              "'%s': want one stderr line naming '%s', got '%s'", bad[i].spec, bad[i].named, r.err);
+        CHECK(def_tun && strstr(r.out, def_tun), "'%s': defaults not kept: '%s'", bad[i].spec,
+              r.out);
+    }
+
+    /* Mixed: the bad one reported, the good one applied. */
+    child_result mixed = run_child("bogus=1:nt_threshold_zero=5M");
+    CHECK(exited_ok(&mixed) && count_lines(mixed.err) == 1 &&
+              child_has(&mixed, "nt_threshold_zero=5242880"),
+          "mixed: status 0x%x out '%s' err '%s'", mixed.status, mixed.out, mixed.err);
+
+    /* Garbage never crashes the host program. */
+    static const char *garbage[] = {
+        "=", ":=:", "=====", "\x01\x02\x03", "memset=sse2=avx2", "nt_threshold=1:::::x",
+        "nt_threshold=99999999999999999999999999999999999999", "memset=\xff\xff",
+    };
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        child_result r = run_child(garbage[i]);
+        CHECK(exited_ok(&r), "garbage %zu: status 0x%x", i, r.status);
+        CHECK(strstr(r.out, "memset ") != NULL, "garbage %zu: child did not finish", i);
+    }
+    char huge[3500];
+    memset(huge, 'q', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    child_result r = run_child(huge);
+    CHECK(exited_ok(&r) && count_lines(r.err) == 1, "huge spec: status 0x%x, %d lines", r.status,
+          count_lines(r.err));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--report"))
+        return report_main();
+    good_sizes();
+    bad_values();
+    names_and_syntax();
+    good_and_bad_mixed();
+    format_round_trip();
+    end_to_end();
+    check_finish();
+}
