@@ -1,0 +1,33 @@
+/* The thread pool's library-internal side: the chunk runner the parallel
+ * routines and the copier adapter share, and the seams the tests use to
+ * reach paths a healthy machine never takes. */
+#ifndef MEMKIT_POOL_INTERNAL_H
+#define MEMKIT_POOL_INTERNAL_H
+
+#include "../internal.h"
+
+/* Does the piece [off, off+len) of a job; must touch nothing else. */
+typedef void (*mk_chunk_fn)(void *ctx, size_t off, size_t len);
+
+/* Runs fn over [0, n) cut at the addresses base + off that are multiples of
+ * `chunk` (a power of two), on the pool's workers and the calling thread;
+ * returns when every piece is done.  The calling thread works alone when the
+ * pool is busy with another caller's job, was inherited across fork(), or has
+ * no workers. */
+MK_HIDDEN void mk_pool_run(mk_pool *pool, uintptr_t base, size_t n, size_t chunk,
+                           mk_chunk_fn fn, void *ctx);
+
+/* The shared default pool: created on first use, and afresh in a forked
+ * child.  Never NULL (without memory it is a pool with no workers). */
+MK_HIDDEN mk_pool *mk_pool_default(void);
+
+/* The chunk the parallel routines cut work into (a power of two, at least a
+ * page).  Tests lower it to reach chunk boundaries with small sizes. */
+MK_HIDDEN extern size_t mk_parallel_chunk;
+
+/* Test seam: every pool created from now on gets at most `allowed` workers,
+ * pthread_create "failing" with EAGAIN for the rest; -1 (default) turns the
+ * simulation off. */
+MK_HIDDEN void mk_pool_test_limit_threads(int allowed);
+
+#endif
