@@ -1,0 +1,5 @@
+import sys
+
+from memkit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,27 @@
+"""memkit env: this machine's fingerprint, as every run records it."""
+
+import json
+
+from memkit import lab
+from memkit.commands._common import add_build_option
+from memkit.fingerprint import describe_lines
+
+NAME = "env"
+HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc, ISA, caches, tunables...)"
+
+
+def add_arguments(p):
+    add_build_option(p)
+    p.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
+
+
+def main(args) -> int:
+    fp = lab.fingerprint(lab.discover(lab.find_bench_dir(args.build)))
+    if args.json:
+        print(json.dumps(fp, indent=2, sort_keys=True))
+        return 0
+    rows = describe_lines(fp)
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0

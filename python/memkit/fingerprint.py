@@ -1,0 +1,86 @@
+"""The machine fingerprint: printing it, the cache levels it implies, and
+what changed between two of them."""
+
+from __future__ import annotations
+
+import json
+
+# Fields whose change silently changes performance (the Downs seed: a
+# microcode update switched off the zero-store optimisation overnight).
+LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model")
+# Fields worth mentioning when they differ, but expected to (a new commit).
+QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_online", "variants", "isa", "cache")
+
+ISA_NAMES = [("sse2", "SSE2"), ("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"),
+             ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM")]
+
+
+def fmt_size(n) -> str:
+    """1024 -> '1 KiB', 1536 -> '1.5 KiB'."""
+    try:
+        v = float(n)
+    except (TypeError, ValueError):
+        return str(n)
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    u = 0
+    while v >= 1024 and u < len(units) - 1:
+        v /= 1024
+        u += 1
+    return f"{v:.0f} {units[u]}" if v == int(v) else f"{v:.1f} {units[u]}"
+
+
+def cache_levels(fp: dict) -> list[tuple[str, float]]:
+    """[(level, upper bound in bytes)], e.g. [('L1', 32768), ('L2', ...), ('L3', ...)];
+    RAM is everything above the last."""
+    cache = (fp or {}).get("cache") or {}
+    out = []
+    for key, name in (("l1d", "L1"), ("l2", "L2"), ("l3", "L3")):
+        size = cache.get(key) or 0
+        if size and (not out or size > out[-1][1]):
+            out.append((name, float(size)))
+    return out
+
+
+def describe_lines(fp: dict) -> list[tuple[str, str]]:
+    """The fingerprint as (label, text) rows, for `memkit env` and the report."""
+    isa = fp.get("isa") or {}
+    flags = " ".join(name for key, name in ISA_NAMES if isa.get(key)) or "none detected"
+    os_state = []
+    if isa.get("os_avx"):
+        os_state.append("AVX")
+    if isa.get("os_avx512"):
+        os_state.append("AVX-512")
+    if os_state:
+        flags += f" (the OS saves {' and '.join(os_state)} state)"
+    cache = fp.get("cache") or {}
+    caches = ", ".join(f"{label} {fmt_size(cache[k])}" for k, label in
+                       (("l1d", "L1d"), ("l2", "L2"), ("l3", "L3"), ("line", "line")) if cache.get(k))
+    variants = fp.get("variants") or {}
+    return [
+        ("CPU", f"{fp.get('cpu_model', '?')} ({fp.get('vendor', '?')} family {fp.get('family', '?')} "
+                f"model {fp.get('model', '?')} stepping {fp.get('stepping', '?')})"),
+        ("microcode", str(fp.get("microcode", "unknown"))),
+        ("kernel", str(fp.get("kernel", "unknown"))),
+        ("glibc", str(fp.get("glibc", "unknown"))),
+        ("ISA", flags),
+        ("caches", caches or "unknown"),
+        ("CPUs online", str(fp.get("cpus_online", "?"))),
+        ("THP", str(fp.get("thp", "unknown"))),
+        ("governor", str(fp.get("governor", "unknown"))),
+        ("memkit", f"{fp.get('memkit_version', '?')} (commit {fp.get('memkit_commit', '?')})"),
+        ("variants", ", ".join(f"{op} {v}" for op, v in variants.items()) or "?"),
+        ("tunables", str(fp.get("tunables", "")) or "(defaults)"),
+        ("profile", str(fp.get("profile", "")) or "(none: no tuned profile in force)"),
+    ]
+
+
+def differences(a: dict, b: dict) -> tuple[list[str], list[str]]:
+    """(loud, quiet) descriptions of what differs from fingerprint a to b."""
+    def show(v):
+        if v in ("", None):
+            return "(none)"
+        return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+    loud = [f"{k} {show(a.get(k))} -> {show(b.get(k))}" for k in LOUD_FIELDS if a.get(k) != b.get(k)]
+    quiet = [f"{k} {show(a.get(k))} -> {show(b.get(k))}" for k in QUIET_FIELDS if a.get(k) != b.get(k)]
+    return loud, quiet

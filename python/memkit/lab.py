@@ -1,0 +1,271 @@
+"""The C experiments: where they are, what they are, and running one.
+
+Each experiment is an executable `memkit-exp-<name>` in `<build>/bench/`
+speaking the protocol of bench/lab/lab.h: `--describe`, `--fingerprint`,
+`--quick`, `--jsonl PATH` (fingerprint, measurement, verdict and end
+records), progress lines on stderr ("progress: NAME i/N SECS what"), a
+human table on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from memkit.errors import MemkitError
+
+PREFIX = "memkit-exp-"
+
+# The default suite's order: the cheap, fundamental ones first, so a run cut
+# short still has the basics; anything new follows alphabetically.
+SUITE_ORDER = [
+    "memset-sizes",
+    "memset-random",
+    "fill-regions",
+    "copy-sweep",
+    "size-distributions",
+    "faults",
+    "zeroing",
+]
+
+# Experiment-specific arguments `memkit run` passes to the default (not the
+# quick) suite, where an experiment's own default grid is too long for the
+# suite's ~10 minute budget.  Empty: every experiment's default fits.
+SUITE_ARGS: dict[str, list[str]] = {}
+
+
+def _repo_root() -> Path:
+    # python/memkit/lab.py -> the checkout (editable install) or site-packages.
+    return Path(__file__).resolve().parents[2]
+
+
+def _bench_dir(candidate: Path) -> Optional[Path]:
+    """The folder holding the experiments, given a build dir or its bench/."""
+    for d in (candidate / "bench", candidate):
+        if d.is_dir() and any(d.glob(PREFIX + "*")):
+            return d
+    return None
+
+
+def find_bench_dir(option: Optional[str] = None) -> Path:
+    """--build, else $MEMKIT_BUILD, else build/ of the checkout this package
+    lives in, else ./build."""
+    if option or os.environ.get("MEMKIT_BUILD"):
+        given = Path(option or os.environ["MEMKIT_BUILD"])
+        where = "--build" if option else "MEMKIT_BUILD"
+        found = _bench_dir(given)
+        if not found:
+            raise MemkitError(f"no experiments (memkit-exp-*) in {given} ({where}); build first with `make`")
+        return found
+    tried = []
+    for c in (_repo_root() / "build", Path.cwd() / "build"):
+        found = _bench_dir(c)
+        if found:
+            return found
+        tried.append(str(c))
+    raise MemkitError(
+        "no experiments built (looked in " + ", ".join(dict.fromkeys(tried)) +
+        "); run `make` first, or point --build / MEMKIT_BUILD at a build directory")
+
+
+@dataclass
+class Experiment:
+    name: str
+    seed: str
+    description: str
+    path: Path
+
+
+def _run_quiet(argv: list[str], what: str, timeout: float = 30) -> str:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except OSError as e:
+        raise MemkitError(f"cannot run {what}: {e.strerror or e}")
+    except subprocess.TimeoutExpired:
+        raise MemkitError(f"{what} did not answer within {timeout:.0f} s")
+    if p.returncode != 0:
+        raise MemkitError(f"{what} failed ({describe_exit(p.returncode)}): {last_line(p.stderr)}")
+    return p.stdout
+
+
+def describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"killed by signal {-rc}"
+    return f"exit status {rc}"
+
+
+def last_line(text: str) -> str:
+    lines = [l for l in text.strip().splitlines() if l.strip() and not l.startswith("progress:")]
+    return lines[-1].strip() if lines else "no message"
+
+
+def describe(path: Path) -> Experiment:
+    out = _run_quiet([str(path), "--describe"], path.name + " --describe")
+    try:
+        d = json.loads(out)
+        return Experiment(d["name"], d.get("seed", ""), d.get("description", ""), path)
+    except (ValueError, KeyError, TypeError):
+        raise MemkitError(f"{path.name} --describe printed no valid description")
+
+
+def suite_key(name: str):
+    return (SUITE_ORDER.index(name), "") if name in SUITE_ORDER else (len(SUITE_ORDER), name)
+
+
+def discover(bench_dir: Path) -> list[Experiment]:
+    """Every experiment in the build, in the suite's order."""
+    paths = [p for p in bench_dir.glob(PREFIX + "*") if p.is_file() and os.access(p, os.X_OK)]
+    exps = [describe(p) for p in paths]
+    return sorted(exps, key=lambda e: suite_key(e.name))
+
+
+def select(experiments: list[Experiment], names: list[str]) -> list[Experiment]:
+    if not names:
+        return experiments
+    by_name = {e.name: e for e in experiments}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise MemkitError(f"unknown experiment '{unknown[0]}' (known: {', '.join(by_name) or 'none'})")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def fingerprint(experiments: list[Experiment]) -> dict:
+    """This machine's fingerprint, as any experiment reports it."""
+    if not experiments:
+        raise MemkitError("no experiment to ask for the fingerprint")
+    e = experiments[0]
+    out = _run_quiet([str(e.path), "--fingerprint"], e.path.name + " --fingerprint")
+    try:
+        fp = json.loads(out)
+    except ValueError:
+        raise MemkitError(f"{e.path.name} --fingerprint printed no valid JSON")
+    fp.pop("type", None)
+    return fp
+
+
+# ---- running one experiment ----
+
+PROGRESS_RE = re.compile(r"^progress: (\S+) (\d+)/(\d+) ([0-9.]+)s ?(.*)$")
+
+
+@dataclass
+class Progress:
+    experiment: str
+    done: int
+    total: int
+    seconds: float
+    what: str
+
+
+def parse_progress(line: str) -> Optional[Progress]:
+    m = PROGRESS_RE.match(line.rstrip("\n"))
+    if not m:
+        return None
+    return Progress(m[1], int(m[2]), int(m[3]), float(m[4]), m[5])
+
+
+@dataclass
+class Result:
+    """What one experiment produced; status "ok", "failed" or "crashed"."""
+    name: str
+    seed: str
+    description: str
+    status: str
+    seconds: float
+    args: list[str] = field(default_factory=list)
+    fingerprint: Optional[dict] = None
+    measurements: list[dict] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+    output: str = ""
+    error: str = ""
+
+
+def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[str], bool]:
+    """(fingerprint, measurements, verdicts, saw the end record)."""
+    fp, ms, vs, ended = None, [], [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            raise MemkitError(f"bad JSON on line {n} of the experiment's output")
+        kind = rec.get("type")
+        if kind == "fingerprint":
+            rec.pop("type")
+            fp = rec
+        elif kind == "measurement":
+            ms.append(rec)
+        elif kind == "verdict":
+            vs.append(rec.get("text", ""))
+        elif kind == "end":
+            ended = True
+    return fp, ms, vs, ended
+
+
+def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
+                   on_progress: Callable[[Progress], None] = lambda p: None,
+                   on_stderr: Callable[[str], None] = lambda l: None) -> Result:
+    """Runs one experiment to the end; never raises for the experiment's own
+    failure (that is in the result's status and error)."""
+    args = list(args)
+    with tempfile.TemporaryDirectory(prefix="memkit-") as tmp:
+        jsonl = Path(tmp) / "out.jsonl"
+        argv = [str(exp.path), "--jsonl", str(jsonl)] + (["--quick"] if quick else []) + args
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL, text=True, bufsize=1)
+        except OSError as e:
+            return Result(exp.name, exp.seed, exp.description, "failed", 0.0, args,
+                          error=f"cannot start {exp.path}: {e.strerror or e}")
+        out_chunks: list[str] = []
+        reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)
+        reader.start()
+        err_lines = []
+        try:
+            for line in proc.stderr:
+                p = parse_progress(line)
+                if p:
+                    on_progress(p)
+                else:
+                    err_lines.append(line.rstrip("\n"))
+                    on_stderr(line.rstrip("\n"))
+            rc = proc.wait()
+        except BaseException:
+            # Ctrl-C or anything else: take the experiment down with us.
+            proc.kill()
+            proc.wait()
+            raise
+        reader.join()
+        seconds = time.monotonic() - t0
+        output = "".join(out_chunks)
+        res = Result(exp.name, exp.seed, exp.description, "ok", seconds, args, output=output)
+        text = jsonl.read_text(errors="replace") if jsonl.exists() else ""
+        try:
+            res.fingerprint, res.measurements, res.verdicts, ended = parse_jsonl(text)
+        except MemkitError as e:
+            res.status, res.error = "failed", str(e)
+            return res
+        if rc < 0:
+            res.status = "crashed"
+            res.error = f"{exp.name} crashed ({describe_exit(rc)})"
+        elif rc != 0:
+            res.status = "failed"
+            res.error = f"{exp.name} failed ({describe_exit(rc)}): {last_line(chr(10).join(err_lines))}"
+        elif not ended:
+            res.status = "failed"
+            res.error = f"{exp.name} ended without its end record (truncated output)"
+        return res

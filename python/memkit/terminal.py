@@ -1,0 +1,41 @@
+"""A live progress line on a terminal; occasional plain lines elsewhere."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+
+from memkit.lab import Progress
+
+
+class ProgressLine:
+    """Shows "progress:" lines of an experiment as one line rewritten in
+    place (a terminal), or at most one line every `every` seconds (a log)."""
+
+    def __init__(self, stream=None, every: float = 10.0):
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every = every
+        self.last = 0.0
+        self.shown = False
+
+    def update(self, p: Progress, prefix: str = ""):
+        pct = 100.0 * p.done / p.total if p.total else 0.0
+        text = f"{prefix}{p.experiment}: {p.done}/{p.total} ({pct:3.0f}%) {p.seconds:6.1f}s  {p.what}"
+        now = time.monotonic()
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r\x1b[K" + text[:width])
+            self.stream.flush()
+            self.shown = True
+        elif now - self.last >= self.every:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self.last = now
+
+    def clear(self):
+        if self.tty and self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+        self.shown = False
