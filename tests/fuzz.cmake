@@ -1,0 +1,18 @@
+# libFuzzer targets: every tests/fuzz/fuzz_*.c, built only with
+# -DMEMKIT_BUILD_FUZZ=ON and clang (scripts/fuzz.sh does both, in build-fuzz/,
+# with -DMEMKIT_SANITIZE=address,undefined for the library too).
+option(MEMKIT_BUILD_FUZZ "build the libFuzzer targets in tests/fuzz (needs clang)" OFF)
+if(MEMKIT_BUILD_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "MEMKIT_BUILD_FUZZ needs clang (libFuzzer); got ${CMAKE_C_COMPILER_ID}")
+  endif()
+  file(GLOB FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_*.c)
+  foreach(src IN LISTS FUZZ_SOURCES)
+    get_filename_component(name ${src} NAME_WE)
+    add_executable(${name} ${src})
+    target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+    target_link_libraries(${name} PRIVATE memkit_static)
+  endforeach()
+endif()
