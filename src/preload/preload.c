@@ -3,32 +3,66 @@
  *
  *   LD_PRELOAD=/path/to/libmemkit_preload.so program
  *
- * The C names are GNU indirect functions bound by the same resolvers as
- * mk_memset & co., so a program's call costs what its libc call did and
- * works from the first relocation on: before main, before libc has finished
- * starting, from every thread.  Nothing here allocates, locks, recurses into
- * itself (the library is built so that it never calls memset/memcpy) or reads
- * the environment through libc (the tunables come from /proc/self/environ by
- * raw system calls).  To turn it off, leave it out of LD_PRELOAD: there is
- * no run-time switch, because reading one safely this early would cost every
- * call a check. */
+ * Each C name is a plain function that jumps through a pointer.  The first
+ * call through it picks the variant (the same choice as mk_memset & co.) and
+ * stores it; later calls cost one extra, perfectly predicted indirect jump
+ * over libc's ifunc'd call.  The names cannot be GNU indirect functions
+ * themselves: a preloaded object is relocated after the libraries it
+ * interposes on, so their references would run our resolvers before our own
+ * relocations are applied (ld.so warns "Relink ... for IFUNC symbol").
+ *
+ * Nothing here allocates, locks, recurses into itself (the library is built
+ * so that it never calls memset/memcpy) or reads the environment through libc
+ * (the tunables come from /proc/self/environ by raw system calls), so calls
+ * made before main, before libc has finished starting, and from any thread
+ * all work.  To turn the shim off, leave it out of LD_PRELOAD. */
 #include "internal.h"
 
 #include <stddef.h>
 
-/* ---- resolvers ---- */
+/* ---- the pointers, resolved on first use ---- */
 
 typedef void *(*set_fn)(void *, int, size_t);
 typedef void *(*copy_fn)(void *, const void *, size_t);
 
-MK_EARLY static set_fn resolve_set(void) { return (set_fn)mk_pick_variant(MK_OP_MEMSET); }
-MK_EARLY static copy_fn resolve_copy(void) { return (copy_fn)mk_pick_variant(MK_OP_MEMMOVE); }
+static void *first_memset(void *dst, int c, size_t n);
+static void *first_memmove(void *dst, const void *src, size_t n);
+static set_fn memset_impl = first_memset;
+static copy_fn memmove_impl = first_memmove;
 
-/* memcpy may be memmove: an overlapping memcpy is the caller's bug, and with
+/* Racing first calls store the same value: the choice is deterministic. */
+static void *first_memset(void *dst, int c, size_t n)
+{
+    set_fn f = (set_fn)mk_pick_variant(MK_OP_MEMSET);
+    __atomic_store_n(&memset_impl, f, __ATOMIC_RELAXED);
+    return f(dst, c, n);
+}
+
+static void *first_memmove(void *dst, const void *src, size_t n)
+{
+    copy_fn f = (copy_fn)mk_pick_variant(MK_OP_MEMMOVE);
+    __atomic_store_n(&memmove_impl, f, __ATOMIC_RELAXED);
+    return f(dst, src, n);
+}
+
+/* ---- the C names ---- */
+
+void *memset(void *dst, int c, size_t n)
+{
+    return __atomic_load_n(&memset_impl, __ATOMIC_RELAXED)(dst, c, n);
+}
+
+/* memcpy is memmove: an overlapping memcpy is the caller's bug, and with
  * memkit it stays a correct copy instead of becoming memory corruption. */
-void *memset(void *dst, int c, size_t n) __attribute__((ifunc("resolve_set")));
-void *memcpy(void *dst, const void *src, size_t n) __attribute__((ifunc("resolve_copy")));
-void *memmove(void *dst, const void *src, size_t n) __attribute__((ifunc("resolve_copy")));
+void *memmove(void *dst, const void *src, size_t n)
+{
+    return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
+}
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+    return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
+}
 
 void bzero(void *dst, size_t n)
 {
