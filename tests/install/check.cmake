@@ -1,0 +1,42 @@
+# Run by the `install` ctest (tests/install.cmake) in script mode.
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: ${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${what}: ok ${out}")
+endfunction()
+
+set(prefix ${WORK}/prefix)
+file(REMOVE_RECURSE ${WORK})
+run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+
+foreach(f ${INCLUDEDIR}/memkit.h ${LIBDIR}/libmemkit.so ${LIBDIR}/libmemkit.a
+          ${LIBDIR}/pkgconfig/memkit.pc ${LIBDIR}/cmake/memkit/memkitConfig.cmake
+          ${LIBDIR}/cmake/memkit/memkitConfigVersion.cmake)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "install test: ${prefix}/${f} was not installed")
+  endif()
+endforeach()
+
+set(env ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig
+    LD_LIBRARY_PATH=${prefix}/${LIBDIR} CC=${C_COMPILER})
+
+# pkg-config
+file(MAKE_DIRECTORY ${WORK}/pkgconfig)
+run("pkg-config example: build" ${env} make -s -C ${SOURCE_DIR}/examples/pkgconfig OUT=${WORK}/pkgconfig)
+run("pkg-config example: run against libmemkit.so" ${env} ${WORK}/pkgconfig/fill)
+run("pkg-config example: run against libmemkit.a" ${WORK}/pkgconfig/fill-static)
+
+# find_package(memkit)
+run("CMake example: configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/cmake -B ${WORK}/cmake
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
+run("CMake example: build" ${CMAKE_COMMAND} --build ${WORK}/cmake)
+run("CMake example: run against libmemkit.so" ${WORK}/cmake/fill)
+run("CMake example: run against libmemkit.a" ${WORK}/cmake/fill_static)
+
+# The static programs must not need the shared library.
+execute_process(COMMAND ldd ${WORK}/cmake/fill_static OUTPUT_VARIABLE deps)
+if(deps MATCHES "libmemkit")
+  message(FATAL_ERROR "install test: fill_static depends on libmemkit.so:\n${deps}")
+endif()
