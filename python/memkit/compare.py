@@ -4,8 +4,9 @@ runs themselves measured.
 Noise: every measurement carries the spread of its samples (min and max
 around its value).  A change from run A to run B is *beyond the noise* when
 the two sample ranges do not overlap ([minA, maxA] vs [minB, maxB]) and the
-change is larger than NOISE_FLOOR — so a measurement with one sample (min =
-max) still needs a real difference.  Interleaved ratios (e.g. zero vs
+change is larger than both NOISE_FLOOR and the larger relative half-spread
+of the two — so a measurement with one sample (min = max) still needs a
+real difference, and a noisy one a large one.  Interleaved ratios (e.g. zero vs
 non-zero fill, a variant vs glibc) are compared the same way with their
 ratio_min/ratio_max: a ratio is immune to the machine's drift between the
 runs, which makes it the sharper test.
@@ -76,7 +77,7 @@ def judge(a, a_lo, a_hi, b, b_lo, b_hi, better_up: Optional[bool]) -> tuple[floa
     b_lo, b_hi = (b if b_lo is None else b_lo), (b if b_hi is None else b_hi)
     noise = max(_rel_halfspread(a, a_lo, a_hi), _rel_halfspread(b, b_lo, b_hi))
     overlap = not (b_lo > a_hi or b_hi < a_lo)
-    beyond = not overlap and abs(ratio - 1) > NOISE_FLOOR
+    beyond = not overlap and abs(ratio - 1) > max(NOISE_FLOOR, noise)
     if not beyond:
         return ratio, noise, False, "same"
     if better_up is None:

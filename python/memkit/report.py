@@ -88,7 +88,7 @@ def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
     series = list(dict.fromkeys(s for s, _ in groups))
     others = list(dict.fromkeys(o for _, o in groups))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(9, 4.8), dpi=100)
+    fig, ax = plt.subplots(figsize=(11, 4.8), dpi=100)
     xs_all = [m["params"][size_key] for m in ms]
     xmin, xmax = min(xs_all) / 1.15, max(xs_all) * 1.15
     _draw_bands(ax, levels, xmin, xmax)
@@ -105,9 +105,11 @@ def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
         color = colors[series.index(s) % len(colors)]
         style = LINE_STYLES[others.index(o) % len(LINE_STYLES)]
         label = f"{s} {o}".strip()
+        if ratio:
+            label += f" / {rows[0].get('ratio_to')}"
         ax.plot(xs, ys, style, color=color, label=label, lw=1.6, marker="." if len(xs) < 30 else None)
         if len(xs) > 1:
-            ax.fill_between(xs, lo, hi, color=color, alpha=0.12, lw=0)
+            ax.fill_between(xs, lo, hi, color=color, alpha=0.07, lw=0)
     if ratio:
         ax.axhline(1.0, color="#333", lw=0.8)
     ax.set_xscale("log", base=2)
@@ -117,13 +119,14 @@ def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
     positive = [y for y in ys_all if y > 0]
     if positive and max(positive) / min(positive) > 100:
         ax.set_yscale("log")
-    else:
-        ax.set_ylim(bottom=0)
+    elif positive:
+        # Scaled to the values, not to an outlier's min..max shading.
+        ax.set_ylim(0, max(max(positive) * 1.15, 1.2 if ratio else 0))
     ax.set_xlabel(f"{size_key} (bytes, log scale)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11, pad=16)
     ax.grid(True, which="major", color="#ccc", lw=0.5)
-    ax.legend(fontsize=7, ncol=2 if len(groups) > 6 else 1, loc="best", framealpha=0.85)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
