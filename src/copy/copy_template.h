@@ -70,19 +70,39 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
     v16_store(d + n - 16, e);
 }
 
-/* k*V/2 <= n <= k*V for k = 2, 4, 8: the first and the last k/2 vectors.
- * k is a constant at every call, so the loops unroll into straight code. */
-MK_INLINE void copy_ends(char *d, const char *s, size_t n, int k)
+/* V <= n <= 2V, 2V <= n <= 4V, 4V <= n <= 8V: the first and the last
+ * half of the vectors. Named registers, not an array: an array of vectors
+ * makes the compiler realign the stack on every call. */
+MK_INLINE void copy_2v(char *d, const char *s, size_t n)
 {
-    vec_t x[8];
-    for (int i = 0; i < k / 2; i++) {
-        x[i] = vec_load(s + i * V);
-        x[k / 2 + i] = vec_load(s + n - (size_t)(k / 2 - i) * V);
-    }
-    for (int i = 0; i < k / 2; i++) {
-        vec_store(d + i * V, x[i]);
-        vec_store(d + n - (size_t)(k / 2 - i) * V, x[k / 2 + i]);
-    }
+    vec_t a = vec_load(s), b = vec_load(s + n - V);
+    vec_store(d, a);
+    vec_store(d + n - V, b);
+}
+
+MK_INLINE void copy_4v(char *d, const char *s, size_t n)
+{
+    vec_t a = vec_load(s), b = vec_load(s + V);
+    vec_t c = vec_load(s + n - 2 * V), e = vec_load(s + n - V);
+    vec_store(d, a);
+    vec_store(d + V, b);
+    vec_store(d + n - 2 * V, c);
+    vec_store(d + n - V, e);
+}
+
+MK_INLINE void copy_8v(char *d, const char *s, size_t n)
+{
+    vec_t a = vec_load(s), b = vec_load(s + V), c = vec_load(s + 2 * V), e = vec_load(s + 3 * V);
+    vec_t f = vec_load(s + n - 4 * V), g = vec_load(s + n - 3 * V);
+    vec_t h = vec_load(s + n - 2 * V), i = vec_load(s + n - V);
+    vec_store(d, a);
+    vec_store(d + V, b);
+    vec_store(d + 2 * V, c);
+    vec_store(d + 3 * V, e);
+    vec_store(d + n - 4 * V, f);
+    vec_store(d + n - 3 * V, g);
+    vec_store(d + n - 2 * V, h);
+    vec_store(d + n - V, i);
 }
 
 /* n > 8V, dst not inside (src, src+n): the 4V loop runs upward from the
@@ -178,7 +198,7 @@ MK_INLINE int overlaps(const char *d, const char *s, size_t n)
 }
 
 /* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
-static __attribute__((noinline)) void MK_FN(copy_large)(char *d, const char *s, size_t n)
+static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
     const mk_tunables *t = mk_config();
     if ((uintptr_t)d - (uintptr_t)s < n)
@@ -189,6 +209,7 @@ static __attribute__((noinline)) void MK_FN(copy_large)(char *d, const char *s, 
         copy_rep_movsb(d, s, n);
     else
         copy_forward(d, s, n);
+    return d;
 }
 
 MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
@@ -215,21 +236,19 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
     }
 #endif
     if (n <= 2 * V) {
-        copy_ends(d, s, n, 2);
+        copy_2v(d, s, n);
         return dst;
     }
     if (n <= 4 * V) {
-        copy_ends(d, s, n, 4);
+        copy_4v(d, s, n);
         return dst;
     }
     if (n <= 8 * V) {
-        copy_ends(d, s, n, 8);
+        copy_8v(d, s, n);
         return dst;
     }
-    if (MK_UNLIKELY(n >= mk_copy_large_from)) {
-        MK_FN(copy_large)(d, s, n);
-        return dst;
-    }
+    if (MK_UNLIKELY(n >= mk_copy_large_from))
+        return MK_FN(copy_large)(d, s, n);   /* a tail call: no frame here */
     if ((uintptr_t)d - (uintptr_t)s < n)
         copy_backward(d, s, n);
     else
