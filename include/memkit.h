@@ -105,6 +105,41 @@ typedef enum { MK_PAGES_NORMAL = 0, MK_PAGES_THP = 1, MK_PAGES_HUGETLB = 2 } mk_
 void *mk_pages_alloc(size_t n, mk_page_kind want, mk_page_kind *got);
 void  mk_pages_free(void *p, size_t n);
 
+/* ---- copiers: the copy methods of the lab, behind one interface ----
+ * A copier moves bytes between a "shared" buffer it allocated and a user
+ * buffer (copy_in: user -> shared, copy_out: shared -> user; the same thing
+ * on one device).  Contract, for users and for adapters that wrap copiers:
+ *  - align: dst, src and n must all be multiples of it (1: any).  alloc(n)
+ *    returns memory aligned to max(align, 64) with room for n rounded up to
+ *    align; free it with the same copier's free(p, n).
+ *  - copy_in/copy_out return 0 when done, or EINVAL without touching dst
+ *    when the buffers break the contract (misaligned, n not a multiple,
+ *    dst and src overlapping).  They never write outside [dst, dst+n).
+ *  - Splitting: copying [0,n) equals copying the pieces [a,b) for any cut
+ *    points that are multiples of align, in any order, from any threads; so
+ *    an adapter may cut a copy into chunks at multiples of align (better:
+ *    of a page) and run them in parallel.  Each call ends with whatever
+ *    fence its stores need (sfence after non-temporal stores): once a call
+ *    returns, its stores are ordered like ordinary ones, so joining the
+ *    workers with a release/acquire handshake publishes the whole copy.
+ *  - usable: the CPU can run it; calling an unusable copier is a bug.
+ * Safe from any thread; none keeps state between calls. */
+typedef struct {
+    const char *name;          /* "libc", "memkit", "rep_movsb", "avx_aligned", ... */
+    const char *description;   /* one line */
+    size_t      align;         /* power of two; dst, src and n multiples of it */
+    int         usable;
+    void *(*alloc)(size_t n);                                 /* NULL on failure */
+    void  (*free)(void *p, size_t n);
+    int   (*copy_in)(void *dst, const void *src, size_t n);   /* user -> shared */
+    int   (*copy_out)(void *dst, const void *src, size_t n);  /* shared -> user */
+} mk_copier;
+
+/* Every copier, usable or not, in a fixed order (the lab's table). */
+const mk_copier *mk_copiers(size_t *count);
+/* The copier called name, or NULL. */
+const mk_copier *mk_copier_find(const char *name);
+
 /* ---- zeroing service ---- */
 
 typedef enum { MK_LOCK_MUTEX = 0, MK_LOCK_SPIN = 1, MK_LOCK_ATOMIC = 2 } mk_lock_kind;
