@@ -271,7 +271,7 @@ static void usage(const lab_info *info, FILE *f)
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
 {
-    lab_ctx ctx = {.info = info, .started_ns = lab_now_ns()};
+    lab_ctx ctx = {.info = info, .full_argv = argv, .started_ns = lab_now_ns()};
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     rest[nrest++] = argv[0];

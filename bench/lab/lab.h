@@ -32,6 +32,7 @@ typedef struct {
     FILE *jsonl;              /* NULL without --jsonl */
     int   argc;               /* experiment-specific arguments left over */
     char **argv;
+    char **full_argv;         /* the command line as given (for re-executing) */
     double started_ns;
 } lab_ctx;
 
