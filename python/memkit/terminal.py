@@ -19,6 +19,7 @@ class ProgressLine:
         self.every = every
         self.last = 0.0
         self.shown = False
+        self.current = None
 
     def update(self, p: Progress, prefix: str = ""):
         pct = 100.0 * p.done / p.total if p.total else 0.0
@@ -29,10 +30,11 @@ class ProgressLine:
             self.stream.write("\r\x1b[K" + text[:width])
             self.stream.flush()
             self.shown = True
-        elif now - self.last >= self.every:
+        elif now - self.last >= self.every or p.experiment != self.current or p.done == p.total:
             self.stream.write(text + "\n")
             self.stream.flush()
             self.last = now
+        self.current = p.experiment
 
     def clear(self):
         if self.tty and self.shown:

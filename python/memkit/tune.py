@@ -152,7 +152,7 @@ def choose_memset(ms: list[dict]) -> list[Choice]:
     return out
 
 
-def choose_copy(ms: list[dict], metric: str = "copy_throughput") -> list[Choice]:
+def choose_copy(ms: list[dict], metric: str = "gb_per_s") -> list[Choice]:
     """From copy-sweep: the rep movsb window and the non-temporal threshold,
     each against memkit's own vector loop (series names per copy-sweep)."""
     out = []

@@ -1,0 +1,180 @@
+"""The command line with fake experiments: output, ordering, and every error
+path as one line with a non-zero exit status."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import cli_env, make_fake_build, run_cli
+from memkit import lab
+from memkit.db import Database
+
+
+def one_line_error(p, rc=1):
+    assert p.returncode == rc, (p.returncode, p.stdout, p.stderr)
+    err = [l for l in p.stderr.splitlines() if l.strip()]
+    assert "Traceback" not in p.stderr
+    return err[-1]
+
+
+def wait_for_line(p, needle, timeout=60):
+    """Reads p's stderr up to a line containing needle; kills p on timeout."""
+    guard = threading.Timer(timeout, lambda: os.killpg(p.pid, signal.SIGKILL))
+    guard.start()
+    try:
+        for line in p.stderr:
+            if needle in line:
+                return
+        pytest.fail(f"no line with {needle!r} on stderr")
+    finally:
+        guard.cancel()
+
+
+def test_list_in_suite_order(tmp_path):
+    b = make_fake_build(tmp_path / "b", ["zeta", "fill-regions", "alpha", "memset-sizes"])
+    p = run_cli("list", "--build", b)
+    assert p.returncode == 0, p.stderr
+    names = [l.split()[0] for l in p.stdout.splitlines() if not l.startswith(" ")]
+    assert names == ["memset-sizes", "fill-regions", "alpha", "zeta"]
+    assert "seed: seed-of-alpha" in p.stdout and "fake zeta" in p.stdout
+
+
+def test_build_dir_from_env(tmp_path):
+    b = make_fake_build(tmp_path / "b", ["ok"])
+    p = run_cli("list", env=cli_env(MEMKIT_BUILD=str(b)))
+    assert p.returncode == 0 and p.stdout.startswith("ok ")
+
+
+def test_env_prints_the_fingerprint(fake_build):
+    p = run_cli("env", "--build", fake_build)
+    assert p.returncode == 0, p.stderr
+    for needle in ("microcode    0xa0", "Test CPU", "AVX-512BW", "ERMS", "FSRM", "L2 1 MiB", "L3 32 MiB",
+                   "kernel", "glibc        2.36", "abc123", "no tuned profile"):
+        assert needle in p.stdout, needle
+
+
+def test_run_stores_and_prints(fake_build, tmp_path):
+    db = tmp_path / "r" / "m.db"
+    p = run_cli("run", "--build", fake_build, "--db", db, "--quick", "ok", "zeta")
+    assert p.returncode == 0, p.stderr
+    assert "table of ok" in p.stdout and "zeta verdict" in p.stdout and "summary: run 1" in p.stdout
+    # Not a terminal: progress comes as occasional plain lines.
+    assert "ok: 0/4" in p.stderr
+    with Database(db) as d:
+        (run,) = d.runs()
+        assert run["quick"] == 1 and run["fingerprint"]["microcode"] == "0xa0"
+        assert [e["name"] for e in d.experiments(run["id"])] == ["ok", "zeta"]
+        ms = d.measurements(run["id"], "ok")
+        assert len(ms) == 8 and ms[0]["params"] == {"size": 1024, "quick": True}
+
+
+def test_db_from_env_and_default(fake_build, tmp_path):
+    p = run_cli("run", "--build", fake_build, "ok", env=cli_env(MEMKIT_DB=str(tmp_path / "env.db")))
+    assert p.returncode == 0 and (tmp_path / "env.db").exists()
+    p = run_cli("run", "--build", fake_build, "ok", cwd=tmp_path)
+    assert p.returncode == 0 and (tmp_path / "results" / "memkit.db").exists()
+
+
+def test_crash_is_one_line_and_the_rest_is_kept(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    p = run_cli("run", "--build", fake_build, "--db", db, "ok", "crash")
+    line = one_line_error(p)
+    assert line.startswith("memkit: error: 1 experiment(s) did not finish: crash crashed (killed by SIGSEGV)")
+    with Database(db) as d:
+        (run,) = d.runs()
+        status = {e["name"]: e["status"] for e in d.experiments(run["id"])}
+        assert status == {"ok": "ok", "crash": "crashed"}
+        assert len(d.measurements(run["id"], "ok")) == 8
+
+
+@pytest.mark.parametrize("name,message", [
+    ("fail", "fail failed (exit status 3): error: the fake experiment failed on purpose"),
+    ("truncated", "truncated ended without its end record"),
+])
+def test_failing_experiments(fake_build, tmp_path, name, message):
+    p = run_cli("run", "--build", fake_build, "--db", tmp_path / "m.db", name)
+    assert message in one_line_error(p)
+
+
+def test_user_errors(fake_build, tmp_path):
+    cases = [
+        (["run", "--build", fake_build, "--db", tmp_path / "x.db", "nosuch"],
+         "memkit: error: unknown experiment 'nosuch' (known: crash, fail, ok, slow, truncated, zeta)", 1),
+        (["list", "--build", tmp_path], f"memkit: error: no experiments (memkit-exp-*) in {tmp_path}", 1),
+        (["compare", "--db", tmp_path / "none.db"], f"memkit: error: no database at {tmp_path / 'none.db'}", 1),
+        (["report", "--db", tmp_path / "none.db"], "memkit: error: no database at", 1),
+        (["run", "--frobnicate"], "memkit: error: unrecognized arguments: --frobnicate", 2),
+        (["compare", "x", "y"], "memkit compare: error: argument RUN: invalid int value: 'x'", 2),
+        (["nosuchcommand"], "memkit: error: argument COMMAND: invalid choice: 'nosuchcommand'", 2),
+    ]
+    for args, start, rc in cases:
+        line = one_line_error(run_cli(*args, cwd=tmp_path), rc)
+        assert line.startswith(start), (args, line)
+
+
+def test_nothing_built(tmp_path):
+    env = cli_env()
+    env.pop("MEMKIT_BUILD", None)
+    # The package's own checkout may have a build: hide it by running a copy.
+    p = subprocess.run([sys.executable, "-c", "import sys, memkit.lab as l; l._repo_root = lambda: "
+                        f"__import__('pathlib').Path({str(tmp_path)!r}); from memkit.cli import main; "
+                        "sys.exit(main(['list']))"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert one_line_error(p).startswith("memkit: error: no experiments built (looked in")
+
+
+def test_corrupt_database(fake_build, tmp_path):
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(os.urandom(8192))
+    for cmd in (["compare"], ["report"], ["run", "--build", fake_build, "ok"]):
+        line = one_line_error(run_cli(*cmd, "--db", junk))
+        assert line.startswith(f"memkit: error: cannot use database {junk}"), line
+
+
+def test_compare_needs_two_runs(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    assert one_line_error(run_cli("compare", "--db", db)) == \
+        "memkit: error: need two runs to compare; the database has 1"
+    assert one_line_error(run_cli("compare", "--db", db, 1, 7)) == "memkit: error: no run 7 (runs: 1)"
+    assert one_line_error(run_cli("compare", "--db", db, 1)) == \
+        "memkit: error: compare takes two run ids, or none for the last two runs"
+
+
+def test_killed_run_leaves_earlier_runs(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    # A run whose experiment hangs, killed (with its experiment) once it is under way.
+    p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(fake_build), "--db", str(db),
+                          "ok", "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=cli_env(), start_new_session=True)
+    wait_for_line(p, "slow: 0/4")
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    with Database(db) as d:
+        assert [r["id"] for r in d.runs()] == [1]
+        assert len(d.measurements(1)) == 8
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+
+
+def test_interrupted_run_says_so(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(fake_build), "--db", str(db),
+                          "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+                         start_new_session=True)
+    wait_for_line(p, "slow: 0/4")
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    with Database(db) as d:
+        assert d.runs() == []
+
+
+def test_progress_lines_parse():
+    p = lab.parse_progress("progress: fill-regions 3/81 12.5s 4 KiB\n")
+    assert (p.experiment, p.done, p.total, p.seconds, p.what) == ("fill-regions", 3, 81, 12.5, "4 KiB")
+    assert lab.parse_progress("progress: x 1/2 0.0s") is not None
+    assert lab.parse_progress("error: progress: nope") is None
