@@ -28,7 +28,7 @@ lib: deps
 $(VENV_STAMP): python/pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q --upgrade pip >/dev/null
-	@$(VENV)/bin/pip install -q -e python
+	@$(VENV)/bin/pip install -q -e 'python[test]'
 	@touch $@
 venv: deps $(VENV_STAMP)
 
@@ -56,11 +56,14 @@ test-fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 test-python: venv lib
-	@$(VENV)/bin/python -m pytest -q tests/python
+	@MEMKIT_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests/python
 
+# The default suite (results/memkit.db), its summary, then the report even
+# when an experiment failed (the run keeps the others); Ctrl-C stops here.
 bench: lib venv
-	@$(VENV)/bin/memkit run
-	@$(VENV)/bin/memkit report
+	@MEMKIT_BUILD=$(BUILD) $(VENV)/bin/memkit run; rc=$$?; [ $$rc -eq 130 ] && exit 130; \
+	  $(VENV)/bin/memkit report && \
+	  echo "compare with the previous run: $(VENV)/bin/memkit compare"; exit $$rc
 
 install: lib
 	@cmake --install $(BUILD) --prefix $(PREFIX)
