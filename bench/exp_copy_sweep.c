@@ -16,7 +16,7 @@
  * copier and offset, rounds of (aligned, misaligned) pairs; the per-pair
  * time ratio's median, worst offset reported.
  *
- * Arguments: min=SIZE max=SIZE only=COPIER offsets=all|few. */
+ * Arguments: min=SIZE max=SIZE only=COPIER[,COPIER...] offsets=all|few. */
 #include "lab.h"
 #include "memkit.h"
 
@@ -49,7 +49,7 @@ static int parse_options(lab_ctx *ctx, options *o)
             o->all_offsets = a[8] == 'a';
         else {
             fprintf(stderr, "error: unknown argument '%s' (expected min=SIZE max=SIZE "
-                            "only=COPIER offsets=all|few)\n", a);
+                            "only=COPIER,... offsets=all|few)\n", a);
             return -1;
         }
     }
@@ -57,10 +57,28 @@ static int parse_options(lab_ctx *ctx, options *o)
         fprintf(stderr, "error: need 1 <= min <= max <= 16G\n");
         return -1;
     }
-    if (o->only && !mk_copier_find(o->only)) {
-        fprintf(stderr, "error: no copier called '%s'\n", o->only);
-        return -1;
+    for (const char *p = o->only; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        if (!mk_copier_find(name)) {
+            fprintf(stderr, "error: no copier called '%s'\n", name);
+            return -1;
+        }
+        p += len + (p[len] == ',');
     }
+    return 0;
+}
+
+/* only=a,b,c: is name one of them? */
+static int selected(const options *o, const char *name)
+{
+    if (!o->only)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = o->only; (p = strstr(p, name)); p += len)
+        if ((p == o->only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return 1;
     return 0;
 }
 
@@ -107,7 +125,7 @@ static int run(lab_ctx *ctx)
     const mk_copier *cs[MAX_COPIERS];
     size_t nc = 0;
     for (size_t i = 0; i < count && nc < MAX_COPIERS; i++)
-        if (all[i].usable && (!o.only || !strcmp(o.only, all[i].name)))
+        if (all[i].usable && selected(&o, all[i].name))
             cs[nc++] = &all[i];
 
     size_t cap = o.max + 4096;
