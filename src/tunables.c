@@ -45,9 +45,16 @@ MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
      * cache: then the stores' read-for-ownership traffic is pure waste. */
     t->nt_threshold = l3;
     t->nt_threshold_zero = l3;
+    /* memcpy (bench/exp_copy_sweep, Zen 4, 2-core VM): rep movsb never on
+     * AMD.  Aligned it only matches the vector loop up to 8 MiB (e.g. 16 KiB:
+     * 93 vs 100 GB/s) and is within ~5% of non-temporal stores above the
+     * L3; with dst a few bytes off an aligned src it is 5x..26x slower at
+     * every size (the glibc 2.36 cliff: 85 -> 3.5 GB/s for 16 KiB). */
     t->rep_movsb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 4096;
     t->rep_movsb_stop = SIZE_MAX;
-    t->nt_copy_threshold = l3;
+    /* Non-temporal once source and destination together overflow the L3:
+     * Zen 4, 32 MiB L3: 8 MiB cached 32 vs NT 27 GB/s, 16 MiB 17 vs 22. */
+    t->nt_copy_threshold = l3 / 2;
     t->parallel_threshold = (size_t)4 << 20;
     t->threads = 0;
 }
