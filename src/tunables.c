@@ -49,7 +49,7 @@ MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
      * AMD.  Aligned it only matches the vector loop up to 8 MiB (e.g. 16 KiB:
      * 93 vs 100 GB/s) and is within ~5% of non-temporal stores above the
      * L3; with dst a few bytes off an aligned src it is 5x..26x slower at
-     * every size (the glibc 2.36 cliff: 85 -> 3.5 GB/s for 16 KiB). */
+     * every size (the glibc 2.36 cliff: 85 -> 3.3 GB/s for 16 KiB). */
     t->rep_movsb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 4096;
     t->rep_movsb_stop = SIZE_MAX;
     /* Non-temporal once source and destination together overflow the L3:
