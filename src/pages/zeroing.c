@@ -50,6 +50,7 @@ struct mk_zeroing {
     pthread_cond_t  wake, drained;
     size_t          pending;              /* blocks with grains to claim (atomic) */
     size_t          outstanding;          /* blocks put, not yet zeroed (atomic) */
+    unsigned        sleepers;             /* workers waiting on wake (idle lock) */
     int             stopping;             /* atomic */
 
     uint64_t        bytes_zeroed, blocks_zeroed;   /* atomic */
@@ -204,8 +205,10 @@ static void *worker_main(void *arg)
             continue;
         }
         pthread_mutex_lock(&z->idle);
+        z->sleepers++;
         while (!z->stopping && __atomic_load_n(&z->pending, __ATOMIC_SEQ_CST) == 0)
             pthread_cond_wait(&z->wake, &z->idle);
+        z->sleepers--;
         pthread_mutex_unlock(&z->idle);
     }
     return NULL;
@@ -330,10 +333,12 @@ void mk_zeroing_put(mk_zeroing *z, void *p, size_t n)
     if (!background)
         return;
 
+    /* Wake no more sleepers than the block has grains: a worker woken for
+     * nothing costs a context switch and then fights over the queue (the
+     * seed's threads all woke together and fought). */
+    size_t grains = (n - 1) / z->cfg.grain + 1;
     pthread_mutex_lock(&z->idle);
-    if (n > z->cfg.grain)
-        pthread_cond_broadcast(&z->wake);
-    else
+    for (size_t k = 0; k < grains && k < z->sleepers; k++)
         pthread_cond_signal(&z->wake);
     pthread_mutex_unlock(&z->idle);
 }

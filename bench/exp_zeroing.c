@@ -1,0 +1,239 @@
+/* zeroing: the zeroing service over threads x grain x lock kind (Dawson,
+ * "Slower Memory Zeroing Through Parallelism").  Each run hands the service
+ * VOLUME bytes of dirty, resident memory and waits until it is all zero:
+ * wall time, the CPU time the workers used (CLOCK_THREAD_CPUTIME_ID per
+ * worker) and GB per CPU-second.  Two workloads:
+ *   backlog  the whole volume handed back at once in 64 MiB blocks (the
+ *            seed's process freeing 2 GiB): every worker has work at once
+ *   paced    a producer dirties a 4 MiB block, hands it back, goes on: the
+ *            steady state of a program freeing memory as it runs  The grid is
+ * oversubscribed on purpose (64 threads on a machine with far fewer cores):
+ * that is where a spin lock and 4 KiB grains fall over.  Each config's runs
+ * are interleaved with the rest of the grid; the ratio is GB per CPU-second
+ * against one thread of the same grain and lock, per round.
+ *
+ *   memkit-exp-zeroing [--quick] [--mib N] [--rounds N] */
+#include "lab.h"
+#include "memkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BACKLOG_BLOCK ((size_t)64 << 20)
+#define PACED_BLOCK ((size_t)4 << 20)
+enum { BACKLOG, PACED, NWORKLOADS };
+static const char *const workload_names[] = {"backlog", "paced"};
+#define MAX_ROUNDS 50
+
+static const unsigned grid_threads[] = {1, 2, 4, 8, 16, 39, 64};
+static const size_t grid_grains[] = {4096, 65536, (size_t)1 << 20, (size_t)4 << 20};
+static const mk_lock_kind grid_locks[] = {MK_LOCK_SPIN, MK_LOCK_MUTEX, MK_LOCK_ATOMIC};
+static const char *const lock_names[] = {[MK_LOCK_MUTEX] = "mutex", [MK_LOCK_SPIN] = "spin",
+                                         [MK_LOCK_ATOMIC] = "atomic"};
+/* --quick: the pathology, the fix and the defaults only. */
+static const unsigned quick_threads[] = {1, 39};
+static const size_t quick_grains[] = {4096, (size_t)1 << 20};
+static const mk_lock_kind quick_locks[] = {MK_LOCK_SPIN, MK_LOCK_MUTEX};
+
+#define NT (sizeof grid_threads / sizeof grid_threads[0])
+#define NG (sizeof grid_grains / sizeof grid_grains[0])
+#define NL (sizeof grid_locks / sizeof grid_locks[0])
+
+typedef struct {
+    int workload;
+    mk_zeroing_config cfg;
+    double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], gbcpu[MAX_ROUNDS], ratio[MAX_ROUNDS];
+} config_row;
+
+static config_row rows[NWORKLOADS * NT * NG * NL];
+static size_t nrows;
+
+/* One run: dirty the memory (untimed), hand it back, wait for all of it. */
+static void run_once(config_row *r, unsigned char *mem, size_t volume, int round)
+{
+    mk_zeroing *z = mk_zeroing_create(&r->cfg);
+    if (!z) {
+        fprintf(stderr, "error: cannot create a zeroing service with %u threads\n", r->cfg.threads);
+        exit(2);
+    }
+    if (r->workload == BACKLOG)
+        mk_memset(mem, 0x5a, volume);
+    mk_zeroing_stats before, after;
+    mk_zeroing_get_stats(z, &before);
+    double t0 = lab_now_ns();
+    size_t block = r->workload == BACKLOG ? BACKLOG_BLOCK : PACED_BLOCK;
+    for (size_t off = 0; off < volume; off += block) {
+        size_t len = volume - off < block ? volume - off : block;
+        if (r->workload == PACED)
+            mk_memset(mem + off, 0x5a, len);
+        mk_zeroing_put(z, mem + off, len);
+    }
+    mk_zeroing_drain(z);
+    double t1 = lab_now_ns();
+    mk_zeroing_get_stats(z, &after);
+    size_t got;
+    while (mk_zeroing_get(z, 1, &got)) {
+    }
+    mk_zeroing_destroy(z);
+    double cpu = after.worker_cpu_seconds - before.worker_cpu_seconds;
+    if (mem[volume / 3] || mem[volume - 1]) {
+        fprintf(stderr, "error: the service left non-zero bytes\n");
+        exit(1);
+    }
+    r->wall[round] = (t1 - t0) / 1e6;
+    r->cpu[round] = cpu * 1e3;
+    r->gbcpu[round] = volume / 1e9 / (cpu > 1e-9 ? cpu : 1e-9);
+}
+
+static config_row *find(int workload, unsigned threads, size_t grain, mk_lock_kind lock)
+{
+    for (size_t i = 0; i < nrows; i++)
+        if (rows[i].workload == workload && rows[i].cfg.threads == threads && rows[i].cfg.grain == grain && rows[i].cfg.lock == lock)
+            return &rows[i];
+    return NULL;
+}
+
+static lab_stats stats(const double *v, int n)
+{
+    double tmp[MAX_ROUNDS];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    return lab_stats_of(tmp, (size_t)n);
+}
+
+/* CPU per GB of `r` against one thread of the same grain and lock. */
+static lab_stats cpu_per_gb_ratio(const config_row *r, int rounds)
+{
+    const config_row *one = find(r->workload, 1, r->cfg.grain, r->cfg.lock);
+    double v[MAX_ROUNDS];
+    for (int i = 0; i < rounds; i++)
+        v[i] = one->gbcpu[i] / r->gbcpu[i];
+    return lab_stats_of(v, (size_t)rounds);
+}
+
+static int run(lab_ctx *ctx)
+{
+    size_t volume = (size_t)(ctx->quick ? 64 : 256) << 20;
+    int rounds = ctx->quick ? 1 : 3;
+    for (int i = 1; i < ctx->argc; i++) {
+        if (!strcmp(ctx->argv[i], "--mib") && i + 1 < ctx->argc)
+            volume = (size_t)atol(ctx->argv[++i]) << 20;
+        else if (!strcmp(ctx->argv[i], "--rounds") && i + 1 < ctx->argc)
+            rounds = atoi(ctx->argv[++i]);
+        else {
+            fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
+            return 2;
+        }
+    }
+    if (volume < BACKLOG_BLOCK || volume > ((size_t)64 << 30) || rounds < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "error: --mib must be 64..65536 and --rounds 1..%d\n", MAX_ROUNDS);
+        return 2;
+    }
+    const unsigned *ts = ctx->quick ? quick_threads : grid_threads;
+    const size_t *gs = ctx->quick ? quick_grains : grid_grains;
+    const mk_lock_kind *ls = ctx->quick ? quick_locks : grid_locks;
+    size_t nt = ctx->quick ? 2 : NT, ng = ctx->quick ? 2 : NG, nl = ctx->quick ? 2 : NL;
+    for (int w = 0; w < NWORKLOADS; w++)
+        for (size_t l = 0; l < nl; l++)
+            for (size_t g = 0; g < ng; g++)
+                for (size_t t = 0; t < nt; t++)
+                    rows[nrows++] = (config_row){.workload = w, .cfg = {ts[t], gs[g], ls[l]}};
+
+    unsigned char *mem = lab_alloc(volume);
+    char what[96], sz[32];
+    for (int round = 0; round < rounds; round++)
+        for (size_t i = 0; i < nrows; i++) {
+            if (i % nt == 0) {
+                snprintf(what, sizeof what, "round %d: %s, %s, %s grains", round + 1,
+                         workload_names[rows[i].workload], lock_names[rows[i].cfg.lock], lab_fmt_size(rows[i].cfg.grain, sz, sizeof sz));
+                lab_progress(ctx, (size_t)round * nrows + i, (size_t)rounds * nrows, what);
+            }
+            run_once(&rows[i], mem, volume, round);
+        }
+    lab_progress(ctx, (size_t)rounds * nrows, (size_t)rounds * nrows, "done");
+
+    printf("zeroing %s of resident memory, %d round(s), median\n",
+           lab_fmt_size(volume, sz, sizeof sz), rounds);
+    printf("%-8s %-7s %8s %7s %10s %10s %10s %14s\n", "workload", "lock", "grain", "threads", "wall ms",
+           "CPU ms", "GB/CPU-s", "CPU/GB vs 1");
+    for (size_t i = 0; i < nrows; i++) {
+        config_row *r = &rows[i];
+        lab_stats w = stats(r->wall, rounds), c = stats(r->cpu, rounds), g = stats(r->gbcpu, rounds);
+        lab_stats q = cpu_per_gb_ratio(r, rounds);
+        printf("%-8s %-7s %8s %7u %10.2f %10.2f %10.2f %8.2fx %s\n", workload_names[r->workload],
+               lock_names[r->cfg.lock],
+               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, w.median, c.median,
+               g.median, q.median, q.median > 2 ? "<-" : "");
+        char params[128];
+        snprintf(params, sizeof params, "\"workload\":\"%s\",\"threads\":%u,\"grain\":%zu,"
+                 "\"lock\":\"%s\",\"bytes\":%zu", workload_names[r->workload], r->cfg.threads, r->cfg.grain, lock_names[r->cfg.lock], volume);
+        char series[32];
+        snprintf(series, sizeof series, "%s", lock_names[r->cfg.lock]);
+        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
+                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
+                                         .value = w.median, .s = w});
+        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
+                                         .metric = "cpu_ms", .unit = "ms", .stat = "median",
+                                         .value = c.median, .s = c});
+        /* ratio: this config's CPU per GB over one thread's (above 1: waste) */
+        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
+                                         .metric = "gb_per_cpu_s", .unit = "GB/CPU-s",
+                                         .stat = "median", .value = g.median, .s = g,
+                                         .ratio_to = "1 thread", .ratio = q.median,
+                                         .ratio_min = q.min, .ratio_max = q.max});
+    }
+
+    /* The seed's pathology and its fix, side by side (backlog: everyone has
+     * work at once). */
+    unsigned many = 39;
+    config_row *bad = find(BACKLOG, many, 4096, MK_LOCK_SPIN);
+    config_row *fixed = find(BACKLOG, many, (size_t)1 << 20, MK_LOCK_SPIN);
+    if (bad && fixed) {
+        lab_stats b = cpu_per_gb_ratio(bad, rounds), f = cpu_per_gb_ratio(fixed, rounds);
+        lab_verdict(ctx, "pathology (backlog): %u threads x 4 KiB grains x spin lock use %.1fx the CPU "
+                    "per GB of one thread (range %.1f..%.1f); with 1 MiB grains %.2fx (range %.2f..%.2f)",
+                    many, b.median, b.min, b.max, f.median, f.min, f.max);
+    }
+    /* Per workload: the fix by grain, and the defaults (mutex, 1 MiB) at
+     * every thread count. */
+    for (int w = 0; w < NWORKLOADS; w++) {
+        config_row *r = find(w, many, (size_t)1 << 20, MK_LOCK_SPIN);
+        if (r) {
+            lab_stats f = cpu_per_gb_ratio(r, rounds);
+            lab_verdict(ctx, "%s: %u threads x 1 MiB grains x spin lock: %.2fx the CPU per GB of one "
+                        "thread: %s", workload_names[w], many, f.median,
+                        f.median <= 1.15 ? "within 15%" : "more than 15% over");
+        }
+        double worst = 0;
+        unsigned worst_t = 1;
+        int have = 0;
+        for (size_t t = 0; t < nt; t++) {
+            r = find(w, ts[t], (size_t)1 << 20, MK_LOCK_MUTEX);
+            if (!r)
+                continue;
+            have = 1;
+            double q = cpu_per_gb_ratio(r, rounds).median;
+            if (q > worst)
+                worst = q, worst_t = ts[t];
+        }
+        if (have)
+            lab_verdict(ctx, "%s: defaults (mutex lock, 1 MiB grains): worst CPU per GB %.2fx one "
+                        "thread's, at %u threads: %s", workload_names[w], worst, worst_t,
+                        worst <= 1.0 / 0.8 ? "within 20% at every thread count"
+                                           : "more than 20% off somewhere");
+        for (size_t l = 0; l < nl && !ctx->quick; l++) {
+            r = find(w, 64, 4096, ls[l]);
+            if (r)
+                lab_verdict(ctx, "%s: 64 threads x 4 KiB grains, %s lock: %.1fx the CPU per GB of one "
+                            "thread", workload_names[w], lock_names[ls[l]],
+                            cpu_per_gb_ratio(r, rounds).median);
+        }
+    }
+    lab_free(mem, volume);
+    return 0;
+}
+
+static const lab_info info = {
+    "zeroing", "slower-memory-zeroing-through-parallelism",
+    "zeroing service over threads x grain x lock kind: wall, CPU, GB per CPU-second"};
+
+int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }
