@@ -140,6 +140,14 @@ const mk_copier *mk_copiers(size_t *count);
 /* The copier called name, or NULL. */
 const mk_copier *mk_copier_find(const char *name);
 
+/* ---- parallel engine: the MT copier adapter ----
+ * Runs any copier's copy_in (to_shared 1) or copy_out (0) over a pool (NULL:
+ * the default pool), cut at multiples of max(copier->align, the pool's
+ * chunk); one thread below the parallel_threshold tunable.  Returns 0, or
+ * EINVAL without touching dst when the buffers break the copier's contract. */
+int mk_parallel_copy(mk_pool *pool, const mk_copier *copier, int to_shared,
+                     void *dst, const void *src, size_t n);
+
 /* ---- zeroing service ---- */
 
 typedef enum { MK_LOCK_MUTEX = 0, MK_LOCK_SPIN = 1, MK_LOCK_ATOMIC = 2 } mk_lock_kind;
