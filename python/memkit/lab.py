@@ -32,9 +32,11 @@ SUITE_ORDER = [
     "memset-random",
     "fill-regions",
     "copy-sweep",
+    "parallel-sweep",
     "size-distributions",
     "faults",
     "zeroing",
+    "preload-apps",
 ]
 
 # Experiment-specific arguments `memkit run` passes to the default (not the

@@ -15,7 +15,7 @@ from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, fmt_size
 
 # Parameters that are a size in bytes: plotted on the x axis.
-SIZE_KEYS = ("size", "bytes", "region", "region_size", "n")
+SIZE_KEYS = ("size", "bytes", "region", "region_size")
 MAX_LINE_STYLES = 4
 MAX_TABLE_ROWS = 400
 
@@ -104,7 +104,8 @@ def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
             hi = [m.get("max") if m.get("max") is not None else y for m, y in zip(rows, ys)]
         color = colors[series.index(s) % len(colors)]
         style = LINE_STYLES[others.index(o) % len(LINE_STYLES)]
-        label = f"{s} {o}".strip()
+        # Parameters the series name already says (series "threads=2") are not repeated.
+        label = " ".join([s] + [w for w in o.split() if w not in s.split()])
         if ratio:
             label += f" / {rows[0].get('ratio_to')}"
         ax.plot(xs, ys, style, color=color, label=label, lw=1.6, marker="." if len(xs) < 30 else None)
