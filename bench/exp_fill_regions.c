@@ -245,7 +245,7 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab
     level lv[4];
     size_t nlv = make_levels(lv);
     double *med = malloc(nsizes * sizeof *med);
-    char faster_summary[512] = "";
+    char faster_summary[512] = "", slower_summary[512] = "";
     for (int m = 0; m < NMETHODS; m++) {
         char text[768] = "", quiet[128] = "";
         for (size_t l = 0; l < nlv; l++) {
@@ -277,6 +277,9 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab
             } else if (r <= 1 - EFFECT && (2 * down >= n || 5 * down_med >= 4 * n)) {
                 snprintf(text + len, sizeof text - len, "%szeros %.2fx slower in %s (%zu sizes, %.2f..%.2fx)",
                          len ? "; " : "", 1 / r, lv[l].name, n, lo, hi);
+                size_t sl = strlen(slower_summary);
+                snprintf(slower_summary + sl, sizeof slower_summary - sl, "%s%s %.2fx in %s",
+                         sl ? ", " : "", methods[m].name, 1 / r, lv[l].name);
             } else {
                 size_t ql = strlen(quiet);
                 snprintf(quiet + ql, sizeof quiet - ql, "%s%s", ql ? ", " : "", lv[l].name);
@@ -291,9 +294,11 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab
             lab_verdict(ctx, "%s: %s", methods[m].name, text);
     }
     if (faster_summary[0])
-        lab_verdict(ctx, "zero fills are faster for: %s", faster_summary);
+        lab_verdict(ctx, "zero fills are faster for: %s%s%s", faster_summary,
+                    slower_summary[0] ? "; slower for: " : "", slower_summary);
     else
-        lab_verdict(ctx, "zero fills are no faster than non-zero fills for any method on this machine");
+        lab_verdict(ctx, "zero fills are no faster than non-zero fills for any method on this machine%s%s",
+                    slower_summary[0] ? "; slower for: " : "", slower_summary);
     free(med);
 }
 
