@@ -61,7 +61,8 @@ def main(args) -> int:
                 progress.clear()
                 print(f"   {e.name}: {line}", file=sys.stderr, flush=True)
 
-            r = lab.run_experiment(e, args.quick, extra, on_progress=progress.update, on_stderr=on_stderr)
+            r = lab.run_experiment(e, args.quick, extra, on_stderr=on_stderr,
+                                   on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))
             progress.clear()
             sys.stdout.write(r.output)
             if r.error:
