@@ -4,20 +4,21 @@
 
 #include <string.h>
 
-/* A program calls glibc's memset through its PLT slot: one indirect jump
- * through the GOT entry the dynamic linker filled with the ifunc's choice.
- * mk_memset's address, taken here, is such a PLT stub too (memkit's ifunc
- * in this executable), so glibc gets the same stub: calls to both cost one
- * indirect call plus one indirect jump, as in a program that calls them. */
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".type glibc_memset_plt, @function\n"
-        "glibc_memset_plt:\n"
-        "\tjmp *memset@GOTPCREL(%rip)\n"
-        ".size glibc_memset_plt, .-glibc_memset_plt\n");
-void *glibc_memset_plt(void *, int, size_t);
-/* Through a volatile pointer: the compiler may neither inline nor fold it. */
-static void *(*volatile glibc_memset)(void *, int, size_t) = glibc_memset_plt;
+/* A program calls memset (or mk_memset) through its PLT slot: one indirect
+ * jump through the GOT entry that the loader filled with the ifunc's
+ * choice.  Both are called here through identical stubs of that shape, so
+ * neither pays for a call sequence the other does not (taking mk_memset's
+ * address directly would give the linker's canonical PLT entry, with its
+ * own placement in .plt, and glibc's address would skip the PLT).
+ * Through volatile pointers: the compiler may neither inline nor fold them. */
+#define GOT_STUB(stub, target)                                              \
+    __asm__(".text\n.p2align 5\n.type " #stub ", @function\n" #stub ":\n"  \
+            "\tjmp *" #target "@GOTPCREL(%rip)\n.size " #stub ", .-" #stub "\n"); \
+    void *stub(void *, int, size_t);
+GOT_STUB(glibc_memset_stub, memset)
+GOT_STUB(mk_memset_stub, mk_memset)
+static void *(*volatile glibc_memset)(void *, int, size_t) = glibc_memset_stub;
+static void *(*volatile memkit_memset)(void *, int, size_t) = mk_memset_stub;
 
 static memset_method table[16];
 static size_t count;
@@ -26,7 +27,7 @@ const memset_method *memset_methods(size_t *n)
 {
     if (!count) {
         table[count++] = (memset_method){"glibc", glibc_memset};
-        table[count++] = (memset_method){"mk_memset", mk_memset};
+        table[count++] = (memset_method){"mk_memset", memkit_memset};
         size_t nv;
         const mk_variant *v = mk_variants(&nv);
         for (size_t i = 0; i < nv && count < 15; i++)
