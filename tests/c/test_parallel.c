@@ -253,7 +253,9 @@ static void many_callers(mk_pool *pool)
  * right bytes; destroying an inherited pool must not wait for them. */
 static void after_fork(mk_pool *pool)
 {
-    mk_parallel_memcpy(NULL, malloc(1 << 20), source, 1 << 20);   /* default pool exists */
+    unsigned char *warm = malloc(1 << 20);
+    mk_parallel_memcpy(NULL, warm, source, 1 << 20);   /* the default pool exists */
+    free(warm);
     pid_t pid = fork();
     if (pid == 0) {
         alarm(20);   /* a hang shows up as a signal */

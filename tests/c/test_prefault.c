@@ -16,6 +16,14 @@
 
 static size_t page;
 
+/* AddressSanitizer replaces mlock with a no-op that succeeds: the lock mode's
+ * checks run only without it. */
+#if defined(__SANITIZE_ADDRESS__)
+static const int lock_works = 0;
+#else
+static const int lock_works = 1;
+#endif
+
 static const char *mode_name(mk_prefault_mode m)
 {
     return m == MK_PREFAULT_TOUCH ? "touch" : m == MK_PREFAULT_POPULATE ? "populate" : "lock";
@@ -51,7 +59,7 @@ static unsigned char *fresh(size_t pages)
  * byte (half the pages hold data already). */
 static void modes_fault_in_and_keep_contents(void)
 {
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < (lock_works ? 3 : 2); m++)
         for (int no_populate = 0; no_populate < (m == MK_PREFAULT_POPULATE ? 2 : 1); no_populate++) {
             size_t pages = 64;
             unsigned char *p = fresh(pages);
@@ -93,7 +101,7 @@ static void unmapped_range(void)
 {
     unsigned char *p = fresh(3);
     munmap(p + page, page);
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < (lock_works ? 3 : 2); m++) {
         mk_prefault_test_no_populate = 0;
         int err = mk_prefault(p, 3 * page, (mk_prefault_mode)m);
         CHECK(err == ENOMEM, "%s over a hole: %d (%s), expected ENOMEM", mode_name(m), err,
@@ -120,7 +128,7 @@ static void protected_range(void)
     err = mk_prefault(p, 4 * page, MK_PREFAULT_POPULATE);
     CHECK(err != 0, "populate of a PROT_NONE range succeeded");
     err = mk_prefault(p, 4 * page, MK_PREFAULT_LOCK);
-    CHECK(err != 0, "lock of a PROT_NONE range succeeded");
+    CHECK(err != 0 || !lock_works, "lock of a PROT_NONE range succeeded");
     munmap(p, 4 * page);
 }
 
@@ -129,6 +137,10 @@ static void protected_range(void)
  * limit it works. */
 static void lock_beyond_rlimit(void)
 {
+    if (!lock_works) {
+        printf("lock mode: not checked (mlock is a no-op under AddressSanitizer)\n");
+        return;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         if (getuid() == 0 && setuid(65534) != 0)
