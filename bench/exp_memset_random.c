@@ -9,9 +9,11 @@
  *
  * With L1 cleared, an eviction sweep runs before each call and each call is
  * timed alone (lfence; rdtsc; call; mfence; lfence; rdtsc: the mfence waits
- * until the stores, which now miss L1, are done); a pass of an empty
- * function ("none") measures what that timing costs and is subtracted, so
- * the figures are the calls' own cost in that state.
+ * until the stores, which now miss L1, are done).  Those figures include
+ * the timing's fixed cost, the same for every method, so their percentages
+ * are smaller than the calls' own differences.  (Subtracting an empty
+ * function's figure was tried: the remainders were too close to zero to
+ * give stable ratios.)
  *
  * Printed: per row, each method's improvement over glibc in % of glibc's
  * time (positive: faster), and the seed's own comparison — its new design
@@ -126,8 +128,6 @@ static inline void evict_l1(void)
     evict_sink = s;
 }
 
-static void *no_fill(void *d, int c, size_t n) { (void)c; (void)n; return d; }
-
 static double tsc_per_ns;
 
 static void calibrate_tsc(void)
@@ -140,8 +140,7 @@ static void calibrate_tsc(void)
 }
 
 /* One pass over all the sizes; ns per call.  With L1 cleared, each call is
- * timed on its own, so the eviction stays out of the figure; the timing's
- * own cost is the "none" method's figure, subtracted afterwards. */
+ * timed on its own, so the eviction stays out of the figure. */
 static double pass(memset_method_fn fn, unsigned char *buf, const uint32_t *sizes,
                    const uint16_t *offs, size_t count, int clear_l1)
 {
@@ -195,8 +194,7 @@ static int run(lab_ctx *ctx)
 
     size_t nm;
     const memset_method *methods = memset_methods(&nm);
-    /* The methods, then "none" (eviction alone) for the L1-cleared rows. */
-    size_t nslots = nm + 1;
+    size_t nslots = nm;
     int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
         i_old = memset_method_index("old_nt");
 
@@ -239,22 +237,12 @@ static int run(lab_ctx *ctx)
 
         /* Rotating order; one unrecorded warm-up pass per method first. */
         for (size_t s = 0; s < nslots; s++)
-            pass(s < nm ? methods[s].fn : no_fill, buf, sizes, offs, nsizes < 2000 ? nsizes : 2000,
-                 r->clear_l1);
+            pass(methods[s].fn, buf, sizes, offs, nsizes < 2000 ? nsizes : 2000, r->clear_l1);
         for (unsigned k = 0; k < reps; k++)
             for (size_t j = 0; j < nslots; j++) {
                 size_t s = (j + k) % nslots;
-                if (s == nm && !r->clear_l1) {
-                    samples[s * reps + k] = 0;
-                    continue;
-                }
-                samples[s * reps + k] =
-                    pass(s < nm ? methods[s].fn : no_fill, buf, sizes, offs, nsizes, r->clear_l1);
+                samples[s * reps + k] = pass(methods[s].fn, buf, sizes, offs, nsizes, r->clear_l1);
             }
-        /* The calls' own cost: minus the timing-only pass of the same round. */
-        for (size_t s = 0; s < nm; s++)
-            for (unsigned k = 0; k < reps; k++)
-                samples[s * reps + k] -= samples[nm * reps + k];
 
         double value[16];
         char params[256];
