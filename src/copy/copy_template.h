@@ -193,6 +193,21 @@ MK_INLINE void copy_rep_movsb(char *d, const char *s, size_t n)
     __asm__ volatile("rep movsb" : "+D"(p), "+S"(q), "+c"(left) : : "memory");
 }
 
+/* n > 8V: backward when dst lies inside the source (it must), and also
+ * when dst is less than 256 bytes above src modulo 4 KiB and backward is
+ * safe (no dst-below-src overlap): forward, each load would then match the
+ * page offset of a store still in flight (4K aliasing) and wait for it.
+ * Zen 4, 8 KiB with dst%4096 = src%4096 + 54: 2.7x the aligned time
+ * forward, ~1.1x backward (bench/exp_copy_sweep, misaligned series). */
+MK_INLINE void copy_loop(char *d, const char *s, size_t n)
+{
+    uintptr_t ahead = (uintptr_t)d - (uintptr_t)s;
+    if (ahead < n || ((ahead & (4096 - 256)) == 0 && (uintptr_t)s - (uintptr_t)d >= n))
+        copy_backward(d, s, n);
+    else
+        copy_forward(d, s, n);
+}
+
 /* rep movsb only where dst and src sit at the same offset in their cache
  * lines: with the destination aligned the source then is too.  Otherwise
  * it is the AMD slow case (Zen 4 measured 5x..25x slower for dst a few
@@ -219,7 +234,7 @@ static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s,
     else if (n >= t->nt_copy_threshold && !overlaps(d, s, n))
         copy_stream(d, s, n);
     else
-        copy_forward(d, s, n);
+        copy_loop(d, s, n);
     return d;
 }
 
@@ -260,10 +275,7 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
     }
     if (MK_UNLIKELY(n >= mk_copy_large_from))
         return MK_FN(copy_large)(d, s, n);   /* a tail call: no frame here */
-    if ((uintptr_t)d - (uintptr_t)s < n)
-        copy_backward(d, s, n);
-    else
-        copy_forward(d, s, n);
+    copy_loop(d, s, n);
     return dst;
 }
 
