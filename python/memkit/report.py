@@ -17,6 +17,7 @@ from memkit.fingerprint import cache_levels, describe_lines, fmt_size
 # Parameters that are a size in bytes: plotted on the x axis.
 SIZE_KEYS = ("size", "bytes", "region", "region_size")
 MAX_LINE_STYLES = 4
+MAX_SHADED = 5
 MAX_TABLE_ROWS = 400
 
 BAND_COLORS = ["#e8f1fb", "#fdf0e0", "#eaf7e8", "#f4ecf8"]
@@ -109,7 +110,7 @@ def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
         if ratio:
             label += f" / {rows[0].get('ratio_to')}"
         ax.plot(xs, ys, style, color=color, label=label, lw=1.6, marker="." if len(xs) < 30 else None)
-        if len(xs) > 1:
+        if len(xs) > 1 and len(groups) <= MAX_SHADED:   # more spreads than that hide the lines
             ax.fill_between(xs, lo, hi, color=color, alpha=0.07, lw=0)
     if ratio:
         ax.axhline(1.0, color="#333", lw=0.8)
@@ -184,7 +185,8 @@ def experiment_figures(exp, ms, levels, out: Path) -> tuple[list[tuple[str, str]
             name = f"{_slug(exp)}-{_slug(metric)}{('-' + _slug(tag)) if tag else ''}.png"
             plot_vs_size(part, size_key, levels, f"{exp}: {metric}{suffix}", f"{metric} ({unit})",
                          out / name)
-            figures.append((name, f"{metric} in {unit} by {size_key}{suffix}; shaded: min..max of the samples"))
+            figures.append((name, f"{metric} in {unit} by {size_key}{suffix}" +
+                            ("; shaded: min..max of the samples" if len(_groups(part, size_key)) <= MAX_SHADED else "")))
             with_ratio = [m for m in part if m.get("ratio") is not None]
             if len({m["params"][size_key] for m in with_ratio}) >= 2:
                 targets = sorted({str(m.get("ratio_to")) for m in with_ratio})
