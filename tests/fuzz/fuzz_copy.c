@@ -8,6 +8,7 @@
  * The rep movsb and non-temporal paths only run above thresholds, so the
  * target first runs itself again with MEMKIT_TUNABLES lowering them into the
  * fuzzed size range (the library reads the tunables once, at load time). */
+#include "fuzz_input.h"
 #include "memkit.h"
 
 #include <errno.h>
@@ -55,39 +56,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         if (c[i].usable)
             routines[nroutines++] = (routine){c[i].name, NULL, &c[i]};
 
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    region_len = (2 * MAX_SIZE + 256 + page - 1) / page * page;
-    unsigned char *m = mmap(NULL, region_len + 2 * page, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) ||
-        mprotect(m + page + region_len, page, PROT_NONE)) {
-        perror("fuzz_copy: guarded region");
-        exit(1);
-    }
-    region = m + page;
-    shadow = malloc(region_len);
+    guarded g = fuzz_region(2 * MAX_SIZE + 256, &shadow);
+    region = g.lo;
+    region_len = g.len;
     (void)argc;
     return 0;
 }
 
-static uint32_t take(const uint8_t **p, size_t *left, unsigned bytes)
-{
-    uint32_t v = 0;
-    for (unsigned i = 0; i < bytes && *left; i++, (*left)--)
-        v |= (uint32_t)*(*p)++ << (8 * i);
-    return v;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const uint8_t *p = data;
-    size_t left = size;
-    const routine *r = &routines[take(&p, &left, 1) % nroutines];
-    size_t n = (take(&p, &left, 2) | (size_t)(take(&p, &left, 1) & 0x3f) << 16) % (MAX_SIZE + 1);
+    fuzz_input in = {data, size};
+    const routine *r = &routines[fuzz_take(&in, 1) % nroutines];
+    size_t n = (fuzz_take(&in, 2) | (size_t)(fuzz_take(&in, 1) & 0x3f) << 16) % (MAX_SIZE + 1);
     /* anywhere in the region, so anything from far apart to full overlap */
-    size_t src = take(&p, &left, 3) % (region_len - n + 1);
-    size_t dst = take(&p, &left, 3) % (region_len - n + 1);
-    uint8_t canary = (uint8_t)take(&p, &left, 1);
+    size_t src = fuzz_take(&in, 3) % (region_len - n + 1);
+    size_t dst = fuzz_take(&in, 3) % (region_len - n + 1);
+    uint8_t canary = (uint8_t)fuzz_take(&in, 1);
 
     for (size_t i = 0; i < region_len; i++)
         region[i] = shadow[i] = (unsigned char)(canary + i * 131 + (i >> 8));

@@ -5,6 +5,7 @@
  * The rep stosb and non-temporal paths only run above thresholds, so the
  * target first runs itself again with MEMKIT_TUNABLES lowering them into the
  * fuzzed size range (the library reads the tunables once, at load time). */
+#include "fuzz_input.h"
 #include "memkit.h"
 
 #include <stdint.h>
@@ -51,40 +52,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     routines[nroutines++] = (routine){"mk_memset_explicit", explicit_wrapper, 0};
     routines[nroutines++] = (routine){"mk_zero_aligned16", zero16_wrapper, 1};
 
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    region_len = (MAX_SIZE + 64 + page - 1) / page * page;
-    unsigned char *m = mmap(NULL, region_len + 2 * page, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) ||
-        mprotect(m + page + region_len, page, PROT_NONE)) {
-        perror("fuzz_memset: guarded region");
-        exit(1);
-    }
-    region = m + page;
-    shadow = malloc(region_len);
+    guarded g = fuzz_region(MAX_SIZE + 64, &shadow);
+    region = g.lo;
+    region_len = g.len;
     (void)argc;
     return 0;
 }
 
-static uint32_t take(const uint8_t **p, size_t *left, unsigned bytes)
-{
-    uint32_t v = 0;
-    for (unsigned i = 0; i < bytes && *left; i++, (*left)--)
-        v |= (uint32_t)*(*p)++ << (8 * i);
-    return v;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const uint8_t *p = data;
-    size_t left = size;
-    const routine *r = &routines[take(&p, &left, 1) % nroutines];
-    size_t n = take(&p, &left, 2) | (size_t)(take(&p, &left, 1) & 0x3f) << 16;
+    fuzz_input in = {data, size};
+    const routine *r = &routines[fuzz_take(&in, 1) % nroutines];
+    size_t n = fuzz_take(&in, 2) | (size_t)(fuzz_take(&in, 1) & 0x3f) << 16;
     n %= MAX_SIZE + 1;
-    unsigned offset = take(&p, &left, 1) & 63;
-    int c = (int)take(&p, &left, 4);
-    int high = take(&p, &left, 1) & 1;
-    uint8_t canary = (uint8_t)take(&p, &left, 1);
+    unsigned offset = fuzz_take(&in, 1) & 63;
+    int c = (int)fuzz_take(&in, 4);
+    int high = fuzz_take(&in, 1) & 1;
+    uint8_t canary = (uint8_t)fuzz_take(&in, 1);
     if (r->zero16) {
         n &= ~(size_t)15;
         offset &= ~15u;
