@@ -65,18 +65,23 @@ MK_INLINE void set_16_to_63(char *d, size_t n, __m128i x)
 MK_INLINE void set_upto_8v(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
+    /* Ascending address order, as glibc does: measured faster than
+     * alternating ends on Zen 4 in memset-random, rows 256..512. */
+    if (n <= 2 * V) {
+        vec_store(d, v);
+        vec_store(end - V, v);
+        return;
+    }
     vec_store(d, v);
-    vec_store(end - V, v);
-    if (n <= 2 * V)
-        return;
     vec_store(d + V, v);
+    if (n > 4 * V) {
+        vec_store(d + 2 * V, v);
+        vec_store(d + 3 * V, v);
+        vec_store(end - 4 * V, v);
+        vec_store(end - 3 * V, v);
+    }
     vec_store(end - 2 * V, v);
-    if (n <= 4 * V)
-        return;
-    vec_store(d + 2 * V, v);
-    vec_store(d + 3 * V, v);
-    vec_store(end - 3 * V, v);
-    vec_store(end - 4 * V, v);
+    vec_store(end - V, v);
 }
 
 /* The last 4V bytes before end, dst <= end - 4V: 3 aligned stores + 1
@@ -134,9 +139,12 @@ MK_INLINE void set_stream(char *d, size_t n, vec_t v)
     set_tail(end, v);
 }
 
-/* Sizes from mk_memset_large_from up: picks the method by the thresholds. */
-static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c, vec_t v)
+/* Sizes from mk_memset_large_from up: picks the method by the thresholds.
+ * Takes c, not a vector: a vector argument would travel in zmm0, which the
+ * AVX-512 build keeps clean (see CMakeLists.txt). */
+static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c)
 {
+    vec_t v = vec_splat((uint8_t)c);
     size_t nt_from = (uint8_t)c == 0 ? mk_cfg.nt_threshold_zero : mk_cfg.nt_threshold;
     if (n >= nt_from)
         set_stream(d, n, v);
@@ -176,7 +184,7 @@ MK_HIDDEN void *MK_FN(mk_memset)(void *dst, int c, size_t n)
         return dst;
     }
     if (MK_UNLIKELY(n >= mk_memset_large_from)) {
-        MK_FN(set_large)(d, n, c, v);
+        MK_FN(set_large)(d, n, c);
         return dst;
     }
     set_loop(d, n, v);
