@@ -18,6 +18,7 @@
 #include "simd.h"
 #include "../internal.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define V MK_VEC_BYTES
@@ -57,31 +58,36 @@ MK_INLINE void set_16_to_63(char *d, size_t n, __m128i x)
     v16_store(d + n - 16 - half, x);
 }
 
-/* V < n <= 8V: 2, 4 or 8 stores, half from each end, overlapping in the
- * middle.  Fewer stores than one four-store pattern for all of V..4V: a
- * 64-byte store is two store operations on Zen 4, and glibc's AVX-512
- * memset (the baseline here) does exactly this; measured in memset-random,
- * rows 64..128 and 256..512. */
-MK_INLINE void set_upto_8v(char *d, size_t n, vec_t v)
+/* V < n: stores from the front issued before each size test, so that a
+ * mispredicted test (sizes are often random) leaves them done, as glibc
+ * orders its AVX-512 memset; measured in memset-random, rows of random
+ * sizes spanning 64..1024.  n <= 8V: 2, 4 or 8 stores, half from each end,
+ * in ascending address order, returns true.  n > 8V: sets [d, d+4V) and
+ * returns false. */
+MK_INLINE bool set_upto_8v(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
-    /* Ascending address order, as glibc does: measured faster than
-     * alternating ends on Zen 4 in memset-random, rows 256..512. */
     if (n <= 2 * V) {
         vec_store(d, v);
         vec_store(end - V, v);
-        return;
+        return true;
     }
     vec_store(d, v);
     vec_store(d + V, v);
-    if (n > 4 * V) {
-        vec_store(d + 2 * V, v);
-        vec_store(d + 3 * V, v);
-        vec_store(end - 4 * V, v);
-        vec_store(end - 3 * V, v);
+    if (n <= 4 * V) {
+        vec_store(end - 2 * V, v);
+        vec_store(end - V, v);
+        return true;
     }
+    vec_store(d + 2 * V, v);
+    vec_store(d + 3 * V, v);
+    if (n > 8 * V)
+        return false;
+    vec_store(end - 4 * V, v);
+    vec_store(end - 3 * V, v);
     vec_store(end - 2 * V, v);
     vec_store(end - V, v);
+    return true;
 }
 
 /* The last 4V bytes before end, dst <= end - 4V: 3 aligned stores + 1
@@ -95,20 +101,27 @@ MK_INLINE void set_tail(char *end, vec_t v)
     vec_store(end - V, v);
 }
 
-/* n >= 4V: head store, aligned 4-store loop, tail. */
-MK_INLINE void set_loop(char *d, size_t n, vec_t v)
+/* n > 8V, [d, d+4V) already set: an aligned 4-store loop from the
+ * aligned address below d+4V, then the tail. */
+MK_INLINE void set_after_head(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
     char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
-    vec_store(d, v);
-    char *p = (char *)align_down((uintptr_t)d + V, V);
-    for (; p < t; p += 4 * V) {
+    for (char *p = (char *)align_down((uintptr_t)d, V) + 4 * V; p < t; p += 4 * V) {
         vec_store_a(p, v);
         vec_store_a(p + V, v);
         vec_store_a(p + 2 * V, v);
         vec_store_a(p + 3 * V, v);
     }
     set_tail(end, v);
+}
+
+/* n > 8V: 4 head stores, the aligned loop, the tail. */
+MK_INLINE void set_loop(char *d, size_t n, vec_t v)
+{
+    for (size_t i = 0; i < 4 * V; i += V)
+        vec_store(d + i, v);
+    set_after_head(d, n, v);
 }
 
 /* First 64 bytes by vector stores, the rest by rep stosb from a 64-byte
@@ -173,21 +186,13 @@ MK_HIDDEN void *MK_FN(mk_memset)(void *dst, int c, size_t n)
     }
 #endif
     vec_t v = vec_splat((uint8_t)c);
-    if (n <= 2 * V) {
-        /* the most common class above V, checked first, as glibc does */
-        vec_store(d, v);
-        vec_store(d + n - V, v);
+    if (set_upto_8v(d, n, v))
         return dst;
-    }
-    if (n <= 8 * V) {
-        set_upto_8v(d, n, v);
-        return dst;
-    }
     if (MK_UNLIKELY(n >= mk_memset_large_from)) {
         MK_FN(set_large)(d, n, c);
         return dst;
     }
-    set_loop(d, n, v);
+    set_after_head(d, n, v);
     return dst;
 }
 
