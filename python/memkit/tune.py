@@ -99,56 +99,44 @@ def fmt_size(n: Optional[int]) -> str:
 # ---- the decisions, one function a family ----
 
 def choose_memset(ms: list[dict]) -> list[Choice]:
-    """From fill-regions: non-temporal thresholds for zero and non-zero
-    fills, then the rep stosb threshold below them."""
+    """From fill-regions: where non-temporal stores beat memkit's cached
+    path (the vector loop) for zero and for non-zero fills, then where rep
+    stosb beats the vector loop below those.  Each decision is against what
+    memkit would otherwise run at that size, so a tuned value can only
+    replace a slower path with a faster one."""
     out = []
-    by_value = {}
-    for m in ms:
-        if m.get("metric") == "fill_throughput" and "value" in m.get("params", {}):
-            by_value.setdefault(m["params"]["value"], None)
-    if not by_value:
-        return out
-    zero = 0 if 0 in by_value else None
-    nonzero = next((v for v in by_value if v != 0), None)
-    nt_from = {}
-    for value, name in ((zero, "nt_threshold_zero"), (nonzero, "nt_threshold")):
-        if value is None:
-            continue
+    values = sorted({m["params"]["value"] for m in ms
+                     if m.get("metric") == "fill_throughput" and "value" in m.get("params", {})})
+    nt_from, rep_from, rep_gain = {}, {}, {}
+    for value in values:
         c = curves(ms, "fill_throughput", {"value": value})
-        if not {"nt-stores", "vector-loop", "rep-stosb"} <= set(c):
+        if not {"nt-stores", "vector-loop"} <= set(c):
             continue
-        inc = best_of([c["vector-loop"], c["rep-stosb"]])
-        t = crossover(c["nt-stores"], inc)
-        nt_from[value] = t
+        name = "nt_threshold_zero" if value == 0 else "nt_threshold"
         what = "zero" if value == 0 else "non-zero"
-        if t is None:
-            why = f"non-temporal stores never beat cached stores for {what} fills up to the largest size measured"
-        else:
-            why = (f"non-temporal stores beat the best cached method for {what} fills from "
-                   f"{fmt_size(t)} on (+{gain_at(c['nt-stores'], inc, t):.0%} there)")
-        out.append(Choice(name, t, why))
-    # rep stosb must win for both values below where non-temporal takes over.
-    ts, gains = [], []
-    for value in (zero, nonzero):
-        if value is None:
-            continue
-        c = curves(ms, "fill_throughput", {"value": value})
-        if not {"rep-stosb", "vector-loop"} <= set(c):
-            continue
-        t = crossover(c["rep-stosb"], c["vector-loop"], below=nt_from.get(value))
-        ts.append(t)
-        if t is not None:
-            gains.append(gain_at(c["rep-stosb"], c["vector-loop"], t))
-    if ts:
-        if any(t is None for t in ts):
+        t = crossover(c["nt-stores"], c["vector-loop"])
+        nt_from[value] = t
+        out.append(Choice(name, t,
+                          f"non-temporal stores never beat the vector loop for {what} fills up to the "
+                          f"largest size measured" if t is None else
+                          f"non-temporal stores beat the vector loop for {what} fills from {fmt_size(t)} "
+                          f"on (+{gain_at(c['nt-stores'], c['vector-loop'], t):.0%} there)"))
+        if "rep-stosb" in c:
+            r = crossover(c["rep-stosb"], c["vector-loop"], below=t)
+            rep_from[value] = r
+            if r is not None:
+                rep_gain[value] = gain_at(c["rep-stosb"], c["vector-loop"], r)
+    if rep_from:
+        # One threshold serves both values: it must pay for both.
+        if any(r is None for r in rep_from.values()):
             out.append(Choice("rep_stosb_threshold", None,
-                              "rep stosb never beat the vector loop consistently (zero and non-zero) "
-                              "below the non-temporal threshold"))
+                              "rep stosb never beat the vector loop consistently for both zero and "
+                              "non-zero fills below the non-temporal thresholds"))
         else:
-            t = max(ts)
+            t = max(rep_from.values())
             out.append(Choice("rep_stosb_threshold", t,
                               f"rep stosb beat the vector loop from {fmt_size(t)} on, for zero and "
-                              f"non-zero fills (+{min(gains):.0%} at the crossover)"))
+                              f"non-zero fills (+{min(rep_gain.values()):.0%} at the crossover)"))
     return out
 
 

@@ -36,13 +36,21 @@ def test_memset_choices_from_fill_regions():
         for value in (0, 90):
             ms.append(m("vector-loop", size, 50, value=value))
             ms.append(m("rep-stosb", size, 40 if size < 65536 else 60, value=value))
-            nt = 30 if size < (64 << 20) else (90 if value == 0 else 61)
+            nt = 30 if size < (64 << 20) else (90 if value == 0 else 61)   # > vector's 50
             ms.append(m("nt-stores", size, nt, value=value))
     got = {c.name: c for c in tune.choose_memset(ms)}
+    # against the vector loop memkit would otherwise run (50), not against rep stosb
     assert got["nt_threshold_zero"].value == 64 << 20
-    assert got["nt_threshold"].value is None           # 61 vs rep's 60: within the 3% margin
+    assert got["nt_threshold"].value == 64 << 20
     assert got["rep_stosb_threshold"].value == 65536
     assert "rep stosb" in got["rep_stosb_threshold"].why
+
+
+def test_memset_never_when_nothing_wins():
+    ms = [m(s, size, v, value=val) for size in (4096, 1 << 20, 1 << 28) for val in (0, 7)
+          for s, v in (("vector-loop", 50), ("rep-stosb", 51), ("nt-stores", 30))]
+    got = {c.name: c.value for c in tune.choose_memset(ms)}
+    assert got == {"nt_threshold_zero": None, "nt_threshold": None, "rep_stosb_threshold": None}
 
 
 def test_memset_nt_threshold_when_it_wins():
