@@ -19,3 +19,21 @@ if(NOT MEMKIT_SANITIZE)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/no_string_calls.sh $<TARGET_OBJECTS:memkit_objects>
     COMMAND_EXPAND_LISTS)
 endif()
+
+# Settings make the load-time resolvers do more (parse, report, pick a forced
+# variant): run the shared library and the shim with them, since that code
+# runs while the loader is still relocating the library.
+if(NOT MEMKIT_SANITIZE)
+  add_executable(smoke_shared c/test_smoke.c c/support/check.c)
+  target_include_directories(smoke_shared PRIVATE c/support)
+  target_link_libraries(smoke_shared PRIVATE memkit)
+  set(SETTINGS "MEMKIT_TUNABLES=threads=2:nt_threshold=1M:memset=sse2:bogus=1")
+  add_test(NAME shared_library_with_tunables COMMAND smoke_shared)
+  set_tests_properties(shared_library_with_tunables PROPERTIES ENVIRONMENT "${SETTINGS}"
+    PASS_REGULAR_EXPRESSION "memset variant: sse2")
+  if(TARGET memkit_preload)
+    add_test(NAME preload_probe_with_tunables COMMAND preload_probe)
+    set_tests_properties(preload_probe_with_tunables PROPERTIES
+      ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memkit_preload>;${SETTINGS}")
+  endif()
+endif()
