@@ -30,6 +30,7 @@ typedef struct {
 /* Runs cmd in dir through the shell; returns wall ns, or -1 if it failed. */
 static double run_once(const char *dir, const char *cmd, const char *preload)
 {
+    fflush(NULL);   /* or the child's freopen writes our buffered output again */
     double t0 = lab_now_ns();
     pid_t pid = fork();
     if (pid < 0)
