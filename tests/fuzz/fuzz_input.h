@@ -7,7 +7,9 @@
 #include "check.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct {
     const uint8_t *p;
@@ -30,6 +32,19 @@ static inline guarded fuzz_region(size_t bytes, unsigned char **shadow)
     if (!*shadow)
         abort();
     return g;
+}
+
+/* The large-size paths only run above thresholds: a target runs itself
+ * again with MEMKIT_TUNABLES lowering them into its size range (the library
+ * reads the tunables once, at load time).  Returns only in the re-run. */
+static inline void fuzz_lower_thresholds(char **argv, const char *tunables)
+{
+    if (getenv("MEMKIT_TUNABLES"))
+        return;
+    setenv("MEMKIT_TUNABLES", tunables, 1);
+    execv("/proc/self/exe", argv);
+    perror("fuzz target: re-exec with MEMKIT_TUNABLES");
+    exit(1);
 }
 
 #endif

@@ -36,12 +36,7 @@ static size_t region_len;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    if (!getenv("MEMKIT_TUNABLES")) {
-        setenv("MEMKIT_TUNABLES", LOW_THRESHOLDS, 1);
-        execv("/proc/self/exe", *argv);
-        perror("fuzz_memset: re-exec with MEMKIT_TUNABLES");
-        exit(1);
-    }
+    fuzz_lower_thresholds(*argv, LOW_THRESHOLDS);
     size_t count;
     const mk_variant *v = mk_variants(&count);
     for (size_t i = 0; i < count; i++)
