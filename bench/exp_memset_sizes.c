@@ -4,7 +4,7 @@
  * interleaved in rotating order; a batch is enough calls for ~20 us.
  * Statistic: the seed's mean of the fastest 10% of the batches.
  *
- * Arguments: reps=N (batches per method and size, default 21)
+ * Arguments: reps=N (batches per method and size, default 31)
  *            max=SIZE (largest size, default 1M). */
 #include "lab.h"
 #include "memset_methods.h"
@@ -24,7 +24,7 @@ static size_t next_size(size_t n)
 
 static int run(lab_ctx *ctx)
 {
-    unsigned reps = ctx->quick ? 3 : 21;
+    unsigned reps = ctx->quick ? 3 : 31;
     size_t max = ctx->quick ? 64 << 10 : 1 << 20;
     for (int i = 1; i < ctx->argc; i++) {
         const char *a = ctx->argv[i];
@@ -60,7 +60,8 @@ static int run(lab_ctx *ctx)
     for (size_t n = 0; n <= max; n = next_size(n), done++) {
         if (done % 8 == 0)
             lab_progress(ctx, done, total, "sizes");
-        size_t calls = 20000 / (n / 32 + 4) + 1;   /* ~20 us per batch */
+        /* ~200 us per batch: long enough that the clock and interrupts fade */
+        size_t calls = 200000 / (n / 32 + 4) + 1;
         for (unsigned k = 0; k < reps + 1; k++)
             for (size_t j = 0; j < nm; j++) {
                 size_t s = (j + k) % nm;
