@@ -4,6 +4,7 @@
 
 #include "memkit.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ MK_HIDDEN const mk_tunables *mk_config(void);
 /* memset sizes from which the thresholds need looking at:
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */
 MK_HIDDEN extern size_t mk_memset_large_from;
+
+/* ---- threads.c ---- */
+/* Starts one of memkit's background threads (pool workers, zeroing workers):
+ * with every signal blocked, since the host program's handlers expect its
+ * own threads, and named for ps/top.  Returns pthread_create's error. */
+MK_HIDDEN int mk_start_background_thread(pthread_t *tid, void *(*fn)(void *), void *arg,
+                                         const char *name);
 
 /* ---- the variant tables (src/set, src/copy) ---- */
 typedef struct {

@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -243,13 +242,9 @@ mk_zeroing *mk_zeroing_create(const mk_zeroing_config *cfg)
     pthread_mutex_init(&z->idle, NULL);
     pthread_cond_init(&z->wake, NULL);
     pthread_cond_init(&z->drained, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     while (z->nworkers < c.threads &&
-           pthread_create(&z->tids[z->nworkers], NULL, worker_main, z) == 0)
-        pthread_setname_np(z->tids[z->nworkers++], "memkit-zero");
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+           mk_start_background_thread(&z->tids[z->nworkers], worker_main, z, "memkit-zero") == 0)
+        z->nworkers++;
     return z;   /* without workers, mk_zeroing_put zeroes in the caller */
 }
 

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -157,16 +156,7 @@ static int create_worker(mk_pool *p, pthread_t *tid)
     int allowed = __atomic_load_n(&limit_threads, __ATOMIC_RELAXED);
     if (allowed >= 0 && p->nworkers >= (unsigned)allowed)
         return EAGAIN;
-    /* Workers take no signals: the host program's handlers expect its own
-     * threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(tid, NULL, worker_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!err)
-        pthread_setname_np(*tid, "memkit-pool");
-    return err;
+    return mk_start_background_thread(tid, worker_main, p, "memkit-pool");
 }
 
 mk_pool *mk_pool_create(unsigned threads)
