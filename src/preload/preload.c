@@ -59,10 +59,7 @@ void *memmove(void *dst, const void *src, size_t n)
     return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
 }
 
-void *memcpy(void *dst, const void *src, size_t n)
-{
-    return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
-}
+void *memcpy(void *dst, const void *src, size_t n) __attribute__((alias("memmove")));
 
 void bzero(void *dst, size_t n)
 {
@@ -79,31 +76,34 @@ void *__mempcpy(void *dst, const void *src, size_t n) __attribute__((alias("memp
 
 extern void __chk_fail(void) __attribute__((noreturn));
 
-void *__memset_chk(void *dst, int c, size_t n, size_t dst_len)
+/* glibc's own report and abort ("buffer overflow detected") on overflow. */
+static inline void check_fits(size_t n, size_t dst_len)
 {
     if (MK_UNLIKELY(n > dst_len))
         __chk_fail();
+}
+
+void *__memset_chk(void *dst, int c, size_t n, size_t dst_len)
+{
+    check_fits(n, dst_len);
     return memset(dst, c, n);
 }
 
 void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dst_len)
 {
-    if (MK_UNLIKELY(n > dst_len))
-        __chk_fail();
+    check_fits(n, dst_len);
     return memcpy(dst, src, n);
 }
 
 void *__memmove_chk(void *dst, const void *src, size_t n, size_t dst_len)
 {
-    if (MK_UNLIKELY(n > dst_len))
-        __chk_fail();
+    check_fits(n, dst_len);
     return memmove(dst, src, n);
 }
 
 void *__mempcpy_chk(void *dst, const void *src, size_t n, size_t dst_len)
 {
-    if (MK_UNLIKELY(n > dst_len))
-        __chk_fail();
+    check_fits(n, dst_len);
     return mempcpy(dst, src, n);
 }
 
