@@ -26,30 +26,28 @@
 
 #define V MK_VEC_BYTES
 
-/* 0 <= n <= 16: the first and last 8, 4 or 2 bytes, loaded before storing. */
+/* w <= n <= 2w: the first and last w bytes (w a constant 2, 4 or 8), both
+ * loaded before either is stored, so overlap is harmless. */
+MK_INLINE void copy_head_tail_scalar(char *d, const char *s, size_t n, size_t w)
+{
+    uint64_t a, b;
+    memcpy(&a, s, w);
+    memcpy(&b, s + n - w, w);
+    memcpy(d, &a, w);
+    memcpy(d + n - w, &b, w);
+}
+
+/* 0 <= n <= 16. */
 MK_INLINE void copy_upto16(char *d, const char *s, size_t n)
 {
-    if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n >= 2) {
-        uint16_t a, b;
-        memcpy(&a, s, 2);
-        memcpy(&b, s + n - 2, 2);
-        memcpy(d, &a, 2);
-        memcpy(d + n - 2, &b, 2);
-    } else if (n == 1) {
+    if (n >= 8)
+        copy_head_tail_scalar(d, s, n, 8);
+    else if (n >= 4)
+        copy_head_tail_scalar(d, s, n, 4);
+    else if (n >= 2)
+        copy_head_tail_scalar(d, s, n, 2);
+    else if (n == 1)
         *d = *s;
-    }
 }
 
 /* 16 <= n <= 32. */
