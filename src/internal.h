@@ -33,8 +33,9 @@ MK_HIDDEN const mk_cpu_info *mk_cpu_early(void);
 /* ---- rawio.c: raw system calls, usable before libc is up ---- */
 MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);
-/* Value of NAME in the process's initial environment (/proc/self/environ),
- * copied to buf; returns 1 if found. */
+/* Value of NAME in the process's initial environment (/proc/self/environ,
+ * read on the first call), copied to buf; returns 1 if found.  Not thread-safe:
+ * for the configuration's one-time initialisation only. */
 MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
 
 /* ---- tunables.c ---- */

@@ -54,9 +54,12 @@ MK_EARLY void mk_raw_write_stderr(const char *s)
 MK_EARLY int mk_raw_getenv(const char *name, char *buf, size_t cap)
 {
     /* The initial environment is enough: like GLIBC_TUNABLES, memkit's
-     * settings are read once at load time. */
+     * settings are read once at load time, so the file is read once too
+     * (callers run inside the configuration's one-time initialisation). */
     static char env[32768];
-    long len = mk_raw_read_file("/proc/self/environ", env, sizeof env);
+    static long len = -2;   /* -2: not read yet */
+    if (len == -2)
+        len = mk_raw_read_file("/proc/self/environ", env, sizeof env);
     if (len <= 0 || cap == 0)
         return 0;
     for (long i = 0; i < len;) {
