@@ -8,6 +8,7 @@
 
 mk_tunables mk_cfg;
 size_t mk_memset_large_from = SIZE_MAX;
+size_t mk_copy_large_from = SIZE_MAX;
 static int cfg_once;
 
 MK_EARLY static void report_stderr(void *ctx, const char *line)
@@ -105,6 +106,8 @@ MK_EARLY static void apply_profile(mk_tunables *cfg)
     str_copy(cfg->profile, sizeof cfg->profile, path);
 }
 
+MK_EARLY static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
 MK_EARLY static void config_init(void)
 {
     mk_tunables_defaults(&mk_cfg, mk_cpu_early());
@@ -112,12 +115,10 @@ MK_EARLY static void config_init(void)
     static char spec[4096];
     if (mk_raw_getenv("MEMKIT_TUNABLES", spec, sizeof spec))
         mk_tunables_parse(&mk_cfg, spec, report_stderr, 0);
-    size_t large = mk_cfg.rep_stosb_threshold;
-    if (mk_cfg.nt_threshold < large)
-        large = mk_cfg.nt_threshold;
-    if (mk_cfg.nt_threshold_zero < large)
-        large = mk_cfg.nt_threshold_zero;
-    mk_memset_large_from = large;
+    /* The one compare each routine's common path makes for large sizes. */
+    mk_memset_large_from = min_size(min_size(mk_cfg.rep_stosb_threshold, mk_cfg.nt_threshold),
+                                    mk_cfg.nt_threshold_zero);
+    mk_copy_large_from = min_size(mk_cfg.rep_movsb_threshold, mk_cfg.nt_copy_threshold);
 }
 
 MK_EARLY const mk_tunables *mk_config(void)

@@ -49,6 +49,9 @@ MK_HIDDEN const mk_tunables *mk_config(void);
 /* memset sizes from which the thresholds need looking at:
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */
 MK_HIDDEN extern size_t mk_memset_large_from;
+/* memcpy sizes from which the thresholds need looking at:
+ * min(rep_movsb_threshold, nt_copy_threshold). */
+MK_HIDDEN extern size_t mk_copy_large_from;
 
 /* ---- threads.c ---- */
 /* Starts one of memkit's background threads (pool workers, zeroing workers):

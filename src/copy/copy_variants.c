@@ -4,8 +4,6 @@
  * one compare on the >8V path only, and turn a caller's bug into corruption. */
 #include "copy.h"
 
-size_t mk_copy_large_from;
-
 #define ROWS(op)                                                                 \
     {"avx512", op, MK_NEED_AVX512, (void (*)(void))mk_memmove_avx512},          \
     {"avx2", op, MK_NEED_AVX2, (void (*)(void))mk_memmove_avx2},                \
@@ -23,13 +21,7 @@ static const struct {
     {mk_memmove_sse2, mk_memcpy_nt_sse2},
 };
 
-MK_EARLY static mk_memcpy_fn resolve(mk_op op)
-{
-    const mk_tunables *t = mk_config();
-    mk_copy_large_from = t->rep_movsb_threshold < t->nt_copy_threshold ? t->rep_movsb_threshold
-                                                                        : t->nt_copy_threshold;
-    return (mk_memcpy_fn)mk_pick_variant(op);
-}
+MK_EARLY static mk_memcpy_fn resolve(mk_op op) { return (mk_memcpy_fn)mk_pick_variant(op); }
 
 MK_EARLY static mk_memcpy_fn resolve_memcpy(void) { return resolve(MK_OP_MEMCPY); }
 MK_EARLY static mk_memcpy_fn resolve_memmove(void) { return resolve(MK_OP_MEMMOVE); }
