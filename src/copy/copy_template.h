@@ -223,7 +223,7 @@ MK_INLINE int overlaps(const char *d, const char *s, size_t n)
 /* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
 static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
-    const mk_tunables *t = mk_config();
+    const mk_tunables *t = &mk_cfg;   /* set before any variant could be picked */
     if ((uintptr_t)d - (uintptr_t)s < n)
         copy_backward(d, s, n);
     else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !overlaps(d, s, n) &&
