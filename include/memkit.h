@@ -155,11 +155,14 @@ typedef struct {
     unsigned     threads;        /* background workers (default 2) */
     size_t       grain;          /* bytes a worker zeroes per claim (default 1 MiB) */
     mk_lock_kind lock;           /* how the work queue is protected (default mutex) */
+    unsigned     awake;          /* workers zeroing at once, the others sleep (default:
+                                    half the usable CPUs, 1 to 4; >= threads: no cap) */
 } mk_zeroing_config;
 typedef struct {
     uint64_t bytes_zeroed;
     uint64_t blocks_zeroed;
     double   worker_cpu_seconds;
+    unsigned peak_awake;         /* most workers ever zeroing at once */
 } mk_zeroing_stats;
 
 typedef struct mk_zeroing mk_zeroing;

@@ -59,6 +59,9 @@ MK_HIDDEN extern size_t mk_copy_large_from;
  * own threads, and named for ps/top.  Returns pthread_create's error. */
 MK_HIDDEN int mk_start_background_thread(pthread_t *tid, void *(*fn)(void *), void *arg,
                                          const char *name);
+/* CPUs this process may run on (its affinity mask; online CPUs if that
+ * cannot be read), at least 1. */
+MK_HIDDEN unsigned mk_usable_cpus(void);
 
 /* ---- the variant tables (src/set, src/copy) ---- */
 typedef struct {

@@ -2,7 +2,9 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 int mk_start_background_thread(pthread_t *tid, void *(*fn)(void *), void *arg, const char *name)
 {
@@ -14,4 +16,12 @@ int mk_start_background_thread(pthread_t *tid, void *(*fn)(void *), void *arg, c
     if (!err)
         pthread_setname_np(*tid, name);
     return err;
+}
+
+unsigned mk_usable_cpus(void)
+{
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : (unsigned)cpus;
 }

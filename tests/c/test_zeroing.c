@@ -1,13 +1,14 @@
 /* The zeroing service: every block handed back comes out fully zeroed, once,
  * for every lock kind, thread count and grain (odd grains and block sizes
  * included); none is lost or handed to two callers under concurrent get/put;
- * the counters add up; idle workers sleep; destroy with work pending is
- * clean. */
+ * the counters add up; no more workers zero at once than the awake cap
+ * allows; idle workers sleep; destroy with work pending is clean. */
 #include "check.h"
 #include "memkit.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -117,7 +118,7 @@ static void *caller_main(void *arg)
 
 static void concurrent_get_put(mk_lock_kind lock, unsigned threads, size_t grain)
 {
-    mk_zeroing_config cfg = {threads, grain, lock};
+    mk_zeroing_config cfg = {threads, grain, lock, 0};
     mk_zeroing *z = mk_zeroing_create(&cfg);
     unsigned char *blocks[BLOCKS];
     for (int i = 0; i < BLOCKS; i++) {
@@ -163,7 +164,7 @@ static void concurrent_get_put(mk_lock_kind lock, unsigned threads, size_t grain
 
 static void idle_workers_sleep(void)
 {
-    mk_zeroing_config cfg = {8, 4096, MK_LOCK_SPIN};
+    mk_zeroing_config cfg = {8, 4096, MK_LOCK_SPIN, 8};
     mk_zeroing *z = mk_zeroing_create(&cfg);
     unsigned char *b = malloc(1 << 20);
     mk_zeroing_put(z, b, 1 << 20);
@@ -179,9 +180,50 @@ static void idle_workers_sleep(void)
     free(b);
 }
 
+/* Many workers, many small grains: without the cap every sleeper would be
+ * woken for a block this big and zero at once.  With it, no more than
+ * `awake` ever do, and all the work still gets done. */
+static void awake_cap(mk_lock_kind lock, unsigned threads, unsigned awake, unsigned limit)
+{
+    mk_zeroing_config cfg = {threads, 4096, lock, awake};
+    mk_zeroing *z = mk_zeroing_create(&cfg);
+    enum { N = 4, BYTES = 4 << 20 };
+    unsigned char *b[N];
+    for (int i = 0; i < N; i++) {
+        b[i] = malloc(BYTES);
+        memset(b[i], 0x77, BYTES);
+        mk_zeroing_put(z, b[i], BYTES);
+    }
+    mk_zeroing_drain(z);
+    mk_zeroing_stats st;
+    mk_zeroing_get_stats(z, &st);
+    CHECK(st.peak_awake >= 1 && st.peak_awake <= limit, "%s threads=%u awake=%u: %u workers "
+          "zeroed at once (limit %u)", lock_name(lock), threads, awake, st.peak_awake, limit);
+    CHECK(st.blocks_zeroed == N && st.bytes_zeroed == (uint64_t)N * BYTES,
+          "%s awake=%u: %llu of %d blocks zeroed", lock_name(lock), awake,
+          (unsigned long long)st.blocks_zeroed, N);
+    size_t got, count = 0;
+    unsigned char *p;
+    while ((p = mk_zeroing_get(z, 1, &got)))
+        count += first_nonzero(p, got) == got;
+    CHECK(count == N, "%s awake=%u: %zu of %d blocks came back zero", lock_name(lock), awake,
+          count, N);
+    mk_zeroing_destroy(z);
+    for (int i = 0; i < N; i++)
+        free(b[i]);
+}
+
+/* The default cap: half the usable CPUs, 1 to 4. */
+static unsigned default_awake(void)
+{
+    cpu_set_t set;
+    unsigned half = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) / 2 : 1;
+    return half < 1 ? 1 : half > 4 ? 4 : half;
+}
+
 static void edges(void)
 {
-    mk_zeroing_config bad = {2, 4096, (mk_lock_kind)9};
+    mk_zeroing_config bad = {2, 4096, (mk_lock_kind)9, 0};
     errno = 0;
     CHECK(mk_zeroing_create(&bad) == NULL && errno == EINVAL, "unknown lock kind accepted");
     mk_zeroing *z = mk_zeroing_create(NULL);   /* the defaults */
@@ -219,11 +261,15 @@ int main(void)
     for (int l = 0; l < 3; l++) {
         for (int t = 0; t < 3; t++)
             for (int g = 0; g < 4; g++)
-                put_drain_get((mk_zeroing_config){threads[t], grains[g], locks[l]});
+                put_drain_get((mk_zeroing_config){threads[t], grains[g], locks[l], threads[t]});
         concurrent_get_put(locks[l], 3, 4096);
         concurrent_get_put(locks[l], 2, 1 << 20);
         printf("%-6s: put/drain/get over threads x grains, concurrent get/put: %s\n",
                lock_name(locks[l]), check_failed ? "FAILED" : "ok");
+    }
+    for (int l = 0; l < 3; l++) {
+        awake_cap(locks[l], 16, 2, 2);
+        awake_cap(locks[l], 16, 0, default_awake());
     }
     idle_workers_sleep();
     edges();
