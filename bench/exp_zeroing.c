@@ -13,10 +13,10 @@
  * the waste comes from preempted lock holders (39 spinners burn their time
  * slices while the holder waits for a CPU), so how much depends on whether a
  * holder is preempted: on the Zen 4 VM, 39 x 4 KiB x spin rounds of 512 MiB
- * came out either ~3-15x (no holder preempted) or ~80-100x (one was), so the
- * pathology verdict gives all rounds together beside the median.  The fix
- * rows run the same
- * thread counts with the service's default cap on workers awake at once.
+ * came out either ~3-15x or ~80-100x (one cascade of stalled spinners or
+ * none, by our reading), so the pathology verdict gives all rounds together
+ * beside the median.  The fix rows run the same thread counts with the
+ * service's default cap on workers awake at once.
  * Each config's runs are interleaved with the rest of the grid; the ratio is
  * CPU per GB against one thread of the same grain and lock, per round.
  *
