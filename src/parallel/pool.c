@@ -11,9 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 /* DRAM bandwidth is usually saturated by a few streaming cores (this 2-core
  * Zen 4 VM: 2, see the faults experiment's thread scaling); more threads only
@@ -143,12 +141,8 @@ static unsigned default_threads(void)
     unsigned t = mk_config()->threads;
     if (t)
         return t;
-    cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                            : sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    return cpus < MK_BANDWIDTH_THREADS ? (unsigned)cpus : MK_BANDWIDTH_THREADS;
+    unsigned cpus = mk_usable_cpus();
+    return cpus < MK_BANDWIDTH_THREADS ? cpus : MK_BANDWIDTH_THREADS;
 }
 
 static int create_worker(mk_pool *p, pthread_t *tid)
