@@ -138,6 +138,16 @@ static size_t rounds_for(lab_ctx *ctx, size_t n)
     return ctx->quick ? 5 : 11;
 }
 
+/* Screening rounds per misaligned offset: 3 from 16 MiB (63 offsets of
+ * slow copies); below 1 MiB, where a copy takes microseconds, twice the
+ * usual rounds cost little and halve the screening's spread. */
+static size_t misaligned_rounds(lab_ctx *ctx, size_t n)
+{
+    if (n >= ((size_t)16 << 20))
+        return 3;
+    return n < ((size_t)1 << 20) && !ctx->quick ? 2 * rounds_for(ctx, n) : rounds_for(ctx, n);
+}
+
 static void emit_gbps(lab_ctx *ctx, const char *series, size_t n, int offset, double *ns,
                       size_t rounds, const char *ratio_to, lab_stats ratio)
 {
@@ -223,17 +233,12 @@ static int run(lab_ctx *ctx)
     for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2, done++) {
         char sz[32];
         lab_progress(ctx, done, nsizes, "misaligned destination");
-        /* L1/L2-sized copies take microseconds: twice the rounds cost little
-         * and halve the screening's spread */
-        size_t rounds = n >= ((size_t)16 << 20) ? 3
-                        : n < ((size_t)1 << 20) && !ctx->quick ? 2 * rounds_for(ctx, n)
-                                                                 : rounds_for(ctx, n),
-               reps = reps_for(n);
+        size_t rounds = misaligned_rounds(ctx, n), reps = reps_for(n);
         printf("%10s", lab_fmt_size(n, sz, sizeof sz));
         for (size_t c = 0; c < nc; c++) {
             if (cs[c]->align != 1)
                 continue;
-            double worst = 0, off_ns[64], worst_ns[64], median_of[63];
+            double off_ns[64], worst_ns[64], median_of[63];
             lab_stats worst_ratio = {0};
             int worst_k = 1, offsets[63], confirm[CONFIRMED_OFFSETS];
             size_t noff = o.all_offsets ? 63 : sizeof few / sizeof few[0];
@@ -249,8 +254,8 @@ static int run(lab_ctx *ctx)
             for (size_t i = 0; i < nconfirm; i++) {
                 lab_stats rs = offset_ratio(cs[c], dst, src, n, confirm[i], confirm_rounds, reps,
                                             off_ns);
-                if (rs.median > worst) {
-                    worst = rs.median, worst_k = confirm[i], worst_ratio = rs;
+                if (rs.median > worst_ratio.median) {
+                    worst_k = confirm[i], worst_ratio = rs;
                     memcpy(worst_ns, off_ns, confirm_rounds * sizeof *worst_ns);
                 }
             }
@@ -263,6 +268,7 @@ static int run(lab_ctx *ctx)
             inv.min = 1 / worst_ratio.max;
             inv.max = 1 / worst_ratio.min;
             emit_gbps(ctx, series, n, worst_k, worst_ns, confirm_rounds, base, inv);
+            double worst = worst_ratio.median;
             printf(" %9.2fx @%-+4d", worst, worst_k);
             if (n >= 4096 && n <= ((size_t)1 << 20) && worst > worst_overall[c])
                 worst_overall[c] = worst;

@@ -194,13 +194,13 @@ static void tally_add(speed_tally *t, double speed, size_t row)
 
 static double tally_geomean(const speed_tally *t) { return exp(t->log_sum / (double)t->n); }
 
-/* Median over the rounds of the per-round time ratio of methods a and b. */
-static double paired_ratio(const double *samples, unsigned reps, size_t a, size_t b,
-                           double *scratch)
+/* Over the rounds, the per-round time ratio of methods a and b. */
+static lab_stats paired_ratio(const double *samples, unsigned reps, size_t a, size_t b,
+                              double *scratch)
 {
     for (unsigned k = 0; k < reps; k++)
         scratch[k] = samples[a * reps + k] / samples[b * reps + k];
-    return lab_stats_of(scratch, reps).median;
+    return lab_stats_of(scratch, reps);
 }
 
 static int run(lab_ctx *ctx)
@@ -295,7 +295,7 @@ static int run(lab_ctx *ctx)
             }
         }
 
-        double value[16];
+        double value[16], vs_glibc[16];   /* seed's statistic; median paired ratio */
         char params[256];
         snprintf(params, sizeof params,
                  "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
@@ -303,9 +303,8 @@ static int run(lab_ctx *ctx)
                  r->gran, r->min, r->max, r->off_min, r->off_max, r->clear_l1 ? "true" : "false",
                  nsizes);
         for (size_t s = 0; s < nm; s++) {
-            for (unsigned k = 0; k < reps; k++)
-                ratios[k] = samples[s * reps + k] / samples[k];   /* vs glibc, same round */
-            lab_stats rs = lab_stats_of(ratios, reps);
+            lab_stats rs = paired_ratio(samples, reps, s, 0, ratios);   /* glibc is method 0 */
+            vs_glibc[s] = rs.median;
             lab_stats st = lab_stats_of(&samples[s * reps], reps);
             value[s] = st.mean_fastest_10pct;
             lab_measurement m = {
@@ -323,10 +322,12 @@ static int run(lab_ctx *ctx)
         printf(" | %+8.1f%% %+8.2f%%\n", new_old, r->seed_pct);
         fflush(stdout);
 
-        tally_add(&paired, 1.0 / paired_ratio(samples, reps, (size_t)i_mk, 0, ratios), ri);
+        tally_add(&paired, 1.0 / vs_glibc[i_mk], ri);
         tally_add(&seed_stat, value[0] / value[i_mk], ri);
         if (i_same >= 0)
-            tally_add(&same_code, 1.0 / paired_ratio(samples, reps, (size_t)i_same, (size_t)i_mk, ratios), ri);
+            tally_add(&same_code,
+                      1.0 / paired_ratio(samples, reps, (size_t)i_same, (size_t)i_mk, ratios).median,
+                      ri);
         new_old_sum += new_old;
         seed_sum += r->seed_pct;
         nrows_run++;

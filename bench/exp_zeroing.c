@@ -141,14 +141,7 @@ static double cpu_per_gb_ratio_total(const config_row *r, int rounds)
     return cpu / cpu1;
 }
 
-static const char *awake_name(const config_row *r, char *buf, size_t cap)
-{
-    if (r->cfg.awake == 0)
-        snprintf(buf, cap, "cap");
-    else
-        snprintf(buf, cap, "all");
-    return buf;
-}
+static const char *awake_name(const config_row *r) { return r->cfg.awake ? "all" : "cap"; }
 
 static int run(lab_ctx *ctx)
 {
@@ -212,10 +205,10 @@ static int run(lab_ctx *ctx)
         config_row *r = &rows[i];
         lab_stats w = stats(r->wall, rounds), c = stats(r->cpu, rounds), g = stats(r->gbcpu, rounds);
         lab_stats q = cpu_per_gb_ratio(r, rounds);
-        char aw[8];
+        const char *aw = awake_name(r);
         printf("%-8s %-7s %8s %7u %5s %4u %10.2f %10.2f %10.2f %8.2fx %s\n",
                workload_names[r->workload], lock_names[r->cfg.lock],
-               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, awake_name(r, aw, sizeof aw),
+               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, aw,
                r->peak_awake, w.median, c.median, g.median, q.median, q.median > 2 ? "<-" : "");
         char params[192];
         snprintf(params, sizeof params, "\"workload\":\"%s\",\"threads\":%u,\"grain\":%zu,"
