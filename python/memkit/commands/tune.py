@@ -19,8 +19,8 @@ NAME = "tune"
 HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
 
 # (per-octave sizes, rounds, generations of processes, batch length in ns)
-FULL = dict(per_octave=2, rounds=12, generations=3, batch_ns=2e6)
-QUICK = dict(per_octave=1, rounds=7, generations=1, batch_ns=2e5)
+FULL = dict(per_octave=2, rounds=12, generations=3, batch_ns=7e5)
+QUICK = dict(per_octave=1, rounds=7, generations=1, batch_ns=1e5)
 
 
 def add_arguments(p):
