@@ -138,3 +138,20 @@ def test_no_program_is_a_usage_error(build, tmp_path):
 def test_unknown_program_fails_cleanly(build, tmp_path):
     p = record(build, tmp_path / "x", str(tmp_path / "no-such-program"))
     assert p.returncode == 1 and "cannot run" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_size_distributions_replays_a_recording_by_name(build, tmp_path):
+    out = tmp_path / "rec"
+    assert record(build, out, probe(build), "1").returncode == 0
+    db = tmp_path / "m.db"
+    p = run_cli("run", "--build", build, "--db", db, "--quick", "size-distributions",
+                env=cli_env(MEMKIT_DATA=str(out)))
+    assert p.returncode == 0, p.stderr
+    rows = {l.split()[0]: l.split()[1] for l in p.stdout.splitlines()
+            if l.split() and l.split()[0] in ("Memset", "Memcpy", "Memmove")}
+    assert rows == {"Memset": "memset", "Memcpy": "memcpy", "Memmove": "memmove"}
+    from memkit.db import Database
+    with Database(db) as d:
+        (run,) = d.runs()
+        ms = d.measurements(run["id"], "size-distributions")
+        assert {m["params"]["data"] for m in ms} == {str(out.resolve())}
