@@ -224,25 +224,17 @@ __attribute__((noinline, cold)) static rec_slot *claim(void)
 
 /* ---- the counting wrappers ---- */
 
-static inline __attribute__((always_inline)) rec_hist *hist(int op)
-{
-    rec_slot *s = tls_slot;
-    if (MK_UNLIKELY(!s || !state->live))
-        s = claim();
-    return &s->op[op];
-}
-
 static inline __attribute__((always_inline)) void count(rec_hist *h, const void *dst, size_t n)
 {
     if (MK_LIKELY(n < REC_EXACT)) {
         h->size[n]++;
     } else {
-        unsigned e = 63u - (unsigned)__builtin_clzll(n);   /* >= 10 */
-        size_t b = (size_t)(e - 10) * REC_PER_OCTAVE + ((n >> (e - 3)) & (REC_PER_OCTAVE - 1));
+        unsigned long e = 63u - (unsigned long)__builtin_clzll(n);   /* >= 10 */
+        size_t b = (e - 10) * REC_PER_OCTAVE + ((n >> (e - 3)) & (REC_PER_OCTAVE - 1));
         h->size[REC_EXACT + b]++;
         h->log_sum[b] += n;
     }
-    h->align[__builtin_ctzll((uintptr_t)dst | 64)]++;
+    h->align[(unsigned long)__builtin_ctzll((uintptr_t)dst | 64)]++;
 }
 
 static inline __attribute__((always_inline)) void count_copy(rec_hist *h, void *dst,
@@ -253,21 +245,62 @@ static inline __attribute__((always_inline)) void count_copy(rec_hist *h, void *
     h->overlap += (d > s ? d - s : s - d) < n;
 }
 
+/* This thread's slot, or NULL on its first call (or its first after a
+ * fork): the wrappers then take their cold path, which claims one and
+ * calls them again; keeping claim() out of their body keeps them free of
+ * register saves. */
+static inline __attribute__((always_inline)) rec_slot *my_slot(void)
+{
+    rec_slot *s = tls_slot;
+    return MK_LIKELY(s && state->live) ? s : 0;
+}
+
+static void *rec_memset(void *dst, int c, size_t n);
+static void *rec_memcpy(void *dst, const void *src, size_t n);
+static void *rec_memmove(void *dst, const void *src, size_t n);
+
+__attribute__((noinline, cold)) static void *rec_memset_first(void *dst, int c, size_t n)
+{
+    claim();
+    return rec_memset(dst, c, n);
+}
+
+__attribute__((noinline, cold)) static void *rec_memcpy_first(void *dst, const void *src, size_t n)
+{
+    claim();
+    return rec_memcpy(dst, src, n);
+}
+
+__attribute__((noinline, cold)) static void *rec_memmove_first(void *dst, const void *src, size_t n)
+{
+    claim();
+    return rec_memmove(dst, src, n);
+}
+
 static void *rec_memset(void *dst, int c, size_t n)
 {
-    count(hist(REC_MEMSET), dst, n);
+    rec_slot *s = my_slot();
+    if (MK_UNLIKELY(!s))
+        return rec_memset_first(dst, c, n);
+    count(&s->op[REC_MEMSET], dst, n);
     return set_target(dst, c, n);
 }
 
 static void *rec_memcpy(void *dst, const void *src, size_t n)
 {
-    count_copy(hist(REC_MEMCPY), dst, src, n);
+    rec_slot *s = my_slot();
+    if (MK_UNLIKELY(!s))
+        return rec_memcpy_first(dst, src, n);
+    count_copy(&s->op[REC_MEMCPY], dst, src, n);
     return memcpy_target(dst, src, n);
 }
 
 static void *rec_memmove(void *dst, const void *src, size_t n)
 {
-    count_copy(hist(REC_MEMMOVE), dst, src, n);
+    rec_slot *s = my_slot();
+    if (MK_UNLIKELY(!s))
+        return rec_memmove_first(dst, src, n);
+    count_copy(&s->op[REC_MEMMOVE], dst, src, n);
     return memmove_target(dst, src, n);
 }
 

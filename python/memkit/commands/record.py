@@ -48,7 +48,8 @@ def find_preload(option, build_option) -> Path:
         bench = lab.find_bench_dir(build_option)
     except MemkitError:
         bench = None
-    for d in ([bench.parent, bench] if bench else []):
+    # A build tree keeps it beside bench/; an install prefix in lib/ beside libexec/memkit/.
+    for d in ([bench.parent, bench, bench.parent.parent / "lib"] if bench else []):
         if (d / PRELOAD_NAME).is_file():
             return (d / PRELOAD_NAME).resolve()
     raise MemkitError(f"no {PRELOAD_NAME} found (build with `make`, or pass --preload SO)")
