@@ -36,7 +36,7 @@ def _print_summary(results, run_id, path):
     for r in results:
         print(f"{r.name:<20} {r.status:<8} {r.seconds:7.1f} s")
         for v in r.verdicts:
-            print(f"    {v}")
+            print(f"    {v['text']}")
         if r.error:
             print(f"    error: {r.error}")
     print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report, "
