@@ -57,13 +57,32 @@ def _check_profile_loads(exp: lab.Experiment, path: Path) -> dict:
     return fp
 
 
+def check_writable(path: Path) -> None:
+    """Fails now, not after minutes of measuring, when the profile cannot be
+    written: the profile goes to a temporary file beside PATH, then replaces
+    it, so PATH's folder (or the nearest one that exists) must be writable."""
+    if path.is_dir():
+        raise MemkitError(f"--out {path} is a directory; give the profile's file name")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise MemkitError(f"cannot write the profile to {path}: permission denied")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise MemkitError(f"cannot write the profile to {path}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise MemkitError(f"cannot write the profile to {path}: {folder} is not writable")
+
+
 def main(args) -> int:
+    out = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
+    if not args.dry_run:
+        check_writable(out)
     exps = {e.name: e for e in lab.discover(lab.find_bench_dir(args.build))}
     probes = [(exps[name], extra, choose) for name, extra, choose in PROBES if name in exps]
     if not probes:
         raise MemkitError("none of the experiments tuning needs is built ("
                           + ", ".join(n for n, _, _ in PROBES) + "); run `make` first")
-    out = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
     # Measure the built-in defaults, not a profile from an earlier tune.
     os.environ["MEMKIT_PROFILE"] = "none"
     os.environ.pop("MEMKIT_TUNABLES", None)
