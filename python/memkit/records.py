@@ -41,11 +41,14 @@ def _floats(v) -> Optional[list]:
     return out or None
 
 
-def baseline_text(baseline: Optional[dict]) -> Optional[str]:
-    """"glibc size=4096": how the baseline is named where one line must do."""
+def baseline_text(baseline: Optional[dict], own_params: Optional[dict] = None) -> Optional[str]:
+    """"glibc", or "glibc size=4096" where the baseline's parameters are not
+    the measurement's own: how the baseline is named where one line must do."""
     if not baseline:
         return None
     params = baseline.get("params") or {}
+    if own_params is not None and params == own_params:
+        return str(baseline.get("series", "?"))
     return " ".join([str(baseline.get("series", "?"))] + [f"{k}={v}" for k, v in sorted(params.items())])
 
 
@@ -80,7 +83,7 @@ def measurement(rec: dict, fmt: int = 1) -> dict:
         "axis": axis,
         "better": better,
         "baseline": baseline,
-        "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline),
+        "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec.get("params") or {}),
         "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
         "ratio": rec.get("ratio"),
         "ratio_min": rec.get("ratio_min"),

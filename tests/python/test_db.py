@@ -183,7 +183,7 @@ def test_format_2_records_round_trip(tmp_path):
         assert m["process_samples"] == [10.0, 11.0] and m["ratios"] == [1.2, 1.3, 1.25]
         assert m["axis"] == {"name": "size", "unit": "B"} and m["better"] == "lower"
         assert m["baseline"] == {"series": "glibc", "params": {"size": 4096}}
-        assert m["ratio_to"] == "glibc size=4096"
+        assert m["ratio_to"] == "glibc"
         assert d.verdict_records(run) == [{"experiment": "memset-sizes", "text": "memkit lost", "kind": "loss"},
                                           {"experiment": "memset-sizes", "text": "plain", "kind": None}]
 

@@ -54,10 +54,13 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
 
 def _row(c: cmp.Change) -> str:
     mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.direction]
+    if not c.judged:
+        mark = "not judged (short call, one process)"
     interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
+    shift = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
     return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
-            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval} q={c.q:.2g} "
-            f"({c.basis}s, min {100 * c.min_effect:.0f}%)  {mark}")
+            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval}{shift} q={c.q:.2g} "
+            f"({c.basis}s{f', min {100 * c.min_effect:.0f}%' if c.judged else ''})  {mark}")
 
 
 def _busy_notes(a: dict, b: dict) -> list[str]:
@@ -68,7 +71,8 @@ def main(args) -> int:
     with Database(db_path(args)) as db:
         a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
-    result = cmp.compare_measurements(ma, mb)
+    busy = bool(a.get("busy") or b.get("busy"))
+    result = cmp.compare_measurements(ma, mb, busy=busy)
     worse = [c for c in result.flagged if c.direction == "worse"]
     if args.json:
         print(json.dumps({
@@ -76,7 +80,9 @@ def main(args) -> int:
             "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
             "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
                                 for line in part],
-            "compared": len(result.changes), "only_a": result.only_a, "only_b": result.only_b,
+            "compared": len(result.changes), "not_judged": sum(not c.judged for c in result.changes),
+            "only_a": result.only_a, "only_b": result.only_b,
+            "experiment_shifts": {k: v for k, v in result.shifts.items()},
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
             "changes": [c.as_json() for c in result.flagged],
         }, indent=1))
@@ -95,15 +101,25 @@ def main(args) -> int:
         gm = "-" if math.isnan(s.geomean_ratio) else f"{s.geomean_ratio:.3f}"
         print(f"\n{s.experiment}: {s.compared} measurements in both; flagged: {s.better} better, "
               f"{s.worse} worse, {s.changed} changed; geometric mean speed-up B/A {gm}")
+        shift = result.shifts.get(s.experiment)
+        if shift and abs(math.log(shift)) > math.log1p(cmp.MIN_EFFECT):
+            print(f"  the experiment as a whole moved x{shift:.3f} (B/A, median over its measurements): "
+                  f"the machine, most likely; each measurement is judged against that")
         shown = [c for c in result.changes if c.experiment == s.experiment and (args.all or c.flagged)]
         shown.sort(key=lambda c: -abs(math.log(c.ratio)))
         for c in shown:
             print(_row(c))
+    unjudged = sum(not c.judged for c in result.changes)
+    if busy:
+        print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
+    if unjudged:
+        print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
+              f"one process, their placement noise between processes is larger than a change")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each), "
           f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
-          f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples) or "
-          f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only)")
+          f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
+          f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only){f' (x{cmp.BUSY_FACTOR:g}: busy)' if busy else ''}")
     if result.only_a or result.only_b:
         print(f"{result.only_a} measurements only in run {a['id']}, {result.only_b} only in run {b['id']}")
     return 1 if args.fail_on_regression and worse else 0

@@ -20,8 +20,8 @@ HELP = "run experiments (all by default) and store the results"
 def add_arguments(p):
     p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                    help="experiments to run (default: all, in the suite's order; see `memkit list`); "
-                        "key=value words (after `--` or not) are passed to the one experiment named "
-                        "(its arguments: the experiment's --help)")
+                        "key=value words (after `--` or not) are passed to the one experiment named, "
+                        "EXPERIMENT:key=value to that experiment (its arguments: the experiment's --help)")
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
     add_db_option(p)
@@ -32,13 +32,27 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def split_arguments(words: list[str]) -> tuple[list[str], list[str]]:
-    """(experiment names, key=value arguments)."""
+def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """(experiment names, {experiment: its key=value arguments}).  A bare
+    key=value goes to the one experiment named; EXP:key=value to EXP."""
     names = [w for w in words if "=" not in w]
-    args = [w for w in words if "=" in w]
-    if args and len(names) != 1:
-        raise MemkitError(f"arguments ({' '.join(args)}) go to one experiment: name exactly one "
-                          f"(e.g. `memkit run fill-regions -- {args[0]}`)")
+    args: dict[str, list[str]] = {}
+    bare = []
+    for w in words:
+        if "=" not in w:
+            continue
+        exp, sep, kv = w.partition(":")
+        if sep and "=" not in exp:
+            if exp not in names:
+                raise MemkitError(f"argument {w} is for {exp}, which is not among the experiments to run")
+            args.setdefault(exp, []).append(kv)
+        else:
+            bare.append(w)
+    if bare:
+        if len(names) != 1:
+            raise MemkitError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
+                              f"(e.g. `memkit run fill-regions -- {bare[0]}`), or write EXPERIMENT:{bare[0]}")
+        args.setdefault(names[0], []).extend(bare)
     return names, args
 
 
@@ -93,7 +107,7 @@ def main(args) -> int:
         progress = ProgressLine()
         results = []
         for i, e in enumerate(exps, 1):
-            extra = exp_args if exp_args else [] if args.quick else lab.SUITE_ARGS.get(e.name, [])
+            extra = exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
             print(f"== {e.name} ({i}/{len(exps)}){' --quick' if args.quick else ''}"
                   f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
 
