@@ -30,7 +30,9 @@ A change is decided in three steps:
    Measurements are judged against the shift (a machine-wide slowdown is
    reported once, per experiment, not as hundreds of changes).
 4. A minimum effect on the ratio against the shift: MIN_EFFECT on
-   per-process samples; PLACEMENT_EFFECT on per-round samples, which cannot
+   per-process samples (SHORT_CALL_PROCESS_EFFECT for times under
+   SHORT_CALL_NS, which move by up to 15% between processes);
+   PLACEMENT_EFFECT on per-round samples, which cannot
    see the placement noise between processes and so are read conservatively.
    A time under SHORT_CALL_NS (by the record's unit) with per-round samples
    only is not judged at all: two processes of one binary were seen 1.8x
@@ -59,6 +61,8 @@ FDR = 0.05
 MIN_EFFECT = 0.05
 PLACEMENT_EFFECT = 0.20
 SHORT_CALL_NS = 50.0
+SHORT_CALL_PROCESS_EFFECT = 0.15
+PROCESSES_MIN = 3
 BUSY_FACTOR = 2.0
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 SEED = 20240601
@@ -95,8 +99,10 @@ def headline(ms: list[dict]) -> dict:
 
 
 def samples_of(m: dict) -> tuple[list[float], str]:
-    """(samples, "process" | "round" | "range")."""
-    if m.get("process_samples") and len(m["process_samples"]) >= 2:
+    """(samples, "process" | "round" | "range"): one value per process where
+    there are at least PROCESSES_MIN (two say nothing about the spread
+    between processes), else the rounds (of every process, pooled)."""
+    if m.get("process_samples") and len(m["process_samples"]) >= PROCESSES_MIN:
         return list(m["process_samples"]), "process"
     if m.get("sample_values"):
         return list(m["sample_values"]), "round"
@@ -107,10 +113,11 @@ def samples_of(m: dict) -> tuple[list[float], str]:
 
 def min_effect(m: dict, basis: str) -> float:
     """The smallest change called for a measurement (see the module's step 4)."""
-    if basis == "process":
-        return MIN_EFFECT
     scale = TIME_UNITS_NS.get((m.get("unit") or "").strip())
-    if scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS:
+    short = scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS
+    if basis == "process":
+        return SHORT_CALL_PROCESS_EFFECT if short else MIN_EFFECT
+    if short:
         return math.inf   # not judged: placement noise between processes
     return PLACEMENT_EFFECT
 

@@ -159,10 +159,15 @@ def test_short_calls_in_one_process_are_not_judged_and_busy_runs_need_more():
     b = [m("x", 8, 4.0, rng=rng)]
     (c,) = cmp.compare_measurements(a, b).changes
     assert not c.judged and not c.flagged and c.as_json()["min_effect"] is None
+    a[0]["process_samples"] = [2.0, 2.02]          # two processes say nothing about their spread
+    b[0]["process_samples"] = [4.0, 4.02]
+    (c,) = cmp.compare_measurements(a, b).changes
+    assert c.basis == "round" and not c.judged
     a[0]["process_samples"] = [2.0, 2.02, 1.98, 2.01]
     b[0]["process_samples"] = [4.0, 4.02, 3.98, 4.01]
     (c,) = cmp.compare_measurements(a, b).changes
-    assert c.judged and c.flagged and c.direction == "worse"
+    assert c.basis == "process" and c.judged and c.flagged and c.direction == "worse"
+    assert c.min_effect == cmp.SHORT_CALL_PROCESS_EFFECT
     # 30% slower: flagged on a quiet machine, not when either run was busy.
     a = [m("x", 4096, 100.0, rng=rng)]
     b = [m("x", 4096, 130.0, rng=rng)]
