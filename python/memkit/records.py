@@ -41,15 +41,21 @@ def _floats(v) -> Optional[list]:
     return out or None
 
 
-def baseline_text(baseline: Optional[dict], own_params: Optional[dict] = None) -> Optional[str]:
-    """"glibc", or "glibc size=4096" where the baseline's parameters are not
-    the measurement's own: how the baseline is named where one line must do."""
+def baseline_text(baseline: Optional[dict], own: Optional[dict] = None) -> Optional[str]:
+    """How the baseline is named where one line must do: its series where
+    that is not the measurement's own, and the parameters where it differs
+    from the measurement ("glibc"; "value=90" for the same series filling
+    90s; "glibc size=4096" when nothing is known of the measurement)."""
     if not baseline:
         return None
     params = baseline.get("params") or {}
-    if own_params is not None and params == own_params:
-        return str(baseline.get("series", "?"))
-    return " ".join([str(baseline.get("series", "?"))] + [f"{k}={v}" for k, v in sorted(params.items())])
+    series = str(baseline.get("series", "?"))
+    if own is None:
+        return " ".join([series] + [f"{k}={v}" for k, v in sorted(params.items())])
+    own_params = own.get("params") or {}
+    parts = [] if series == own.get("series") else [series]
+    parts += [f"{k}={v}" for k, v in sorted(params.items()) if own_params.get(k) != v]
+    return " ".join(parts) or series
 
 
 def measurement(rec: dict, fmt: int = 1) -> dict:
@@ -83,7 +89,7 @@ def measurement(rec: dict, fmt: int = 1) -> dict:
         "axis": axis,
         "better": better,
         "baseline": baseline,
-        "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec.get("params") or {}),
+        "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec),
         "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
         "ratio": rec.get("ratio"),
         "ratio_min": rec.get("ratio_min"),

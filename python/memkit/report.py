@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit import compare as cmp
-from memkit import plots, records
+from memkit import plots, recording_plot, records
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 
@@ -189,10 +189,12 @@ def ratio_figure(fig: Figures, rows: list[dict], x: str, xlabel: str, size_axis:
     out = []
     for (series, base), pts in curves.items():
         pts.sort(key=lambda m: m["params"][x])
+        spread = [middle_half(m) for m in pts]
+        shaded = all(s is not None for s in spread)
         out.append({"label": f"{series} vs {base}", "series": series, "x": [m["params"][x] for m in pts],
                     "y": [m["ratio"] for m in pts],
-                    "lo": [m.get("ratio_min", m["ratio"]) for m in pts],
-                    "hi": [m.get("ratio_max", m["ratio"]) for m in pts]})
+                    "lo": [s[0] for s in spread] if shaded else None,
+                    "hi": [s[1] for s in spread] if shaded else None})
     if new:
         ylabel, what = "speed-up vs baseline (> 1: faster)", "paired per-round speed-up over the baseline " \
                                                                "(> 1: the series is faster)"
@@ -204,7 +206,20 @@ def ratio_figure(fig: Figures, rows: list[dict], x: str, xlabel: str, size_axis:
     path = fig.path("ratio", tag)
     plots.lines(out, path=path, title=f"{fig.exp}: {what.split(' (')[0]}{' (' + tag + ')' if tag else ''}",
                 xlabel=xlabel, ylabel=ylabel, size_axis=size_axis, levels=levels, reference=1.0)
-    fig.add(path, what + "; shaded: min..max over the rounds")
+    fig.add(path, what + "; shaded: the middle half of the rounds' ratios, where there are 4 or more")
+
+
+def middle_half(m: dict) -> Optional[tuple[float, float]]:
+    """The 25th..75th percentile of a measurement's per-round ratios (the
+    extremes of a few rounds on a busy machine span 0.004..13x)."""
+    rs = sorted(m.get("ratios") or [])
+    if len(rs) < 4:
+        return None
+    def q(f):
+        i = f * (len(rs) - 1)
+        lo = int(i)
+        return rs[lo] + (rs[min(lo + 1, len(rs) - 1)] - rs[lo]) * (i - lo)
+    return q(0.25), q(0.75)
 
 
 def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, over: str, levels):
@@ -288,6 +303,17 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     else:
         bar_figure(fig, rows, pref)
     return fig.items, rows
+
+
+def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
+    """The recordings (`memkit record`) an experiment replayed, each a plot
+    named after the experiment like every other."""
+    out = []
+    for name, caption in recording_plot.figures(ms, plot_dir, slug):
+        final = f"{slug(exp)}-{name}"
+        (plot_dir / name).replace(plot_dir / final)
+        out.append((f"{PLOTS_DIR}/{final}", caption))
+    return out
 
 
 # ---- the headline ----
@@ -537,7 +563,9 @@ def write_report(db, run_id: int, out: Path) -> Path:
             lst = f"<ul class='verdicts'>{items}</ul>"
             parts.append(lst if len(vs) <= FOLD_ROWS else
                          f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
-        figures, rows = experiment_figures(name, db.measurements(run_id, name), levels, plot_dir)
+        ms = db.measurements(run_id, name)
+        figures, rows = experiment_figures(name, ms, levels, plot_dir)
+        figures += recorded_figures(name, ms, plot_dir)
         for src, caption in figures:
             parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
                          "</figure>")

@@ -188,6 +188,14 @@ def test_format_2_records_round_trip(tmp_path):
                                           {"experiment": "memset-sizes", "text": "plain", "kind": None}]
 
 
+def test_baseline_is_named_by_what_differs():
+    from memkit.records import baseline_text
+    own = {"series": "vector-loop", "params": {"size": 4096, "value": 0}}
+    assert baseline_text({"series": "vector-loop", "params": {"size": 4096, "value": 90}}, own) == "value=90"
+    assert baseline_text({"series": "glibc", "params": {"size": 4096, "value": 0}}, own) == "glibc"
+    assert baseline_text({"series": "glibc", "params": {"size": 64}}) == "glibc size=64"
+
+
 def test_old_format_records_have_no_speedup():
     from memkit import records
     old = records.measurement({"series": "a", "params": {}, "metric": "ns_per_call", "unit": "ns",

@@ -6,9 +6,8 @@ import csv
 import json
 import sys
 
-from memkit.commands._common import add_db_option, db_path
+from memkit.commands._common import add_db_option, chosen_run, db_path
 from memkit.db import Database
-from memkit.errors import MemkitError
 
 NAME = "export"
 HELP = "print a run's measurements (default: the last run) as CSV or JSON"
@@ -40,10 +39,7 @@ def _cell(m: dict, col: str, run_id: int):
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
-        runs = db.runs()
-        if not runs:
-            raise MemkitError(f"no runs in {db.path}; `memkit run` first")
-        run_id = args.run if args.run is not None else runs[-1]["id"]
+        run_id = chosen_run(db, args.run)
         run = db.run(run_id)
         ms = db.measurements(run_id)
         verdicts = db.verdict_records(run_id)
