@@ -54,12 +54,18 @@ def wait_gone(pgid: int, seconds: float = 20) -> list[int]:
     return left
 
 
+def default_sigint():
+    """Ctrl-C as at a terminal, even where the tests run with SIGINT ignored
+    (a background job of a non-interactive shell)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], tmp_path: Path) -> subprocess.Popen:
     """The experiment in a process group of its own (its pgid is its pid),
     once both processes are up; the grid lasts seconds, the kill comes at once."""
     p = subprocess.Popen([str(experiment()), "--jsonl", str(tmp_path / "r.jsonl"), *args],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=default_sigint)
     for line in p.stderr:
         if line.startswith("progress: ipc-copy 1/"):   # forked, the first size under way
             return p
@@ -93,7 +99,7 @@ def test_tiny_grid_delivers_every_copier(tmp_path, shm_before, backing):
 def test_ctrl_c_leaves_nothing(tmp_path, shm_before):
     p = start(["backing=shm", *LONG], tmp_path)
     os.killpg(p.pid, signal.SIGINT)
-    p.wait(timeout=20)
+    assert p.wait(timeout=20) == -signal.SIGINT
     assert not wait_gone(p.pid), "a process of the run outlived Ctrl-C"
 
 
