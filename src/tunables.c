@@ -137,17 +137,12 @@ MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
     return 0;
 }
 
-MK_EARLY static int variant_known(mk_op op, const char *s, size_t n, int *usable)
+MK_EARLY static int variant_known(const char *s, size_t n, int *usable)
 {
-    const mk_cpu_info *cpu = mk_cpu_early();
-    for (size_t i = 0; i < mk_variant_def_count(); i++) {
-        const mk_variant_def *v = mk_variant_def_at(i);
-        if (v->op == op && str_eq_n(s, n, v->name)) {
-            *usable = mk_cpu_satisfies(cpu, v->needs);
-            return 1;
-        }
-    }
-    return 0;
+    const mk_variant_row *r = mk_variant_named(s, n);
+    if (r)
+        *usable = mk_cpu_satisfies(mk_cpu_early(), r->needs);
+    return r != 0;
 }
 
 MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
@@ -206,7 +201,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
             int usable = 0;
             if (str_eq_n(val, val_len, "auto")) {
                 field[0] = '\0';
-            } else if (!variant_known(row->op, val, val_len, &usable)) {
+            } else if (!variant_known(val, val_len, &usable)) {
                 report_problem(report, ctx, "unknown variant in", item, item_len,
                                "no such variant (see mk_variants())");
                 problems++;
