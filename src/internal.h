@@ -31,12 +31,27 @@
 MK_HIDDEN const mk_cpu_info *mk_cpu_early(void);
 
 /* ---- rawio.c: raw system calls, usable before libc is up ---- */
+/* The file's contents, NUL-terminated, or -1 (open or read failed). */
 MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
+/* The same for a regular file only, opened without blocking; otherwise -2
+ * (no such file) or -1, with *why ("is not a regular file", ...). */
+MK_HIDDEN long mk_raw_read_regular_file(const char *path, char *buf, size_t cap,
+                                        const char **why);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);
-/* Value of NAME in the process's initial environment (/proc/self/environ,
- * read on the first call), copied to buf; returns 1 if found.  Not thread-safe:
- * for the configuration's one-time initialisation only. */
-MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
+/* The process's initial environment (/proc/self/environ), whole, in memory
+ * mapped by mk_raw_env_load and unmapped by mk_raw_env_release. */
+typedef struct {
+    char  *text;
+    size_t len, cap;
+} mk_raw_env;
+MK_HIDDEN int mk_raw_env_load(mk_raw_env *e);
+/* NAME's value (NUL-terminated, inside e), or NULL. */
+MK_HIDDEN const char *mk_raw_env_get(const mk_raw_env *e, const char *name);
+MK_HIDDEN void mk_raw_env_release(mk_raw_env *e);
+/* Whether the program runs with privileges its invoker lacks (setuid,
+ * setgid, file capabilities: AT_SECURE); then the environment and the
+ * invoker's files are not to be trusted. */
+MK_HIDDEN int mk_raw_secure_execution(void);
 
 /* ---- tunables.c ---- */
 MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);

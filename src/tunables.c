@@ -100,7 +100,8 @@ MK_EARLY static void report_problem(void (*report)(void *, const char *), void *
         report(ctx, line);
 }
 
-/* "4096", "64K", "64M", "1G", "never" (SIZE_MAX).  Returns 0 on success. */
+/* "4096", "64K", "64KB", "64KiB", "64M", "1G", "never" (SIZE_MAX).  Returns 0
+ * on success. */
 MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
 {
     if (str_eq_n(s, n, "never") || str_eq_n(s, n, "max")) {
@@ -126,9 +127,9 @@ MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
         if (shift == 99)
             return -1;
         i++;
-        if (i < n && (s[i] == 'i' || s[i] == 'B')) /* "64KiB", "64KB" */
-            i++;
-        if (i < n && s[i] == 'B')
+        if (i + 1 < n && s[i] == 'i' && s[i + 1] == 'B')   /* "64KiB" */
+            i += 2;
+        else if (i < n && s[i] == 'B')                      /* "64KB" */
             i++;
     }
     if (i != n || (shift && v > (SIZE_MAX >> shift)))

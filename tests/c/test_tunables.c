@@ -66,7 +66,8 @@ static void bad_values(void)
         "nt_threshold=1e3", "nt_threshold= 64", "nt_threshold=64 ", "nt_threshold=0x40",
         "nt_threshold=18446744073709551616", "nt_threshold=99999999999999999999999",
         "nt_threshold=17179869184G", "nt_threshold=64KK", "nt_threshold=64KiBB",
-        "nt_threshold=never!", "nt_threshold=\xff\xfe",
+        "nt_threshold=never!", "nt_threshold=\xff\xfe", "nt_threshold=1KBB", "nt_threshold=1Ki",
+        "nt_threshold=1MiBB", "nt_threshold=1GiBi",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mk_tunables t = base();
