@@ -10,12 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* memkit's own threads (named memkit-*): a sanitizer's helper threads do
+ * not count. */
 static int threads_now(void)
 {
     int n = 0;
     DIR *d = opendir("/proc/self/task");
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        if (f && fgets(comm, sizeof comm, f))
+            n += strncmp(comm, "memkit-", 7) == 0;
+        if (f)
+            fclose(f);
+    }
     if (d)
         closedir(d);
     return n;
@@ -37,12 +46,13 @@ static int still_mapped(const char *path)
 int main(int argc, char **argv)
 {
     const char *lib = argc > 1 ? argv[1] : "libmemkit.so";
+    int cycles = argc > 2 ? atoi(argv[2]) : 50;
     size_t n = (size_t)9 << 20;
     unsigned char *src = malloc(n), *dst = malloc(n);
     for (size_t i = 0; i < n; i++)
         src[i] = (unsigned char)(i * 7 + 1);
     int baseline = threads_now(), failed = 0;
-    for (int cycle = 0; cycle < 50 && !failed; cycle++) {
+    for (int cycle = 0; cycle < cycles && !failed; cycle++) {
         void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             printf("dlopen %s: %s\n", lib, dlerror());
@@ -60,14 +70,18 @@ int main(int argc, char **argv)
         }
         if (cycle == 0)
             printf("the default pool has %u workers\n", workers);
+        if (workers > 0 && threads_now() != baseline + (int)workers) {
+            printf("cycle %d: the pool's %u workers are not all named memkit-*\n", cycle, workers);
+            failed = 1;
+        }
         dlclose(h);
         if (still_mapped(lib)) {
             printf("cycle %d: %s still mapped after dlclose (nothing was unloaded)\n", cycle, lib);
             failed = 1;
         }
         if (threads_now() != baseline) {
-            printf("cycle %d: %d threads after dlclose, %d before dlopen\n", cycle, threads_now(),
-                   baseline);
+            printf("cycle %d: %d memkit threads after dlclose, %d before dlopen\n", cycle,
+                   threads_now(), baseline);
             failed = 1;
         }
     }
