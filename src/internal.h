@@ -1,4 +1,11 @@
-/* Library-internal declarations shared across src/. */
+/* Library-internal declarations shared across src/.
+ *
+ * The load-time layers, each using only those above it:
+ *   cpu.c, rawio.c   cpuid; raw system calls
+ *   variants.c       the variant registry: one row per ISA of isa.def
+ *   tunables.c       the tunables' table, defaults and parsing
+ *   config.c         defaults, then the profile, then MEMKIT_TUNABLES
+ *   dispatch.c       every ifunc binding, from the configuration and registry */
 #ifndef MEMKIT_INTERNAL_H
 #define MEMKIT_INTERNAL_H
 
