@@ -55,6 +55,9 @@ MK_HIDDEN int mk_raw_env_load(mk_raw_env *e);
 /* NAME's value (NUL-terminated, inside e), or NULL. */
 MK_HIDDEN const char *mk_raw_env_get(const mk_raw_env *e, const char *name);
 MK_HIDDEN void mk_raw_env_release(mk_raw_env *e);
+/* NAME's value copied to buf: 1 if set and it fits whole; 0 if unset, too
+ * long (never cut short) or in secure execution (an invoker's setting). */
+MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
 /* Whether the program runs with privileges its invoker lacks (setuid,
  * setgid, file capabilities: AT_SECURE); then the environment and the
  * invoker's files are not to be trusted. */

@@ -158,6 +158,24 @@ MK_EARLY void mk_raw_env_release(mk_raw_env *e)
     *e = (mk_raw_env){0};
 }
 
+/* One variable, copied to buf: 1 if set and wholly copied, 0 if unset, too
+ * long for buf (never cut short) or in secure execution. */
+MK_EARLY int mk_raw_getenv(const char *name, char *buf, size_t cap)
+{
+    mk_raw_env env;
+    if (cap == 0 || mk_raw_secure_execution() || !mk_raw_env_load(&env))
+        return 0;
+    const char *v = mk_raw_env_get(&env, name);
+    size_t n = 0;
+    while (v && v[n] && n < cap)
+        n++;
+    int ok = v && n < cap;
+    for (size_t i = 0; ok && i <= n; i++)
+        buf[i] = v[i];
+    mk_raw_env_release(&env);
+    return ok;
+}
+
 /* ---- secure execution ---- */
 
 /* AT_SECURE from /proc/self/auxv (what glibc's getauxval(AT_SECURE) and
