@@ -101,7 +101,7 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
         if (named || len != -2) {
             mk_raw_write_stderr("memkit: profile ");
             mk_raw_write_stderr(path);
-            mk_raw_write_stderr(named ? " (MEMKIT_PROFILE) " : " ");
+            mk_raw_write_stderr(named ? " (MEMKIT_PROFILE) cannot be read: " : " cannot be read: ");
             mk_raw_write_stderr(why);
             mk_raw_write_stderr("; using the defaults\n");
         }

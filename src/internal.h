@@ -41,7 +41,7 @@ MK_HIDDEN const mk_cpu_info *mk_cpu_early(void);
 /* The file's contents, NUL-terminated, or -1 (open or read failed). */
 MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
 /* The same for a regular file only, opened without blocking; otherwise -2
- * (no such file) or -1, with *why ("is not a regular file", ...). */
+ * (no such file) or -1, with *why ("not a regular file", ...). */
 MK_HIDDEN long mk_raw_read_regular_file(const char *path, char *buf, size_t cap,
                                         const char **why);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);

@@ -62,30 +62,30 @@ MK_EARLY long mk_raw_read_file(const char *path, char *buf, size_t cap)
  * could block, or swallow the program's own input). */
 MK_EARLY long mk_raw_read_regular_file(const char *path, char *buf, size_t cap, const char **why)
 {
-    *why = "cannot be opened";
+    *why = "open failed";
     if (cap == 0)
         return -1;
     long fd = raw_syscall3(SYS_open, (long)path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
     if (fd == -ENOENT || fd == -ENOTDIR)
-        *why = "does not exist";
+        *why = "no such file";
     if (fd < 0)
         return fd == -ENOENT || fd == -ENOTDIR ? -2 : -1;
     struct stat st;
     if (raw_syscall3(SYS_fstat, fd, (long)&st, 0) != 0 || !S_ISREG(st.st_mode)) {
         raw_syscall3(SYS_close, fd, 0, 0);
-        *why = "is not a regular file";
+        *why = "not a regular file";
         return -1;
     }
     if ((unsigned long)st.st_size >= cap) {
         raw_syscall3(SYS_close, fd, 0, 0);
-        *why = "is too large";
+        *why = "too large";
         return -1;
     }
     long len = read_all_and_close(fd, buf, cap);
     if (len < 0)
-        *why = "cannot be read";
+        *why = "read error";
     else if ((size_t)len == cap - 1)    /* grew past its fstat size */
-        *why = "is too large", len = -1;
+        *why = "too large", len = -1;
     return len;
 }
 
