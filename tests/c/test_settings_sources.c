@@ -97,25 +97,9 @@ static int ok(const child_result *r)
            strstr(r->out, "tunables ");
 }
 
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-/* "name=value" among the child's tunables (":"-separated, one line). */
 static int has(const child_result *r, const char *setting)
 {
-    const char *t = strstr(r->out, "tunables ");
-    if (!t)
-        return 0;
-    size_t n = strlen(setting), len = strcspn(t, "\n");
-    for (const char *p = t + 9; p < t + len; p = p + strcspn(p, ":\n") + 1)
-        if (!strncmp(p, setting, n) && (p[n] == ':' || p[n] == '\n'))
-            return 1;
-    return 0;
+    return tunables_line_has(r->out, setting);
 }
 
 static const char *profile_in_force(const child_result *r)
@@ -153,7 +137,7 @@ static void not_regular_files(void)
               r.hung ? "hung" : "failed", r.status);
         CHECK(profile_in_force(&r)[0] == '\0', "MEMKIT_PROFILE=%s taken as a profile ('%s')",
               named[i], profile_in_force(&r));
-        CHECK(lines(r.err) == 1 && strstr(r.err, named[i]), "MEMKIT_PROFILE=%s: stderr '%s'",
+        CHECK(count_lines(r.err) == 1 && strstr(r.err, named[i]), "MEMKIT_PROFILE=%s: stderr '%s'",
               named[i], r.err);
     }
 
@@ -170,7 +154,7 @@ static void not_regular_files(void)
     snprintf(home_env, sizeof home_env, "HOME=%s", home);
     char *env[] = {home_env, NULL};
     child_result r = run(self, NULL, env, -1, -1);
-    CHECK(ok(&r) && lines(r.err) == 1 && strstr(r.err, "not a regular file"),
+    CHECK(ok(&r) && count_lines(r.err) == 1 && strstr(r.err, "not a regular file"),
           "a FIFO at the default path: %s, stderr '%s'", r.hung ? "hung" : "ran", r.err);
 
     /* /dev/stdin as the profile: the program's input stays its own. */
@@ -199,7 +183,7 @@ static void nul_in_profile(void)
     child_result r = run(self, NULL, env, -1, -1);
     CHECK(ok(&r) && !has(&r, "nt_threshold=5242880") && profile_in_force(&r)[0] == '\0',
           "a profile with a NUL byte was applied: %s", r.out);
-    CHECK(lines(r.err) == 1 && strstr(r.err, "corrupt"), "NUL byte: stderr '%s'", r.err);
+    CHECK(count_lines(r.err) == 1 && strstr(r.err, "corrupt"), "NUL byte: stderr '%s'", r.err);
 
     /* The same without the NUL byte is fine (the test can fail). */
     write_file(path, text, 16, 0600);
@@ -263,8 +247,8 @@ static void long_inputs(void)
         n += (size_t)snprintf(junk + n, sizeof junk - n, "bogus%d:", (int)(n % 10));
     char *env4[] = {junk, "MEMKIT_PROFILE=none", NULL};
     r = run(self, NULL, env4, -1, -1);
-    CHECK(ok(&r) && lines(r.err) <= 10 && strstr(r.err, "more problems"),
-          "120 KB of junk: %d stderr lines", lines(r.err));
+    CHECK(ok(&r) && count_lines(r.err) <= 10 && strstr(r.err, "more problems"),
+          "120 KB of junk: %d stderr lines", count_lines(r.err));
 }
 
 /* ---- item: secure execution ---- */
