@@ -2,6 +2,7 @@
  *
  * The load-time layers, each using only those above it:
  *   cpu.c, rawio.c   cpuid; raw system calls
+ *   strategy.c       the per-CPU strategy table (the CPU's row)
  *   variants.c       the variant registry: one row per ISA of isa.def
  *   tunables.c       the tunables' table, defaults and parsing
  *   config.c         defaults, then the profile, then MEMKIT_TUNABLES
@@ -65,6 +66,12 @@ MK_HIDDEN int mk_raw_secure_execution(void);
 
 /* ---- tunables.c ---- */
 MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);
+
+/* ---- strategy.c: the per-CPU table ---- */
+/* Sets the microarchitecture-dependent tunables from the CPU's row. */
+MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu);
+/* The row a CPU gets (mk_strategy() is this for the running CPU). */
+MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
 
 /* ---- config.c ----
  * The configuration every routine reads: set once by mk_config() (called by
