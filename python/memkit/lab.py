@@ -34,6 +34,7 @@ SUITE_ORDER = [
     "fill-regions",
     "copy-sweep",
     "parallel-sweep",
+    "ipc-copy",
     "size-distributions",
     "faults",
     "zeroing",
