@@ -2,7 +2,7 @@
  *
  * A file that instantiates a template defines MK_VEC_BYTES (16, 32 or 64) and
  * is compiled with the matching -m flags (CMake sets them from the file-name
- * suffix: *_sse2.c, *_avx2.c, *_avx512.c).  Everything here is static inline,
+ * suffix: *_sse2.c, *_avx2.c, *_avx512.c, per the table in isa.def).  Everything here is static inline,
  * so each instantiation gets code for its own ISA only. */
 #ifndef MEMKIT_SIMD_H
 #define MEMKIT_SIMD_H
