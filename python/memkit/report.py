@@ -231,6 +231,13 @@ def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, ov
     for m in ms:
         if m["metric"] != rows[0]["metric"] or m["params"].get(over) in (None, fixed):
             continue
+        base_rec = m.get("baseline") or {}
+        if records.speedup(m) is not None and (base_rec.get("params") or {}).get(over) == fixed:
+            # The record's own paired speed-up over the aligned copy (format 2).
+            key = (base_rec["series"], m["params"].get(x))
+            if key not in worst or m["ratio"] < worst[key][0]:
+                worst[key] = (m["ratio"], m["params"][over])
+            continue
         key = (m["series"], m["params"].get(x))
         base = main.get(key)
         s, s0 = speed(m), speed(base) if base else None
