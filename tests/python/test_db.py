@@ -85,7 +85,7 @@ def test_failed_store_leaves_nothing(tmp_path):
     bad.measurements.append({"series": None, "params": {}, "metric": "m"})   # NOT NULL violated
     with Database(tmp_path / "m.db", create=True) as d:
         store(d)
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(MemkitError, match="NOT NULL constraint failed"):
             store(d, results=[result("x"), bad])
         assert len(d.runs()) == 1
         assert d.conn.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 4

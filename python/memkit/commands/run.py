@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import datetime
 import shlex
-import socket
 import sys
 
 from memkit import lab
-from memkit.commands._common import add_build_option, add_db_option, db_path
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.terminal import ProgressLine
@@ -23,6 +22,7 @@ def add_arguments(p):
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
     add_db_option(p)
+    add_host_option(p)
     add_build_option(p)
 
 
@@ -30,9 +30,9 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _print_summary(results, run_id, path):
+def _print_summary(results, run_id, where, host):
     print()
-    print(f"== summary: run {run_id} (stored in {path}) ==")
+    print(f"== summary: run {run_id} of {host} (stored in {where}) ==")
     for r in results:
         print(f"{r.name:<20} {r.status:<8} {r.seconds:7.1f} s")
         for v in r.verdicts:
@@ -46,6 +46,7 @@ def _print_summary(results, run_id, path):
 def main(args) -> int:
     exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), args.experiments)
     path = db_path(args)
+    host = host_name(args)
     # Open (and create) the database before spending minutes on experiments:
     # an unusable path fails now.
     with Database(path, create=True) as db:
@@ -76,9 +77,9 @@ def main(args) -> int:
             except MemkitError:
                 fingerprint = None
         run_id = db.store_run(started_at=started, finished_at=_now(), quick=args.quick,
-                              fingerprint=fingerprint, results=results, hostname=socket.gethostname(),
+                              fingerprint=fingerprint, results=results, hostname=host,
                               command=shlex.join(sys.argv))
-    _print_summary(results, run_id, path)
+    _print_summary(results, run_id, db.path, host)
     failed = [r for r in results if r.status != "ok"]
     if failed:
         raise MemkitError(f"{len(failed)} experiment(s) did not finish: " +
