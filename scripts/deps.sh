@@ -22,12 +22,21 @@ else
   need+=(libclang-rt-14-dev)
 fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
+pg_missing=0
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { need+=(postgresql); pg_missing=1; }
 
 if ((${#need[@]})); then
   echo "deps: installing ${need[*]}"
   SUDO=""
   [[ $(id -u) -ne 0 ]] && SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  if ((pg_missing)); then
+    # The tests make their own clusters: no default one created and started.
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/memkit.conf >/dev/null
+  fi
+  apt=(apt-get -o DPkg::Lock::Timeout=600)
+  $SUDO "${apt[@]}" update -qq
+  $SUDO "${apt[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from memkit.errors import MemkitError
 
@@ -30,15 +29,7 @@ def url_scheme(target: str):
 
 def safe_url(url: str) -> str:
     """The URL without its password, for messages."""
-    try:
-        u = urlsplit(url)
-    except ValueError:
-        return url
-    if u.password is None:
-        return url
-    host = u.hostname or ""
-    netloc = f"{u.username or ''}:***@{host}" + (f":{u.port}" if u.port else "")
-    return urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
+    return re.sub(r"^([^:/]+://[^:@/]*):[^@/]*@", r"\1:***@", url)
 
 
 def one_line(e: BaseException) -> str:
@@ -158,12 +149,19 @@ class PostgreSQL:
         self.name = safe_url(url)
         try:
             import psycopg
+            import psycopg.conninfo
             from psycopg.rows import dict_row
         except ImportError:
             raise MemkitError("a postgresql:// database needs the psycopg package "
                               "(pip install 'psycopg[binary]'; `make venv` installs it)")
         self._psycopg = psycopg
         self.errors = (psycopg.Error,)
+        try:
+            port = psycopg.conninfo.conninfo_to_dict(url).get("port") or "5432"
+        except psycopg.ProgrammingError as e:
+            raise MemkitError(f"invalid database URL {self.name}: {one_line(e)}")
+        if not re.fullmatch(r"[0-9]+(,[0-9]+)*", str(port)):
+            raise MemkitError(f"invalid database URL {self.name}: the port '{port}' is not a number")
         try:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=10,
                                         application_name="memkit")

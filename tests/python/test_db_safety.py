@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, make_fake_build, run_cli
 from memkit import cli
 from memkit.db import Database
 from test_cli import one_line_error
 from test_db import result, store
 
 WRITERS = 6
-ROUNDS = 8
+ROUNDS = 5
 
 
 def _create_and_store(path, barrier, errors):
@@ -60,7 +60,8 @@ def _ro_mount_works(tmp_path) -> bool:
     return p.returncode == 0
 
 
-def test_read_only_file_system_is_refused_before_running(fake_build, tmp_path):
+def test_read_only_file_system_is_refused_before_running(tmp_path):
+    fake_build = make_fake_build(tmp_path / "b1", ["ok"])
     if not _ro_mount_works(tmp_path):
         pytest.skip("cannot mount a file system here (needs a private mount namespace)")
     with Database(tmp_path / "m.db", create=True) as d:

@@ -8,6 +8,7 @@ from memkit import compare as cmp
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.fleet import latest_runs
 from memkit.fingerprint import differences
 
 NAME = "compare"
@@ -17,6 +18,8 @@ HELP = "compare two runs (default: the last two): ratios, changes beyond the noi
 def add_arguments(p):
     p.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids A B (default: the last two runs)")
     p.add_argument("--all", action="store_true", help="print every measurement, not only those beyond the noise")
+    p.add_argument("--machine", action="append", metavar="HOST",
+                   help="twice: compare the latest runs of two hosts (see `memkit fleet`)")
     add_db_option(p)
 
 
@@ -57,10 +60,15 @@ def _row(c: cmp.Change) -> str:
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
-        a, b = pick_runs(db.runs(), args.runs)
+        if args.machine:
+            if len(args.machine) != 2 or args.runs:
+                raise MemkitError("--machine takes two hosts (--machine A --machine B) and no run ids")
+            a, b = latest_runs(db, args.machine)
+        else:
+            a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
-    print(f"run {a['id']} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
-          f"run {b['id']} ({b['started_at']}{', quick' if b['quick'] else ''})")
+    print(f"run {a['id']} of {a['hostname'] or '?'} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
+          f"run {b['id']} of {b['hostname'] or '?'} ({b['started_at']}{', quick' if b['quick'] else ''})")
     for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]):
         print(line)
     if a["quick"] != b["quick"]:

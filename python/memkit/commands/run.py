@@ -7,6 +7,7 @@ import shlex
 import sys
 
 from memkit import lab
+from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
 from memkit.errors import MemkitError
@@ -78,7 +79,7 @@ def main(args) -> int:
                 fingerprint = None
         run_id = db.store_run(started_at=started, finished_at=_now(), quick=args.quick,
                               fingerprint=fingerprint, results=results, hostname=host,
-                              command=shlex.join(sys.argv))
+                              command=shlex.join(map(safe_url, sys.argv)))
     _print_summary(results, run_id, db.path, host)
     failed = [r for r in results if r.status != "ok"]
     if failed:
