@@ -29,23 +29,28 @@ def _create_and_store(path, barrier, errors):
         errors.put(f"{type(e).__name__}: {e}")
 
 
+def create_at_once(target, n: int = WRITERS) -> list:
+    """n processes open target (creating it) at the same moment and store a
+    run each; returns what went wrong."""
+    ctx = multiprocessing.get_context("fork")
+    barrier, errors = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_create_and_store, args=(target, barrier, errors)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    got = []
+    while not errors.empty():
+        got.append(errors.get())
+    return got + [f"exit status {p.exitcode}" for p in procs if p.exitcode]
+
+
 def test_many_processes_create_one_database_at_once(tmp_path):
     # Before creation was one locked transaction, about half of these rounds
     # failed with "table fingerprints already exists" or "schema version 0".
-    ctx = multiprocessing.get_context("fork")
     for rnd in range(ROUNDS):
         path = tmp_path / f"r{rnd}.db"
-        barrier, errors = ctx.Barrier(WRITERS), ctx.Queue()
-        procs = [ctx.Process(target=_create_and_store, args=(path, barrier, errors)) for _ in range(WRITERS)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(60)
-        got = []
-        while not errors.empty():
-            got.append(errors.get())
-        assert not got, f"round {rnd}: {got}"
-        assert all(p.exitcode == 0 for p in procs)
+        assert create_at_once(path) == [], f"round {rnd}"
         with Database(path) as d:
             assert len(d.runs()) == WRITERS
 

@@ -127,3 +127,19 @@ def test_fleet_on_a_database_without_runs(tmp_path):
         pass
     line = one_line_error(run_cli("fleet", "--db", tmp_path / "e.db"))
     assert line == f"memkit: error: no runs in {tmp_path / 'e.db'}; `memkit run` first"
+
+
+def test_fleet_report_page(fleet_db, tmp_path, capsys):
+    out = tmp_path / "fleet"
+    assert cli.main(["report", "--fleet", "--db", fleet_db, "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {out / 'index.html'}"
+    page = (out / "index.html").read_text()
+    assert page.index(f"<h2>{ZEN4} &middot; 2 hosts</h2>") < page.index(f"<h2>{ZEN5} &middot; 3 hosts</h2>")
+    for host in FLEET:
+        assert f"<td><b>{host}</b></td>" in page
+    # alpha's microcode cell is marked changed, with what it was.
+    assert "<td class='changed'><b>0xb1</b><br><span class='meta'>was 0xb0</span></td>" in page
+    assert page.count("class='changed'") == 3   # alpha, beta microcode; delta tunables
+    assert "2 hosts (alpha, beta) took microcode 0xb0 -&gt; 0xb1 (not taken by gamma)" in page
+    assert "delta: all 6 moved measurements" in page
+    assert cli.main(["report", "--fleet", "--run", "1", "--db", fleet_db, "--out", str(out)]) == 1

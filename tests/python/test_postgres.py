@@ -2,7 +2,6 @@
 pgserver.py): the same behaviour as the SQLite file, several machines
 writing at once, killed writers, migrations, and the connection errors."""
 
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -17,8 +16,8 @@ from memkit.db import Database
 from memkit.errors import MemkitError
 from pgserver import _free_port
 from test_cli import one_line_error, wait_for_line
-from test_db import KILLED_WRITER, result, store
-from test_db_safety import _create_and_store
+from test_db import kill_writer_inside, result, store
+from test_db_safety import WRITERS, create_at_once
 
 
 @pytest.fixture
@@ -93,21 +92,11 @@ def test_older_schema_is_migrated_by_reader_and_writer(target, monkeypatch):
 
 
 def test_machines_creating_the_schema_at_once(pg_server):
-    ctx = multiprocessing.get_context("fork")
     for _ in range(2):
         url = pg_server.new_database()
-        barrier, errors = ctx.Barrier(6), ctx.Queue()
-        procs = [ctx.Process(target=_create_and_store, args=(url, barrier, errors)) for _ in range(6)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(60)
-        got = []
-        while not errors.empty():
-            got.append(errors.get())
-        assert not got and all(p.exitcode == 0 for p in procs), got
+        assert create_at_once(url) == []
         with Database(url) as d:
-            assert len(d.runs()) == 6
+            assert len(d.runs()) == WRITERS
             assert d.backend.execute("SELECT COUNT(*) AS n FROM fingerprints").fetchone()["n"] == 1
 
 
@@ -133,13 +122,7 @@ def test_two_hosts_run_at_once_through_the_cli(one_build, pg_url):
 def test_killed_writer_leaves_nothing(pg_url):
     with Database(pg_url, create=True) as d:
         earlier = store(d, results=[result("earlier", n=10)])
-    p = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, pg_url, str(REPO / "python"),
-                          str(REPO / "tests" / "python")], stdout=subprocess.PIPE, text=True)
-    try:
-        assert p.stdout.readline().strip() == "inside"
-    finally:
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait()
+    kill_writer_inside(pg_url)
     with Database(pg_url, create=True) as d:
         assert [r["id"] for r in d.runs()] == [earlier]
         assert d.backend.execute("SELECT COUNT(*) AS n FROM measurements").fetchone()["n"] == 10
