@@ -3,9 +3,13 @@
 # machine: the compilers and build tools from apt, nothing if already there.
 # Python packages go into the project's .venv (see the Makefile), never the
 # system.
+#   scripts/deps.sh          what building needs
+#   scripts/deps.sh --test   and what the tests need besides (a headless
+#                            browser that opens the lab's report)
 set -euo pipefail
 
 need=()
+pg_missing=0
 have() { command -v "$1" >/dev/null 2>&1; }
 have cc || have gcc || need+=(gcc)
 have cmake || need+=(cmake)
@@ -22,9 +26,11 @@ else
   need+=(libclang-rt-14-dev)
 fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
-# The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
-pg_missing=0
-compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { need+=(postgresql); pg_missing=1; }
+if [[ "${1:-}" == "--test" ]]; then
+  have chromium || need+=(chromium)
+  # The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { need+=(postgresql); pg_missing=1; }
+fi
 
 if ((${#need[@]})); then
   echo "deps: installing ${need[*]}"
@@ -36,7 +42,7 @@ if ((${#need[@]})); then
     $SUDO mkdir -p /etc/postgresql-common/createcluster.d
     echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/memkit.conf >/dev/null
   fi
-  apt=(apt-get -o DPkg::Lock::Timeout=600)
-  $SUDO "${apt[@]}" update -qq
-  $SUDO "${apt[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Another apt-get may hold the lock (a shared machine): wait for it.
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

@@ -2,7 +2,7 @@
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
-(decided by memkit.compare, as `memkit compare` decides them).  Hosts are
+(flagged by memkit.compare, as `memkit compare` flags them).  Hosts are
 grouped by CPU model, and within a group the hosts that took the same change
 are put side by side with what moved on all of them: the Downs seed's
 microcode update, seen across machines, is one line.
@@ -17,21 +17,19 @@ from typing import Optional
 
 from memkit import compare as cmp
 from memkit.errors import MemkitError
-from memkit.fingerprint import LOUD_FIELDS
+from memkit.fingerprint import LOUD_FIELDS, changed_keys, describe_change
 
 MAX_SHOWN = 3   # moved measurements named per host line
 
 
-def changed_keys(fa: dict, fb: dict) -> dict:
+def machine_changes(fa: dict, fb: dict) -> dict:
     """{key: [before, after]} for the fingerprint fields that change performance."""
     fa, fb = fa or {}, fb or {}
-    return {k: [fa.get(k), fb.get(k)] for k in LOUD_FIELDS if fa.get(k) != fb.get(k)}
+    return {k: [fa.get(k), fb.get(k)] for k in changed_keys(fa, fb) if k in LOUD_FIELDS}
 
 
 def change_text(changes: dict) -> str:
-    def show(v):
-        return "(none)" if v in ("", None) else str(v)
-    return "; ".join(f"{k} {show(a)} -> {show(b)}" for k, (a, b) in changes.items())
+    return "; ".join(describe_change(k, a, b) for k, (a, b) in changes.items())
 
 
 def measurement_name(c) -> str:
@@ -50,11 +48,11 @@ class HostStatus:
     previous: Optional[dict]
     runs: int
     changes: dict = field(default_factory=dict)       # fingerprint key -> [before, after]
-    moved: list = field(default_factory=list)         # compare.Change beyond the noise, strongest first
+    moved: list = field(default_factory=list)         # compare.Change flagged, strongest first
     compared: int = 0                                 # measurements in both runs
 
-    def count(self, verdict: str) -> int:
-        return sum(c.verdict == verdict for c in self.moved)
+    def count(self, direction: str) -> int:
+        return sum(c.direction == direction for c in self.moved)
 
 
 @dataclass
@@ -64,7 +62,7 @@ class Pattern:
     cpu_model: str
     changes: dict
     hosts: list
-    common: list       # [(measurement name, verdict, [ratio per host])]
+    common: list       # [(measurement name, direction, [ratio per host])]
     others: list       # hosts of the model without that change
 
 
@@ -100,10 +98,11 @@ def host_statuses(db) -> list[HostStatus]:
         st = HostStatus(host, (latest["fingerprint"] or {}).get("cpu_model") or "unknown CPU", latest, prev,
                         len(runs))
         if prev is not None:
-            st.changes = changed_keys(prev["fingerprint"], latest["fingerprint"])
-            changes, _, _ = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(latest["id"]))
-            st.compared = len(changes)
-            st.moved = sorted((c for c in changes if c.beyond), key=_strength, reverse=True)
+            st.changes = machine_changes(prev["fingerprint"], latest["fingerprint"])
+            res = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(latest["id"]),
+                                           busy=bool(prev.get("busy") or latest.get("busy")))
+            st.compared = len(res.changes)
+            st.moved = sorted(res.flagged, key=_strength, reverse=True)
         out.append(st)
     return out
 
@@ -127,7 +126,7 @@ def patterns(cpu_model: str, hosts: list[HostStatus]) -> list[Pattern]:
         # What moved the same way on every host that took this change.
         seen = Counter()
         for s in same:
-            seen.update({(measurement_name(c), c.verdict) for c in s.moved})
+            seen.update({(measurement_name(c), c.direction) for c in s.moved})
         common = []
         for (name, verdict), n in seen.items():
             if n == len(same):
@@ -137,12 +136,6 @@ def patterns(cpu_model: str, hosts: list[HostStatus]) -> list[Pattern]:
         out.append(Pattern(cpu_model, same[0].changes, [s.host for s in same], common,
                            [s.host for s in hosts if s not in same]))
     return out
-
-
-def _change_json(c) -> dict:
-    return {"experiment": c.experiment, "series": c.series, "params": c.params, "metric": c.metric,
-            "unit": c.unit, "before": c.a, "after": c.b, "ratio": c.ratio, "noise": c.spread,
-            "direction": c.verdict}
 
 
 def to_json(statuses: list[HostStatus]) -> dict:
@@ -157,7 +150,7 @@ def to_json(statuses: list[HostStatus]) -> dict:
                 "fingerprint_changes": s.changes,
                 "compared": s.compared,
                 "better": s.count("better"), "worse": s.count("worse"), "changed": s.count("changed"),
-                "moved": [_change_json(c) for c in s.moved],
+                "moved": [c.as_json() for c in s.moved],
             } for s in hosts],
             "patterns": [{"changes": p.changes, "hosts": p.hosts, "without_change": p.others,
                           "moved_on_all": [{"measurement": n, "direction": v, "ratios": r} for n, v, r in p.common]}

@@ -39,7 +39,7 @@ def _moved_cell(s: fleet.HostStatus) -> str:
         return f"<td>nothing beyond the noise ({s.compared} compared)</td>"
     counts = ", ".join(f"<span class='{v}'>{n} {v}</span>" for v in ("worse", "better", "changed")
                        if (n := s.count(v)))
-    top = "<br>".join(f"<span class='{c.verdict}'>x{c.ratio:.2f}</span> {e(fleet.measurement_name(c))}"
+    top = "<br>".join(f"<span class='{c.direction}'>x{c.ratio:.2f}</span> {e(fleet.measurement_name(c))}"
                       for c in s.moved[:fleet.MAX_SHOWN])
     return f"<td>{counts} of {s.compared}<br>{top}</td>"
 
@@ -71,12 +71,12 @@ def write_fleet_report(db, out: Path) -> Path:
             parts.append("<ul>" + "".join(f"<li>{e(fleet.pattern_line(p))}</li>" for p in pats) + "</ul>")
         for s in hosts:
             if len(s.moved) > fleet.MAX_SHOWN:
-                rows = "".join(f"<tr><td class='{c.verdict}'>{c.verdict}</td><td>x{c.ratio:.3f}</td>"
+                rows = "".join(f"<tr><td class='{c.direction}'>{c.direction}</td><td>x{c.ratio:.3f}</td>"
                                f"<td>{e(fleet.measurement_name(c))}</td><td>{c.a:.4g} &rarr; {c.b:.4g} "
-                               f"{e(c.unit)}</td><td>&plusmn;{100 * c.spread:.1f}%</td></tr>" for c in s.moved)
+                               f"{e(c.unit)}</td><td>{c.low:.3f} .. {c.high:.3f}</td></tr>" for c in s.moved)
                 parts.append(f"<details><summary>{e(s.host)}: all {len(s.moved)} moved measurements</summary>"
                              f"<table><tr><th></th><th>ratio</th><th>measurement</th><th>before &rarr; after</th>"
-                             f"<th>noise</th></tr>{rows}</table></details>")
+                             f"<th>95% interval of the ratio</th></tr>{rows}</table></details>")
     parts.append("<p class='meta'>Two hosts side by side: <code>memkit compare --machine A --machine B</code>; "
                  "the same as text: <code>memkit fleet</code>.</p></body></html>")
     path = out / "index.html"

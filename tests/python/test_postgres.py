@@ -12,11 +12,12 @@ import pytest
 from conftest import REPO, cli_env, make_fake_build, run_cli
 from memkit import cli
 from memkit import db as dbmod
+from memkit.backends import open_backend
 from memkit.db import Database
 from memkit.errors import MemkitError
 from pgserver import _free_port
 from test_cli import one_line_error, wait_for_line
-from test_db import kill_writer_inside, result, store
+from test_db import V1_SCHEMA_ROWS, kill_writer_inside, result, store
 from test_db_safety import WRITERS, create_at_once
 
 
@@ -73,11 +74,12 @@ def test_failed_store_leaves_nothing_on_both(target):
 def test_older_schema_is_migrated_by_reader_and_writer(target, monkeypatch):
     with Database(target, create=True) as d:
         store(d)
-    monkeypatch.setattr(dbmod, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(dbmod, "MIGRATIONS", {2: ["ALTER TABLE runs ADD COLUMN note TEXT",
-                                                  "ALTER TABLE measurements ADD COLUMN spread REAL"]})
+    new = dbmod.SCHEMA_VERSION + 1
+    monkeypatch.setattr(dbmod, "SCHEMA_VERSION", new)
+    monkeypatch.setattr(dbmod, "MIGRATIONS", {**dbmod.MIGRATIONS, new: [
+        "ALTER TABLE runs ADD COLUMN note TEXT", "ALTER TABLE measurements ADD COLUMN spread REAL"]})
     with Database(target) as d:   # a reader: migrates, keeps the run
-        assert d.backend.schema_version() == 2
+        assert d.backend.schema_version() == new
         (run,) = d.runs()
         assert "note" in run and run["note"] is None
         d.backend.execute("BEGIN")
@@ -85,10 +87,28 @@ def test_older_schema_is_migrated_by_reader_and_writer(target, monkeypatch):
         d.backend.execute("COMMIT")
         assert d.measurements(run["id"])[0]["spread"] == 0.125   # a double, not a 4-byte float
     with Database(target, create=True) as d:   # already there: nothing applied twice
-        assert d.backend.schema_version() == 2 and len(d.runs()) == 1
-    monkeypatch.setattr(dbmod, "SCHEMA_VERSION", 1)
-    with pytest.raises(MemkitError, match=r"schema version 2\) \(written by a newer memkit\)"):
+        assert d.backend.schema_version() == new and len(d.runs()) == 1
+    monkeypatch.setattr(dbmod, "SCHEMA_VERSION", new - 1)
+    with pytest.raises(MemkitError, match=f"has schema version {new}, newer than this memkit's {new - 1}"):
         Database(target)
+
+
+def test_version_1_database_is_migrated_on_both(target):
+    b = open_backend(target, create=True)
+    b.begin(write=True)
+    for stmt in dbmod.SCHEMA.split(";"):
+        if stmt.strip():
+            b.execute(b.ddl(stmt))
+    for row in V1_SCHEMA_ROWS:
+        b.execute(row)
+    b.set_schema_version(1)
+    b.execute("COMMIT")
+    b.close()
+    with Database(target) as d:
+        assert d.backend.schema_version() == dbmod.SCHEMA_VERSION
+        (m,) = d.measurements(1)
+        assert (m["value"], m["samples"], m["ratio"], m["format"]) == (3.5, 7, 0.9, 1)
+        assert d.verdict_records(1) == [{"experiment": "old", "text": "an old verdict", "kind": None}]
 
 
 def test_machines_creating_the_schema_at_once(pg_server):

@@ -6,6 +6,7 @@ import os
 import socket
 
 from memkit import db
+from memkit.errors import MemkitError
 
 
 def add_db_option(parser):
@@ -32,3 +33,11 @@ def add_host_option(parser):
 
 def host_name(args) -> str:
     return getattr(args, "host", None) or os.environ.get("MEMKIT_HOST") or socket.gethostname()
+
+
+def chosen_run(db, wanted) -> int:
+    """The run asked for, else the database's last one."""
+    runs = db.runs()
+    if not runs:
+        raise MemkitError(f"no runs in {db.path}; `memkit run` first")
+    return wanted if wanted is not None else runs[-1]["id"]

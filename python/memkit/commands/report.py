@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit.commands._common import add_db_option, db_path
+from memkit.commands._common import add_db_option, chosen_run, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
 
@@ -24,12 +24,9 @@ def add_arguments(p):
 def main(args) -> int:
     from memkit.report import write_report   # matplotlib: only when needed
     with Database(db_path(args)) as db:
-        runs = db.runs()
-        if not runs:
-            raise MemkitError(f"no runs in {db.path}; `memkit run` first")
-        run_id = args.run if args.run is not None else runs[-1]["id"]
         if args.fleet and args.run is not None:
             raise MemkitError("--fleet reports every host's latest run: it takes no --run")
+        run_id = chosen_run(db, args.run)   # also: no runs at all is an error
         try:
             if args.fleet:
                 from memkit.fleet_report import write_fleet_report
