@@ -64,11 +64,28 @@ WORKLOADS = {
     "set": ("memset", "memset of a non-zero value"),
     "copy": ("memcpy", "memcpy, aligned"),
     "copy3": ("memcpy", "memcpy, destination 3 bytes off"),
+    "pset": ("parallel", "mk_parallel_memset"),
+    "pcopy": ("parallel", "mk_parallel_memcpy"),
 }
+# The parallel engine cuts work into 2 MiB chunks: below two there is nothing to share.
+FAMILY_MIN_SIZE = {"parallel": 1 << 20}
 
 
-def strategies(family: str) -> list[Strategy]:
+def thread_counts(cpus: int) -> list[int]:
+    """The pool sizes worth trying: 2, 4, 8 and the CPU count, up to 8."""
+    return sorted({n for n in (2, 4, 8, min(cpus, 8)) if 2 <= n <= cpus})
+
+
+def strategies(family: str, cpus: int = 1) -> list[Strategy]:
+    if family == "parallel":
+        return [Strategy("one", family, (("parallel_threshold", NEVER),), "one thread")] + [
+            Strategy(f"threads={n}", family, (("parallel_threshold", 0), ("threads", n)), f"{n} threads")
+            for n in thread_counts(cpus)]
     return [s for s in STRATEGIES if s.family == family]
+
+
+def family_grid(family: str, grid: list[int]) -> list[int]:
+    return [s for s in grid if s >= FAMILY_MIN_SIZE.get(family, 0)]
 
 
 def candidate_name(s: Strategy) -> str:
@@ -245,6 +262,11 @@ class Choice:
     def setting(self) -> str:
         return f"{self.name}={NEVER if self.value is None else self.value}"
 
+    def show(self, v: Optional[int]) -> str:
+        if self.name == "threads":
+            return "derived" if not v else str(v)
+        return fmt_size(v)
+
 
 def first_grid_size(grid: list[int], threshold: Optional[int]) -> Optional[int]:
     """The smallest grid size a threshold applies to (None: none)."""
@@ -341,7 +363,31 @@ def decide_memcpy(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
     return out, {"copy": picks}
 
 
-DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy}
+def decide_parallel(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
+    """From which size the pool beats one thread, and with how many threads;
+    `defaults["pool_threads"]` is the default pool's size."""
+    names = [k.split(":", 1)[1] for k in times if k.startswith("parallel:")]
+    pool = f"threads={defaults.get('pool_threads', 1)}"
+    if pool not in names:
+        return [], {}
+    d_from = defaults.get("parallel_threshold")
+    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s,
+                  pool if d_from is not None and s >= d_from else "one") for s in grid]
+    # "parallel" is any pool size: the threshold is where one thread stops.
+    as_pool = [Pick(p.size, "pool" if p.default != "one" else "one",
+                    "pool" if p.chosen != "one" else "one", p.evidence) for p in picks]
+    out = [threshold("parallel_threshold", d_from, suffix_start(as_pool, "pool"), grid, as_pool, "pool",
+                     "the thread pool (mk_parallel_memset/memcpy)")]
+    top = picks[-1] if picks else None
+    if top and top.chosen != "one" and top.chosen != pool:
+        n = int(top.chosen.split("=")[1])
+        out.append(Choice("threads", defaults.get("threads"), n,
+                          f"{n} threads (the default pool has {pool[8:]}): at {fmt_size(top.size)} "
+                          f"{top.evidence.says()}", True))
+    return out, {"parallel": picks}
+
+
+DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy, "parallel": decide_parallel}
 
 
 # ---- the profile ----
@@ -373,8 +419,7 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: 
     kept = [c for c in choices if not c.moved]
     if kept:
         lines += ["", "# kept at the built-in default (not written, so a newer memkit's table applies):"]
-        lines += [f"#   {c.name}={fmt_size(c.default) if c.default is not None else NEVER}: {c.why}"
-                  for c in kept]
+        lines += [f"#   {c.name}={c.show(c.default)}: {c.why}" for c in kept]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("\n".join(lines) + "\n")

@@ -48,6 +48,15 @@ def fingerprint(probe: Path) -> dict:
     return fp
 
 
+def pool_threads(probe: Path) -> int:
+    """The default pool's size under the built-in defaults."""
+    p = Process(probe, 4096, clean_env(), "defaults")
+    try:
+        return int(p.ask("pool"))
+    finally:
+        p.close()
+
+
 class Process:
     """One probe process: libmemkit as configured by `env`."""
 
@@ -76,7 +85,7 @@ class Process:
     def tunables(self) -> tuple[str, str]:
         """(the tunables in force, the profile in force)."""
         line = self.ask("tunables")
-        tun, _, prof = line[len("tunables "):].partition("  profile ")
+        tun, _, prof = line[len("tunables "):].partition("  profile")
         return tun, prof.strip()
 
     def time(self, op: str, size: int, reps: int, best_of: int = 1) -> float:

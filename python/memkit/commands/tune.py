@@ -86,14 +86,17 @@ def method_text(s: dict, grid: list[int]) -> str:
             f"at least {tune.MARGIN:.0%} at the median" if need is not None else
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
-    return (f"memkit's own mk_memset/mk_memcpy, each strategy forced through MEMKIT_TUNABLES in its own "
+    return (f"memkit's own mk_memset, mk_memcpy and mk_parallel_*, each strategy forced through MEMKIT_TUNABLES in its own "
             f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
             f"{len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}; {rule}")
 
 
-def measure_family(probe, family, grid, s, progress, step) -> dict:
+def measure_family(probe, family, grid, s, cpus, progress, step) -> dict:
     ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
-    strats = tune.strategies(family)
+    strats = tune.strategies(family, cpus)
+    if len(strats) < 2 or not grid:
+        print(f"== {step} {family}: nothing to compare on this machine", flush=True)
+        return {}
     plan = tune_probe.Plan(
         configs={tune.candidate_name(st): tune_probe.Config(
                      tune_probe.clean_env(MEMKIT_TUNABLES=st.tunables()),
@@ -127,14 +130,19 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     s = settings(args, fp)
     grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"])
     defaults = tune.parse_tunables(fp.get("tunables", ""))
+    defaults["pool_threads"] = tune_probe.pool_threads(probe)
+    cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]})")
     print(f"method: {method_text(s, grid)}", flush=True)
     progress = ProgressLine()
     choices = []
     families = list(tune.DECIDERS)
     for i, family in enumerate(families, 1):
-        times = measure_family(probe, family, grid, s, progress, f"{i}/{len(families)}")
-        got, picks = tune.DECIDERS[family](times, grid, defaults)
+        fgrid = tune.family_grid(family, grid)
+        times = measure_family(probe, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
+        if not times:
+            continue
+        got, picks = tune.DECIDERS[family](times, fgrid, defaults)
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         choices += got
@@ -142,8 +150,7 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     print()
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
     for c in choices:
-        print(f"{c.name:<22} {tune.fmt_size(c.default):>10} "
-              f"{(tune.fmt_size(c.value) if c.moved else '(default)'):>10}  {c.why}")
+        print(f"{c.name:<22} {c.show(c.default):>10} {(c.show(c.value) if c.moved else '(default)'):>10}  {c.why}")
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
@@ -157,7 +164,8 @@ def tune_main(args, probe: Path, fp: dict) -> int:
 
 
 PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
-               "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):"}
+               "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):",
+               "parallel": "parallel (memset, memcpy):"}
 
 
 def check_loads(probe: Path, path: Path) -> None:
@@ -182,11 +190,12 @@ def check_main(args, probe: Path, fp: dict) -> int:
         configs={"defaults": tune_probe.Config(tune_probe.clean_env()),
                  "profile": tune_probe.Config(tune_probe.clean_env(MEMKIT_PROFILE=str(path)),
                                               profile=str(path))},
-        cells=[(op, size) for op in tune.WORKLOADS for size in grid],
+        cells=[(op, size) for op, (family, _) in tune.WORKLOADS.items()
+               for size in tune.family_grid(family, grid)],
         rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
           f"each in its own process, {plan.rounds} interleaved rounds, {len(plan.cells)} cells "
-          f"({', '.join(tune.WORKLOADS)} at {len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
+          f"({', '.join(tune.WORKLOADS)} at sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
           "between the tuning grid's)", flush=True)
     progress = ProgressLine()
     times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
