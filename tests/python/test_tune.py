@@ -51,12 +51,55 @@ def test_pick_rejects_a_challenger_slower_on_one_workload():
     assert tune.pick(t, "memcpy", ["loop", "rep_movsb"], ["copy", "copy3"], 4096, "loop").chosen == "loop"
 
 
-def test_threshold_keeps_a_default_the_grid_agrees_with():
-    grid = [1 << 20, 2 << 20, 4 << 20]
-    picks = [tune.Pick(s, "nt" if s >= 3 << 20 else "loop", "nt" if s >= 3 << 20 else "loop", None)
-             for s in grid]
-    c = tune.threshold("nt_threshold", 3 << 20, tune.suffix_start(picks, "nt"), grid, picks, "nt", "nt")
-    assert not c.moved and c.value == 3 << 20
+def picks_of(default_from, chosen: dict, sizes, win=1.5):
+    """Picks over sizes: the default "nt" from default_from, "loop" below;
+    `chosen` overrides a size's pick (with evidence of `win`)."""
+    out = []
+    for s in sizes:
+        d = "nt" if s >= default_from else "loop"
+        c = chosen.get(s, d)
+        out.append(tune.Pick(s, d, c, None if c == d else tune.Evidence(c, d, s, [win] * 7)))
+    return out
+
+
+MB = 1 << 20
+
+
+def test_window_keeps_a_default_the_measurement_agrees_with():
+    sizes = [MB, 2 * MB, 4 * MB]
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 3 * MB}, picks_of(3 * MB, {}, sizes), "nt", "nt")
+    assert not c.moved and c.value == 3 * MB and "no measured size" in c.why
+
+
+def test_window_moves_only_where_every_moved_size_is_confident():
+    sizes = [4 * MB, 8 * MB, 11 * MB, 16 * MB, 22 * MB, 32 * MB, 64 * MB]
+    # nt won at 11 and 22 MiB; at 16 MiB the loop stayed (the default, no confidence
+    # either way): the threshold can move to 22 MiB, not to 11
+    picks = picks_of(32 * MB, {11 * MB: "nt", 22 * MB: "nt"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value == 22 * MB and "1.50x" in c.why and "7/7 rounds" in c.why
+    # the loop won at 32 MiB and at 64 MiB: never
+    picks = picks_of(32 * MB, {32 * MB: "loop", 64 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value is None
+    # the loop won at 32 MiB only: from 64 MiB
+    picks = picks_of(32 * MB, {32 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value == 64 * MB
+    # the loop won at 64 MiB only, nt stays at 32: no single threshold follows that
+    picks = picks_of(32 * MB, {64 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert not c.moved and c.value == 32 * MB and "confident wins against the default at 64 MiB" in c.why
+
+
+def test_window_with_an_end():
+    sizes = [16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10]
+    picks = [tune.Pick(s, "loop", c, None if c == "loop" else tune.Evidence(c, "loop", s, [2.0] * 7))
+             for s, c in zip(sizes, ["loop", "rep_movsb", "rep_movsb", "loop", "loop"])]
+    got = tune.window(("rep_movsb_threshold", "rep_movsb_stop"),
+                      {"rep_movsb_threshold": None, "rep_movsb_stop": None}, picks, "rep_movsb", "rep")
+    assert [(c.name, c.value, c.moved) for c in got] == [
+        ("rep_movsb_threshold", 32 << 10, True), ("rep_movsb_stop", 128 << 10, True)]
 
 
 def test_size_grid():
