@@ -248,6 +248,18 @@ def memcpy_default(t: dict, size: int) -> str:
     return "nt" if nt is not None and size >= nt else "loop"
 
 
+def path_of(t: dict, op: str, size: int) -> str:
+    """What memkit runs for one cell under tunables t (pool_threads: the
+    pool's size), for telling the cells a profile changes from the others."""
+    family = WORKLOADS[op][0]
+    if family == "memset":
+        return memset_default(t, op == "set0", size)
+    if family == "memcpy":
+        return memcpy_default(t, size)
+    start = t.get("parallel_threshold")
+    return f"threads={t.get('pool_threads')}" if start is not None and size >= start else "one"
+
+
 # ---- from picks to thresholds ----
 
 @dataclass

@@ -234,6 +234,7 @@ def test_check_reports_help_and_harm(tmp_path, fake_probe, tuned):
     p = run_tune(fake_probe, "--check", "--out", tuned[1])
     assert p.returncode == 0, p.stdout + p.stderr
     assert "helped" in p.stdout and "hurt nowhere beyond noise" in p.stdout
+    assert "loop -> nt" in p.stdout and "run the same code under both" in p.stdout
     bad = tmp_path / "bad"
     bad.write_text("cpu=AuthenticAMD family=25 model=17\nrep_stosb_threshold=0\n")
     p = run_tune(fake_probe, "--check", "--out", bad)
