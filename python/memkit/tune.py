@@ -422,7 +422,8 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: 
         f"# machine: {fingerprint.get('cpu_model', '?')} (microcode {fingerprint.get('microcode', '?')}), "
         f"kernel {fingerprint.get('kernel', '?')}, glibc {fingerprint.get('glibc', '?')}",
         f"# measured: {now}.  MEMKIT_TUNABLES overrides any line; delete this file to go back",
-        "# to the built-in defaults.  `memkit tune --check` measures what this profile changes.",
+        f"# to the built-in defaults (strategy row {fingerprint.get('strategy', '?')}).  "
+        "`memkit tune --check` measures what this profile changes.",
         f"# method: {method}",
         "",
         "# the CPU measured on: libmemkit ignores this profile on another vendor, family or model",

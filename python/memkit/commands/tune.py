@@ -132,7 +132,8 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     defaults = tune.parse_tunables(fp.get("tunables", ""))
     defaults["pool_threads"] = tune_probe.pool_threads(probe)
     cpus = int(fp.get("cpus_online") or 1)
-    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]})")
+    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
+          f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
     print(f"method: {method_text(s, grid)}", flush=True)
     progress = ProgressLine()
     choices = []
