@@ -13,7 +13,7 @@ BUILD      := build
 VENV       := .venv
 VENV_STAMP := $(VENV)/.stamp
 
-.PHONY: all deps lib venv test test-c test-asan test-tsan test-fuzz test-python bench install clean
+.PHONY: all deps test-deps lib venv test test-c test-asan test-tsan test-fuzz test-python bench install clean
 
 all: lib venv
 
@@ -55,8 +55,11 @@ test-tsan: deps
 test-fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
-test-python: venv lib
-	@MEMKIT_BUILD=$(BUILD) $(VENV)/bin/python -m pytest -q tests/python
+test-deps:
+	@scripts/deps.sh --test
+
+test-python: venv lib test-deps
+	@MEMKIT_BUILD=$(BUILD) MEMKIT_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q tests/python
 
 # The default suite (results/memkit.db), its summary, then the report even
 # when an experiment failed (the run keeps the others); Ctrl-C stops here.

@@ -3,6 +3,9 @@
 # machine: the compilers and build tools from apt, nothing if already there.
 # Python packages go into the project's .venv (see the Makefile), never the
 # system.
+#   scripts/deps.sh          what building needs
+#   scripts/deps.sh --test   and what the tests need besides (a headless
+#                            browser that opens the lab's report)
 set -euo pipefail
 
 need=()
@@ -22,12 +25,16 @@ else
   need+=(libclang-rt-14-dev)
 fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [[ "${1:-}" == "--test" ]]; then
+  have chromium || need+=(chromium)
+fi
 
 if ((${#need[@]})); then
   echo "deps: installing ${need[*]}"
   SUDO=""
   [[ $(id -u) -ne 0 ]] && SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Another apt-get may hold the lock (a shared machine): wait for it.
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

@@ -4,7 +4,7 @@ measurements and verdicts.
 Location: --db PATH, else $MEMKIT_DB, else results/memkit.db under the
 current directory.
 
-Schema (PRAGMA user_version = 1):
+Schema (version 2, kept in PRAGMA user_version):
 
   fingerprints  one row per distinct machine state
     id, digest (sha256 of the canonical JSON, unique), cpu_model, microcode,
@@ -12,16 +12,29 @@ Schema (PRAGMA user_version = 1):
   runs          one row per `memkit run`
     id, started_at, finished_at (ISO 8601, UTC), quick (0/1),
     fingerprint_id, profile (the tuned profile in force, '' for none),
-    hostname, command
+    hostname, command, load_avg (1-minute load average when it started),
+    steal_pct (% of CPU time stolen by the hypervisor while it ran),
+    busy (why the machine was busy, '' when it was not)
   experiments   one row per experiment per run
     run_id, name, seed, description, status ('ok', 'failed', 'crashed'),
     seconds, args (JSON list), error, output (the experiment's table)
-  measurements  one row per number
+  measurements  one row per number (see memkit.records for the record format)
     run_id, experiment, series (method/variant), params (canonical JSON
     object, e.g. {"size": 4096, "value": 0}), metric, unit, stat (which
-    statistic value is), value, min, median, max, samples, and for
-    interleaved comparisons ratio_to, ratio, ratio_min, ratio_max
-  verdicts      run_id, experiment, seq, text
+    statistic value is), value, min, median, max, samples (the count), and
+    for interleaved comparisons ratio_to, ratio, ratio_min, ratio_max;
+    from version 2: record_format (1: ratios point either way, 2: ratios
+    are speed-ups), axis_name, axis_unit, better ('lower'/'higher'),
+    sample_values (JSON list, one per round), process_samples (JSON list,
+    one per process), baseline_series, baseline_params (canonical JSON),
+    ratios (JSON list of paired per-round speed-ups)
+  verdicts      run_id, experiment, seq, text, kind ('loss', 'fastest',
+    'note' or NULL; from version 2)
+
+Versions: a database is created at version 1 and brought forward by the
+MIGRATIONS (portable SQL: ALTER TABLE ... ADD COLUMN), one transaction per
+version, so a new database and a migrated one have the same columns.  An
+older database is migrated when opened, never refused.
 
 A run is written in one transaction after all its experiments finished:
 an interrupted or killed run leaves no trace and every earlier run intact.
@@ -37,9 +50,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from memkit import records
 from memkit.errors import MemkitError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_PATH = Path("results") / "memkit.db"
 
 SCHEMA = """
@@ -93,9 +107,41 @@ CREATE TABLE verdicts (
 );
 """
 
+# MIGRATIONS[v]: the statements that bring version v-1 to v.
+MIGRATIONS = {
+    2: [
+        "ALTER TABLE measurements ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE measurements ADD COLUMN axis_name TEXT",
+        "ALTER TABLE measurements ADD COLUMN axis_unit TEXT",
+        "ALTER TABLE measurements ADD COLUMN better TEXT",
+        "ALTER TABLE measurements ADD COLUMN sample_values TEXT",
+        "ALTER TABLE measurements ADD COLUMN process_samples TEXT",
+        "ALTER TABLE measurements ADD COLUMN baseline_series TEXT",
+        "ALTER TABLE measurements ADD COLUMN baseline_params TEXT",
+        "ALTER TABLE measurements ADD COLUMN ratios TEXT",
+        "ALTER TABLE verdicts ADD COLUMN kind TEXT",
+        "ALTER TABLE runs ADD COLUMN load_avg REAL",
+        "ALTER TABLE runs ADD COLUMN steal_pct REAL",
+        "ALTER TABLE runs ADD COLUMN busy TEXT",
+    ],
+}
+
 TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
+# Version 2's columns and how a normalised measurement (memkit.records) fills them.
+MEASUREMENT_V2 = (
+    ("record_format", lambda m: m.get("format") or 1),
+    ("axis_name", lambda m: (m.get("axis") or {}).get("name")),
+    ("axis_unit", lambda m: (m.get("axis") or {}).get("unit")),
+    ("better", lambda m: m.get("better")),
+    ("sample_values", lambda m: records.dumps(m.get("sample_values"))),
+    ("process_samples", lambda m: records.dumps(m.get("process_samples"))),
+    ("baseline_series", lambda m: (m.get("baseline") or {}).get("series")),
+    ("baseline_params", lambda m: canonical_params((m["baseline"] or {}).get("params"))
+     if m.get("baseline") else None),
+    ("ratios", lambda m: records.dumps(m.get("ratios"))),
+)
 
 
 def default_path() -> Path:
@@ -132,19 +178,49 @@ class Database:
         except sqlite3.Error as e:
             raise MemkitError(f"cannot use database {self.path}: {e}")
 
+    def _version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _set_version(self, v: int):
+        self.conn.execute(f"PRAGMA user_version = {int(v)}")
+
     def _check_or_create(self):
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        version = self._version()
         names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if version == 0 and not names:
             # One transaction: a half-created schema never exists.
-            self.conn.executescript(f"BEGIN IMMEDIATE;{SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
-            return
-        if version != SCHEMA_VERSION or not set(TABLES) <= names:
+            self.conn.executescript(f"BEGIN IMMEDIATE;{SCHEMA}PRAGMA user_version = 1;COMMIT;")
+            version = 1
+        elif not 1 <= version <= SCHEMA_VERSION or not set(TABLES) <= names:
+            if version > SCHEMA_VERSION:
+                raise MemkitError(f"{self.path} has schema version {version}, newer than this memkit's "
+                                  f"{SCHEMA_VERSION}: upgrade memkit")
             raise MemkitError(f"{self.path} is not a memkit results database (schema version {version})")
-        # A file damaged behind our back fails here rather than mid-report.
-        ok = self.conn.execute("PRAGMA quick_check").fetchone()[0]
-        if ok != "ok":
-            raise MemkitError(f"database {self.path} is corrupt: {ok}")
+        else:
+            # A file damaged behind our back fails here rather than mid-report.
+            ok = self.conn.execute("PRAGMA quick_check").fetchone()[0]
+            if ok != "ok":
+                raise MemkitError(f"database {self.path} is corrupt: {ok}")
+        if version < SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self):
+        """Brings the database to SCHEMA_VERSION, one transaction per version;
+        the version is read again under the write lock, so two processes
+        opening an old database at once migrate it once."""
+        c = self.conn
+        for target in sorted(MIGRATIONS):
+            try:
+                c.execute("BEGIN IMMEDIATE")
+                if self._version() < target:
+                    for stmt in MIGRATIONS[target]:
+                        c.execute(stmt)
+                    self._set_version(target)
+                c.execute("COMMIT")
+            except BaseException:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise
 
     def close(self):
         self.conn.close()
@@ -158,29 +234,36 @@ class Database:
     # ---- writing ----
 
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
-                  results: list, hostname: str = "", command: str = "") -> int:
-        """Writes one run (a list of lab.Result) in a single transaction."""
+                  results: list, hostname: str = "", command: str = "", load: Optional[dict] = None) -> int:
+        """Writes one run (a list of lab.Result) in a single transaction.
+        `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it."""
         c = self.conn
+        load = load or {}
+        cols = [col for col, _ in MEASUREMENT_V2]
         try:
             c.execute("BEGIN IMMEDIATE")
             fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
             profile = (fingerprint or {}).get("profile", "") or ""
             run_id = c.execute(
-                "INSERT INTO runs (started_at, finished_at, quick, fingerprint_id, profile, hostname, command)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (started_at, finished_at, int(quick), fp_id, profile, hostname, command)).lastrowid
+                "INSERT INTO runs (started_at, finished_at, quick, fingerprint_id, profile, hostname, command,"
+                " load_avg, steal_pct, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (started_at, finished_at, int(quick), fp_id, profile, hostname, command,
+                 load.get("load_avg"), load.get("steal_pct"), load.get("busy") or "")).lastrowid
             for r in results:
                 c.execute("INSERT INTO experiments (run_id, name, seed, description, status, seconds, args,"
                           " error, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (run_id, r.name, r.seed, r.description, r.status, r.seconds,
                            json.dumps(list(r.args)), r.error, r.output))
                 c.executemany(
-                    "INSERT INTO measurements (run_id, experiment, params, " + ", ".join(MEASUREMENT_FIELDS) +
-                    ") VALUES (?, ?, ?" + ", ?" * len(MEASUREMENT_FIELDS) + ")",
+                    "INSERT INTO measurements (run_id, experiment, params, " +
+                    ", ".join(MEASUREMENT_FIELDS + tuple(cols)) + ") VALUES (?, ?, ?" +
+                    ", ?" * (len(MEASUREMENT_FIELDS) + len(cols)) + ")",
                     ((run_id, r.name, canonical_params(m.get("params"))) +
-                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) for m in r.measurements))
-                c.executemany("INSERT INTO verdicts (run_id, experiment, seq, text) VALUES (?, ?, ?, ?)",
-                              ((run_id, r.name, i, t) for i, t in enumerate(r.verdicts)))
+                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_V2)
+                     for m in map(records.normalized, r.measurements)))
+                c.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind) VALUES (?, ?, ?, ?, ?)",
+                              ((run_id, r.name, i, v["text"], v["kind"])
+                               for i, v in enumerate(map(records.verdict, r.verdicts))))
             c.execute("COMMIT")
             return run_id
         except BaseException:
@@ -237,17 +320,30 @@ class Database:
             sql += " AND experiment = ?"
             args.append(experiment)
         rows = self._query(sql + " ORDER BY id", args)
-        out = []
-        for r in rows:
-            d = dict(r)
-            d["params"] = json.loads(d["params"])
-            out.append(d)
-        return out
+        return [row_to_measurement(dict(r)) for r in rows]
 
-    def verdicts(self, run_id: int, experiment: Optional[str] = None) -> list[str]:
-        sql = "SELECT text FROM verdicts WHERE run_id = ?"
+    def verdict_records(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
+        """[{"experiment", "text", "kind"}] in the order the experiments wrote them."""
+        sql = "SELECT experiment, text, kind FROM verdicts WHERE run_id = ?"
         args = [run_id]
         if experiment is not None:
             sql += " AND experiment = ?"
             args.append(experiment)
-        return [r[0] for r in self._query(sql + " ORDER BY experiment, seq", args)]
+        return [dict(r) for r in self._query(sql + " ORDER BY experiment, seq", args)]
+
+    def verdicts(self, run_id: int, experiment: Optional[str] = None) -> list[str]:
+        return [v["text"] for v in self.verdict_records(run_id, experiment)]
+
+
+def row_to_measurement(d: dict) -> dict:
+    """A measurements row in memkit.records' normalised shape."""
+    d["params"] = json.loads(d["params"])
+    d["format"] = d.pop("record_format", 1) or 1
+    name, unit = d.pop("axis_name", None), d.pop("axis_unit", None)
+    d["axis"] = {"name": name, "unit": unit} if name is not None else None
+    d["sample_values"] = records.loads(d.get("sample_values"))
+    d["process_samples"] = records.loads(d.get("process_samples"))
+    d["ratios"] = records.loads(d.get("ratios"))
+    series, params = d.pop("baseline_series", None), d.pop("baseline_params", None)
+    d["baseline"] = {"series": series, "params": json.loads(params or "{}")} if series is not None else None
+    return d

@@ -76,13 +76,49 @@ def describe_lines(fp: dict) -> list[tuple[str, str]]:
     ]
 
 
-def differences(a: dict, b: dict) -> tuple[list[str], list[str]]:
-    """(loud, quiet) descriptions of what differs from fingerprint a to b."""
-    def show(v):
-        if v in ("", None):
-            return "(none)"
-        return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+def _settings(text: str) -> dict:
+    """"a=1:b=2" (MEMKIT_TUNABLES syntax) -> {"a": "1", "b": "2"}."""
+    out = {}
+    for item in (text or "").split(":"):
+        if item:
+            k, _, v = item.partition("=")
+            out[k] = v
+    return out
 
-    loud = [f"{k} {show(a.get(k))} -> {show(b.get(k))}" for k in LOUD_FIELDS if a.get(k) != b.get(k)]
-    quiet = [f"{k} {show(a.get(k))} -> {show(b.get(k))}" for k in QUIET_FIELDS if a.get(k) != b.get(k)]
+
+def _show(v) -> str:
+    if v in ("", None):
+        return "(none)"
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+
+def changed_keys(a: dict, b: dict) -> list[str]:
+    """The fingerprint keys whose values differ, loud ones first."""
+    keys = [k for k in dict.fromkeys(list(LOUD_FIELDS) + sorted(set(a) | set(b))) if a.get(k) != b.get(k)]
+    return keys
+
+
+def describe_change(key: str, a, b) -> str:
+    """"tunables: memset=auto -> sse2": only the parts of a key that changed."""
+    if key == "tunables" or (isinstance(a, str) and isinstance(b, str) and "=" in a + b and ":" in a + b):
+        a, b = _settings(a or ""), _settings(b or "")
+    if isinstance(a, dict) and isinstance(b, dict):
+        parts = []
+        for k in dict.fromkeys(list(a) + list(b)):
+            if k not in a:
+                parts.append(f"{k}={_show(b[k])} added")
+            elif k not in b:
+                parts.append(f"{k}={_show(a[k])} removed")
+            elif a[k] != b[k]:
+                parts.append(f"{k}={_show(a[k])} -> {_show(b[k])}")
+        return f"{key}: " + ", ".join(parts)
+    return f"{key}: {_show(a)} -> {_show(b)}"
+
+
+def differences(a: dict, b: dict) -> tuple[list[str], list[str]]:
+    """(loud, quiet) descriptions of what differs from fingerprint a to b,
+    each naming only the key (and its parts) that changed."""
+    loud, quiet = [], []
+    for k in changed_keys(a, b):
+        (loud if k in LOUD_FIELDS else quiet).append(describe_change(k, a.get(k), b.get(k)))
     return loud, quiet

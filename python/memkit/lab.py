@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from memkit import records
 from memkit.errors import MemkitError
 
 PREFIX = "memkit-exp-"
@@ -33,6 +34,7 @@ SUITE_ORDER = [
     "fill-regions",
     "copy-sweep",
     "parallel-sweep",
+    "ipc-copy",
     "size-distributions",
     "faults",
     "zeroing",
@@ -154,6 +156,7 @@ def fingerprint(experiments: list[Experiment]) -> dict:
     except ValueError:
         raise MemkitError(f"{e.path.name} --fingerprint printed no valid JSON")
     fp.pop("type", None)
+    fp.pop("format", None)   # the record format, not the machine
     return fp
 
 
@@ -189,14 +192,16 @@ class Result:
     args: list[str] = field(default_factory=list)
     fingerprint: Optional[dict] = None
     measurements: list[dict] = field(default_factory=list)
-    verdicts: list[str] = field(default_factory=list)
+    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.records)
     output: str = ""
     error: str = ""
 
 
-def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[str], bool]:
-    """(fingerprint, measurements, verdicts, saw the end record)."""
+def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool]:
+    """(fingerprint, measurements, verdicts, saw the end record); the
+    measurements and verdicts in memkit.records' normalised shape."""
     fp, ms, vs, ended = None, [], [], False
+    fmt = 1
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -207,11 +212,12 @@ def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[str], bool]
         kind = rec.get("type")
         if kind == "fingerprint":
             rec.pop("type")
+            fmt = rec.pop("format", 1) if isinstance(rec.get("format"), int) else 1
             fp = rec
         elif kind == "measurement":
-            ms.append(rec)
+            ms.append(records.measurement(rec, fmt))
         elif kind == "verdict":
-            vs.append(rec.get("text", ""))
+            vs.append(records.verdict(rec))
         elif kind == "end":
             ended = True
     return fp, ms, vs, ended

@@ -36,8 +36,8 @@ def speedups(ms) -> dict:
 
 def plot(rec_dir: Path, ups: dict, path: Path) -> str:
     """Writes the PNG for one recording; returns its caption."""
-    from memkit.report import _pyplot
-    plt = _pyplot()
+    from memkit.plots import pyplot
+    plt = pyplot()
     summary = recording.load_summary(rec_dir)
     ops = [(op, f) for op, f in recording.FILES.items() if (rec_dir / f).is_file()]
     fig, axes = plt.subplots(len(ops), 1, figsize=(9, 2.6 * len(ops)), squeeze=False)

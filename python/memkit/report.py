@@ -1,7 +1,11 @@
-"""The HTML report: one section per experiment of a run, with PNG plots in
-the style of the seeds' figures (log size axis, the cache levels as bands,
-one series per method) and the verdicts in words; a table where there is
-nothing to plot against size."""
+"""The HTML report of one run: a one-screen headline (the fastest method per
+operation and size range and memkit's ratio to it, memkit's losses, what
+changed since the previous run), then each experiment's main result as a
+plot, its verdicts, and its numbers in a folded table.
+
+Layout on disk: OUT/index.html and OUT/plots/<experiment>-….png; the plots
+folder is emptied first, so no file of an earlier report stays beside it.
+"""
 
 from __future__ import annotations
 
@@ -10,203 +14,468 @@ import math
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional
 
-from memkit import recording_plot
+from memkit import compare as cmp
+from memkit import plots, recording_plot, records
 from memkit.compare import params_text
-from memkit.fingerprint import cache_levels, describe_lines, fmt_size
+from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 
-# Parameters that are a size in bytes: plotted on the x axis.
+PLOTS_DIR = "plots"
 SIZE_KEYS = ("size", "bytes", "region", "region_size")
 MAX_LINE_STYLES = 4
-MAX_SHADED = 5
+MAX_SPLIT_FIGURES = 6
+FOLD_ROWS = 12
 MAX_TABLE_ROWS = 400
+LOSS_MARK = 0.95      # memkit below this share of the fastest's speed is shown as a loss
+MEMKIT_SERIES = re.compile(r"(^|[^a-z])(memkit|mk_)", re.I)
 
-BAND_COLORS = ["#e8f1fb", "#fdf0e0", "#eaf7e8", "#f4ecf8"]
-LINE_STYLES = ["-", "--", ":", "-."]
+# Where an experiment's main result is not its first metric against its
+# axis: which metric, which x, which rows, and what to draw besides.
+PLOT_PREFS = {
+    # CPU per GB against threads (the seed's pathology is many threads).
+    "zeroing": {"metrics": ("cpu_s_per_gb", "cpu_ms_per_gb", "gb_per_cpu_s"), "x": "threads",
+                "ignore": ("peak_awake", "bytes")},
+    # Aligned throughput as the main plot; misalignment as one worst-offset ratio.
+    "copy-sweep": {"fix": {"dst_offset": 0}, "worst_over": "dst_offset"},
+    # Bars: first touch, warm touch, munmap...: a few numbers per mode.
+    "faults": {"bars": True},
+}
+# A metric plotted as its reciprocal, so the plot reads as its title says.
+RECIPROCAL = {"GB/CPU-s": ("CPU-s/GB", "CPU seconds per GB")}
 
 
-def _size_key(params: dict):
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower() or "x"
+
+
+def is_memkit(series: str) -> bool:
+    return bool(MEMKIT_SERIES.search(series or ""))
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def axis_of(ms: list[dict], pref: dict) -> tuple[Optional[str], str]:
+    """(the x parameter, its unit): the records' own axis, else a size
+    parameter every row has (old records), else none."""
+    if pref.get("x") and all(_num(m["params"].get(pref["x"])) for m in ms):
+        return pref["x"], ""
+    named = [m["axis"] for m in ms if m.get("axis")]
+    if named:
+        return named[0].get("name"), named[0].get("unit") or ""
+    if any(m.get("format", 1) >= 2 for m in ms):
+        return None, ""   # the records say: no numeric axis
     for k in SIZE_KEYS:
-        v = params.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
-            return k
-    return None
+        if all(_num(m["params"].get(k)) for m in ms):
+            return k, "B"
+    return None, ""
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
+def speed(m: dict, v=None) -> Optional[float]:
+    """The value turned so that higher is faster (by the record's direction)."""
+    v = m["value"] if v is None else v
+    d = records.better_direction(m)
+    if v is None or d is None or (d == "lower" and v <= 0):
+        return None
+    return 1.0 / v if d == "lower" else v
 
 
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+def varying(ms: list[dict], skip=()) -> list[str]:
+    """The parameters that take more than one value over ms."""
+    keys = dict.fromkeys(k for m in ms for k in m["params"] if k not in skip)
+    return [k for k in keys if len({repr(m["params"].get(k)) for m in ms}) > 1]
 
 
-def _size_formatter():
-    from matplotlib.ticker import FuncFormatter
-
-    def f(x, _pos):
-        if x <= 0:
-            return ""
-        for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-            if x >= scale:
-                v = x / scale
-                return f"{v:.0f}{unit}" if abs(v - round(v)) < 1e-9 else f"{v:.1f}{unit}"
-        return f"{x:.0f}"
-    return FuncFormatter(f)
+def compact(params: dict, keys: list[str]) -> str:
+    return params_text({k: params.get(k) for k in keys}) or "-"
 
 
-def _draw_bands(ax, levels, xmin, xmax):
-    """The seed figures' cache-level bands: L1 | L2 | L3 | RAM."""
-    edges = [xmin] + [min(max(b, xmin), xmax) for _, b in levels] + [xmax]
-    names = [n for n, _ in levels] + ["RAM"]
-    for i, name in enumerate(names):
-        lo, hi = edges[i], edges[i + 1]
-        if hi <= lo:
-            continue
-        ax.axvspan(lo, hi, color=BAND_COLORS[i % len(BAND_COLORS)], zorder=0, lw=0)
-        ax.text(math.sqrt(lo * hi), 1.0, name, transform=ax.get_xaxis_transform(), ha="center",
-                va="bottom", fontsize=8, color="#555")
+def choose_rows(ms: list[dict], pref: dict) -> list[dict]:
+    """The experiment's main measurements: one headline metric per thing
+    (or the preferred metric), restricted to the preferred rows."""
+    rows = ms
+    for metric in pref.get("metrics", ()):
+        picked = [m for m in ms if m["metric"] == metric]
+        if picked:
+            rows = picked
+            break
+    else:
+        rows = list(cmp.headline(ms).values())
+    for k, v in pref.get("fix", {}).items():
+        fixed = [m for m in rows if m["params"].get(k) == v]
+        if fixed:
+            rows = fixed
+    return rows
 
 
-def _groups(ms, size_key):
-    """{(series, other params text): [measurements sorted by size]}"""
-    g = defaultdict(list)
+def _label_unit(rows: list[dict]) -> tuple[str, str, bool]:
+    """(metric label, unit, plotted as the reciprocal)."""
+    unit = rows[0].get("unit") or ""
+    if unit in RECIPROCAL:
+        new_unit, label = RECIPROCAL[unit]
+        return label, new_unit, True
+    return rows[0]["metric"], unit, False
+
+
+class Figures:
+    """Collects one experiment's PNGs under the report's plots folder."""
+
+    def __init__(self, exp: str, plot_dir: Path):
+        self.exp, self.dir, self.items = exp, plot_dir, []
+
+    def path(self, *parts) -> Path:
+        name = "-".join([slug(self.exp)] + [slug(p) for p in parts if p]) + ".png"
+        return self.dir / name
+
+    def add(self, path: Path, caption: str):
+        self.items.append((f"{PLOTS_DIR}/{path.name}", caption))
+
+
+def line_figures(fig: Figures, rows: list[dict], x: str, unit: str, pref: dict, levels):
+    label, yunit, recip = _label_unit(rows)
+    size_axis = unit == "B" or x in SIZE_KEYS
+    positive = [m for m in rows if _num(m["params"].get(x)) and m["params"][x] > 0] if size_axis else rows
+    dropped = len(rows) - len(positive)
+    others = [k for k in varying(positive, skip=(x,) + tuple(pref.get("ignore", ()))) if k != "series"]
+    combos = list(dict.fromkeys(compact(m["params"], others) for m in positive))
+    parts = [(None, positive)]
+    if len(combos) > MAX_LINE_STYLES and others:
+        first = others[0]
+        by = defaultdict(list)
+        for m in positive:
+            by[repr(m["params"].get(first))].append(m)
+        parts = [(f"{first}={part[0]['params'].get(first)}", part) for part in by.values()][:MAX_SPLIT_FIGURES]
+    xlabel = f"{x} ({unit}, log scale)" if size_axis else x
+    for tag, part in parts:
+        rest = [k for k in others if not tag or not tag.startswith(k + "=")]
+        styles = list(dict.fromkeys(compact(m["params"], rest) for m in part))
+        curves = defaultdict(list)
+        for m in part:
+            curves[(m["series"], compact(m["params"], rest) if rest else "")].append(m)
+        out = []
+        for (series, other), pts in curves.items():
+            pts.sort(key=lambda m: m["params"][x])
+            def val(v):
+                return None if v is None else (1 / v if recip and v else v)
+            ys = [val(m["value"]) for m in pts]
+            lo = [val(m.get("max") if recip else m.get("min")) for m in pts]
+            hi = [val(m.get("min") if recip else m.get("max")) for m in pts]
+            ok = all(v is not None for v in lo + hi)
+            out.append({"label": f"{series} {other}".strip(), "series": series,
+                        "style": styles.index(other) if rest else 0, "x": [m["params"][x] for m in pts],
+                        "y": ys, "lo": lo if ok else None, "hi": hi if ok else None})
+        suffix = f" ({tag})" if tag else ""
+        path = fig.path(label, tag)
+        plots.lines(out, path=path, title=f"{fig.exp}: {label}{suffix}", xlabel=xlabel,
+                    ylabel=f"{label} ({yunit})", size_axis=size_axis, levels=levels)
+        note = f"; {x} 0 is not on the log axis (its numbers are in the table)" if dropped else ""
+        fig.add(path, f"{label} in {yunit} against {x}{suffix}; shaded: min..max of the samples{note}")
+        ratio_figure(fig, part, x, xlabel, size_axis, levels, tag)
+
+
+def ratio_figure(fig: Figures, rows: list[dict], x: str, xlabel: str, size_axis: bool, levels, tag=None):
+    """The paired ratios against the baseline, labelled by what they are:
+    speed-ups (format 2) or the old records' value ÷ baseline's value."""
+    with_ratio = [m for m in rows if m.get("ratio") is not None and m.get("ratio_to")]
+    if len({m["params"][x] for m in with_ratio}) < 2:
+        return
+    new = [m for m in with_ratio if records.speedup(m) is not None]
+    use = new or with_ratio
+    curves = defaultdict(list)
+    for m in use:
+        curves[(m["series"], m.get("ratio_to"))].append(m)
+    out = []
+    for (series, base), pts in curves.items():
+        pts.sort(key=lambda m: m["params"][x])
+        spread = [middle_half(m) for m in pts]
+        shaded = all(s is not None for s in spread)
+        out.append({"label": f"{series} vs {base}", "series": series, "x": [m["params"][x] for m in pts],
+                    "y": [m["ratio"] for m in pts],
+                    "lo": [s[0] for s in spread] if shaded else None,
+                    "hi": [s[1] for s in spread] if shaded else None})
+    if new:
+        ylabel, what = "speed-up vs baseline (> 1: faster)", "paired per-round speed-up over the baseline " \
+                                                               "(> 1: the series is faster)"
+    else:
+        d = records.better_direction(use[0])
+        faster = {"lower": "< 1: the series is faster", "higher": "> 1: the series is faster"}.get(d, "")
+        ylabel = f"value ÷ baseline's value{' (' + faster + ')' if faster else ''}"
+        what = f"paired ratio as the experiment reported it: value ÷ baseline's value ({faster or 'direction unknown'})"
+    path = fig.path("ratio", tag)
+    plots.lines(out, path=path, title=f"{fig.exp}: {what.split(' (')[0]}{' (' + tag + ')' if tag else ''}",
+                xlabel=xlabel, ylabel=ylabel, size_axis=size_axis, levels=levels, reference=1.0)
+    fig.add(path, what + "; shaded: the middle half of the rounds' ratios, where there are 4 or more")
+
+
+def middle_half(m: dict) -> Optional[tuple[float, float]]:
+    """The 25th..75th percentile of a measurement's per-round ratios (the
+    extremes of a few rounds on a busy machine span 0.004..13x)."""
+    rs = sorted(m.get("ratios") or [])
+    if len(rs) < 4:
+        return None
+    def q(f):
+        i = f * (len(rs) - 1)
+        lo = int(i)
+        return rs[lo] + (rs[min(lo + 1, len(rs) - 1)] - rs[lo]) * (i - lo)
+    return q(0.25), q(0.75)
+
+
+def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, over: str, levels):
+    """One worst-case ratio against x: for each series and x, the speed at
+    the worst value of `over` ÷ the speed at the main rows' value."""
+    main = {(m["series"], m["params"][x]): m for m in rows}
+    fixed = rows[0]["params"].get(over)
+    worst: dict = {}
     for m in ms:
-        other = {k: v for k, v in m["params"].items() if k != size_key}
-        g[(m["series"], params_text(other))].append(m)
-    for v in g.values():
-        v.sort(key=lambda m: m["params"][size_key])
-    return g
+        if m["metric"] != rows[0]["metric"] or m["params"].get(over) in (None, fixed):
+            continue
+        key = (m["series"], m["params"].get(x))
+        base = main.get(key)
+        s, s0 = speed(m), speed(base) if base else None
+        if s is None or not s0:
+            continue
+        r = s / s0
+        if key not in worst or r < worst[key][0]:
+            worst[key] = (r, m["params"][over])
+    if len({k[1] for k in worst}) < 2:
+        return
+    curves = defaultdict(list)
+    for (series, xv), (r, _) in sorted(worst.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        curves[series].append((xv, r))
+    out = [{"label": s, "series": s, "x": [p[0] for p in pts], "y": [p[1] for p in pts]}
+           for s, pts in curves.items()]
+    path = fig.path("worst", over)
+    plots.lines(out, path=path, title=f"{fig.exp}: speed at the worst {over} ÷ speed at {over}={fixed}",
+                xlabel=f"{x} (B, log scale)", ylabel=f"worst {over} ÷ {over}={fixed} (< 1: slower)",
+                size_axis=True, levels=levels, reference=1.0)
+    fig.add(path, f"for each size, the speed at the worst {over} divided by the speed at {over}={fixed} "
+                  f"(1: no cost; below 1: that much slower)")
 
 
-def plot_vs_size(ms, size_key, levels, title, ylabel, path, ratio=False):
-    """One line per (series, other params): color by series, line style by
-    the other params; the shaded spread is min..max of the samples."""
-    plt = _pyplot()
-    groups = _groups(ms, size_key)
-    series = list(dict.fromkeys(s for s, _ in groups))
-    others = list(dict.fromkeys(o for _, o in groups))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(11, 4.8), dpi=100)
-    xs_all = [m["params"][size_key] for m in ms]
-    xmin, xmax = min(xs_all) / 1.15, max(xs_all) * 1.15
-    _draw_bands(ax, levels, xmin, xmax)
-    for (s, o), rows in groups.items():
-        xs = [m["params"][size_key] for m in rows]
-        if ratio:
-            ys = [m["ratio"] for m in rows]
-            lo = [m.get("ratio_min") if m.get("ratio_min") is not None else y for m, y in zip(rows, ys)]
-            hi = [m.get("ratio_max") if m.get("ratio_max") is not None else y for m, y in zip(rows, ys)]
+def bar_figure(fig: Figures, rows: list[dict], pref: dict):
+    label, yunit, recip = _label_unit(rows)
+    cats_keys = varying(rows, skip=tuple(pref.get("ignore", ())))
+    ups = [m for m in rows if records.speedup(m) is not None]
+    categories = list(dict.fromkeys(compact(m["params"], cats_keys) for m in rows))
+    if ups and len(ups) * 2 >= len([m for m in rows if m.get("ratio_to")] or [1]) and len(ups) > 1:
+        values = {(compact(m["params"], cats_keys), f"{m['series']} vs {m['ratio_to']}"): m["ratio"] for m in ups}
+        errors = {(compact(m["params"], cats_keys), f"{m['series']} vs {m['ratio_to']}"):
+                  (m.get("ratio_min", m["ratio"]), m.get("ratio_max", m["ratio"])) for m in ups}
+        series = list(dict.fromkeys(s for _, s in values))
+        path = fig.path("speedup")
+        plots.bars(categories, series, values, errors=errors, path=path, reference=1.0,
+                   title=f"{fig.exp}: speed-up over the baseline (> 1: faster)", ylabel="speed-up vs baseline")
+        fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)")
+    values, errors = {}, {}
+    for m in rows:
+        if m["value"] is None:
+            continue
+        c = compact(m["params"], cats_keys)
+        v, lo, hi = m["value"], m.get("min"), m.get("max")
+        if recip:
+            v, lo, hi = 1 / v, (1 / hi if hi else None), (1 / lo if lo else None)
+        values[(c, m["series"])] = v
+        errors[(c, m["series"])] = (lo if lo is not None else v, hi if hi is not None else v)
+    series = list(dict.fromkeys(m["series"] for m in rows))
+    path = fig.path(label)
+    plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}",
+               ylabel=f"{label} ({yunit})")
+    fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys else "") +
+            "; whiskers: min..max of the samples")
+
+
+def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tuple[list, list[dict]]:
+    """Writes one experiment's PNGs; returns ([(src, caption)], the rows
+    plotted, for the folded table)."""
+    fig = Figures(exp, plot_dir)
+    if not ms:
+        return [], []
+    pref = PLOT_PREFS.get(exp, {})
+    rows = choose_rows(ms, pref)
+    x, unit = (None, "") if pref.get("bars") else axis_of(rows, pref)
+    xs = {m["params"].get(x) for m in rows if x and _num(m["params"].get(x)) and m["params"][x] > 0}
+    if x and len(xs) >= 3:
+        line_figures(fig, rows, x, unit, pref, levels)
+        if pref.get("worst_over"):
+            worst_over_figure(fig, ms, rows, x, pref["worst_over"], levels)
+    else:
+        bar_figure(fig, rows, pref)
+    return fig.items, rows
+
+
+def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
+    """The recordings (`memkit record`) an experiment replayed, each a plot
+    named after the experiment like every other."""
+    out = []
+    for name, caption in recording_plot.figures(ms, plot_dir, slug):
+        final = f"{slug(exp)}-{name}"
+        (plot_dir / name).replace(plot_dir / final)
+        out.append((f"{PLOTS_DIR}/{final}", caption))
+    return out
+
+
+# ---- the headline ----
+
+def size_bands(levels) -> list[tuple[float, float, str]]:
+    """[(low exclusive, high inclusive, cache level)]: small sizes, then the caches."""
+    bands = [(-1, 64, ""), (64, 1024, "")]
+    lo = 1024
+    for name, b in levels:
+        if b > lo:
+            bands.append((lo, b, name))
+            lo = b
+    bands.append((lo, math.inf, "RAM" if levels else ""))
+    return bands
+
+
+def band_text(lo: float, hi: float, level: str = "") -> str:
+    low = fmt_size(max(lo, 0))
+    text = f"above {low}" if hi == math.inf else f"{low}..{fmt_size(hi)}"
+    if lo < 0 and hi == math.inf:
+        text = "all sizes"
+    return f"{text} ({level})" if level else text
+
+
+def _geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
+    """[{"operation", "sizes", "fastest", "memkit", "ratio"}]: per group
+    (the experiment and its parameters other than the axis) and size band,
+    the fastest series (best geometric mean of its speed relative to the best
+    at each point) and memkit's speed relative to it."""
+    pref = PLOT_PREFS.get(exp, {})
+    rows = [m for m in choose_rows(ms, pref) if speed(m) is not None]
+    if not rows or not any(is_memkit(m["series"]) for m in rows):
+        return []
+    x, _ = axis_of(rows, pref)
+    if x and len({m["params"].get(x) for m in rows}) < 3:
+        x = None
+    group_keys = [k for k in varying(rows, skip=(x,) + tuple(pref.get("ignore", ()))) if k != x]
+    # Without an axis every category is a point; the group is the operation ("op") if there is one.
+    if not x:
+        group_keys = [k for k in group_keys if k == "op"]
+    groups = defaultdict(list)
+    for m in rows:
+        groups[compact(m["params"], group_keys) if group_keys else ""].append(m)
+    out = []
+    for gname, gms in groups.items():
+        points = defaultdict(dict)
+        for m in gms:
+            point = m["params"].get(x) if x else compact(m["params"], varying(gms))
+            points[point][m["series"]] = speed(m)
+        if x:
+            bands = [((lo, hi, lvl), [p for p in points if _num(p) and lo < p <= hi])
+                     for lo, hi, lvl in size_bands(levels)]
         else:
-            ys = [m["value"] for m in rows]
-            lo = [m.get("min") if m.get("min") is not None else y for m, y in zip(rows, ys)]
-            hi = [m.get("max") if m.get("max") is not None else y for m, y in zip(rows, ys)]
-        color = colors[series.index(s) % len(colors)]
-        style = LINE_STYLES[others.index(o) % len(LINE_STYLES)]
-        # Parameters the series name already says (series "threads=2") are not repeated.
-        label = " ".join([s] + [w for w in o.split() if w not in s.split()])
-        if ratio:
-            label += f" / {rows[0].get('ratio_to')}"
-        ax.plot(xs, ys, style, color=color, label=label, lw=1.6, marker="." if len(xs) < 30 else None)
-        if len(xs) > 1 and len(groups) <= MAX_SHADED:   # more spreads than that hide the lines
-            ax.fill_between(xs, lo, hi, color=color, alpha=0.07, lw=0)
-    if ratio:
-        ax.axhline(1.0, color="#333", lw=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_xlim(xmin, xmax)
-    ax.xaxis.set_major_formatter(_size_formatter())
-    ys_all = [m["ratio"] if ratio else m["value"] for m in ms if (m["ratio"] if ratio else m["value"]) is not None]
-    positive = [y for y in ys_all if y > 0]
-    if positive and max(positive) / min(positive) > 100:
-        ax.set_yscale("log")
-    elif positive:
-        # Scaled to the values, not to an outlier's min..max shading.
-        ax.set_ylim(0, max(max(positive) * 1.15, 1.2 if ratio else 0))
-    ax.set_xlabel(f"{size_key} (bytes, log scale)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11, pad=16)
-    ax.grid(True, which="major", color="#ccc", lw=0.5)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+            bands = [(f"{len(points)} cases", list(points))]
+        for band, pts in bands:
+            if not pts:
+                continue
+            series = dict.fromkeys(s for p in pts for s in points[p])
+            score = {s: _geomean([points[p][s] / max(points[p].values()) for p in pts if s in points[p]])
+                     for s in series}
+            best = max(score, key=lambda s: score[s] or 0)
+            mk = [s for s in series if is_memkit(s)]
+            if not mk:
+                continue
+            mk_s = max(mk, key=lambda s: score[s] or 0)
+            ratio = _geomean([points[p][mk_s] / points[p][best] for p in pts if mk_s in points[p] and best in points[p]])
+            op = exp + (f" {gname}" if gname else "")
+            prev = out[-1] if out else None
+            # Neighbouring bands with the same answer read as one range.
+            if prev and prev["operation"] == op and prev["fastest"] == best and prev["memkit"] == mk_s and \
+                    ratio is not None and prev["ratio"] is not None and abs(prev["ratio"] - ratio) < 0.05:
+                prev["band"] = (prev["band"][0], band[1], "")
+                prev["ratio"] = math.sqrt(prev["ratio"] * ratio)
+                continue
+            out.append({"operation": op, "band": band, "fastest": best, "memkit": mk_s, "ratio": ratio})
+    for r in out:
+        r["sizes"] = band_text(*r.pop("band")) if isinstance(r["band"], tuple) else r.pop("band")
+    return out
 
 
-def _table(ms) -> str:
+def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
+    e = html.escape
+    run_id = run["id"]
+    parts = ["<section class='headline'><h2>Headline</h2>"]
     rows = []
-    for m in ms[:MAX_TABLE_ROWS]:
-        spread = ""
-        if m.get("min") is not None and m.get("max") is not None:
-            spread = f"{m['min']:.4g} .. {m['max']:.4g}"
-        ratio = ""
-        if m.get("ratio") is not None:
-            ratio = f"{m['ratio']:.3f} vs {m.get('ratio_to')}"
-            if m.get("ratio_min") is not None:
-                ratio += f" ({m['ratio_min']:.3f} .. {m['ratio_max']:.3f})"
-        cells = [m["series"], params_text(m["params"]), m["metric"],
-                 f"{m['value']:.4g} {m.get('unit') or ''}" if m["value"] is not None else "-",
-                 spread, str(m.get("samples") or ""), ratio]
-        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    more = len(ms) - MAX_TABLE_ROWS
-    tail = f"<p>... and {more} more rows (all are in the database).</p>" if more > 0 else ""
-    head = "".join(f"<th>{h}</th>" for h in ("series", "params", "metric", "value", "min .. max",
-                                               "samples", "ratio (min .. max)"))
-    return f"<table class='data'><tr>{head}</tr>{''.join(rows)}</table>{tail}"
+    for x in exps:
+        rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
+    if rows:
+        parts.append("<table class='fastest'><tr><th>operation</th><th>sizes</th><th>fastest here</th>"
+                     "<th>memkit's speed vs the fastest</th></tr>")
+        for r in rows:
+            ratio = r["ratio"]
+            cls = " class='loss'" if ratio is not None and ratio < LOSS_MARK else ""
+            text = "-" if ratio is None else (f"{ratio:.2f}x ({e(r['memkit'])})" if r["fastest"] != r["memkit"]
+                                              else f"fastest ({e(r['memkit'])})")
+            parts.append(f"<tr><td>{e(r['operation'])}</td><td>{e(r['sizes'])}</td><td>{e(r['fastest'])}</td>"
+                         f"<td{cls}>{text}</td></tr>")
+        parts.append("</table><p class='meta'>fastest: best geometric mean of speed relative to the best at "
+                     f"each size; memkit below {LOSS_MARK:.2f}x of it in red</p>")
+    else:
+        parts.append("<p>No experiment of this run timed memkit beside other methods.</p>")
+    losses = [v for v in db.verdict_records(run_id) if v.get("kind") == "loss"]
+    parts.append("<h3>memkit's losses</h3>")
+    if losses:
+        parts.append("<ul class='losses'>" + "".join(f"<li><b>{e(v['experiment'])}</b>: {e(v['text'])}</li>"
+                                                     for v in losses) + "</ul>")
+    elif any(v.get("kind") for v in db.verdict_records(run_id)):
+        parts.append("<p>None: no experiment found memkit slower than the best other method beyond the noise.</p>")
+    else:
+        parts.append("<p>The experiments of this run do not classify their verdicts; the table above shows "
+                     "where memkit trails.</p>")
+    parts.append("<h3>Since the previous run</h3>")
+    parts += changes_html(db, run)
+    parts.append("</section>")
+    return parts
 
 
-def experiment_figures(exp, ms, levels, out: Path) -> tuple[list[tuple[str, str]], list[dict]]:
-    """Writes the PNGs for one experiment; returns ([(file, caption)], the
-    measurements left for a table)."""
-    figures, leftover = [], []
-    by_metric = defaultdict(list)
-    for m in ms:
-        by_metric[(m["metric"], m.get("unit") or "")].append(m)
-    for (metric, unit), rows in by_metric.items():
-        keys = {_size_key(m["params"]) for m in rows}
-        size_key = next(iter(keys)) if len(keys) == 1 else None
-        if not size_key or len({m["params"][size_key] for m in rows}) < 2:
-            leftover.extend(rows)
-            continue
-        # Too many line styles to tell apart: one figure per value of the
-        # first other parameter.
-        groups = _groups(rows, size_key)
-        others = list(dict.fromkeys(o for _, o in groups))
-        parts = [(None, rows)]
-        if len(others) > MAX_LINE_STYLES:
-            first = sorted(k for k in rows[0]["params"] if k != size_key)[0]
-            parts = defaultdict(list)
-            for m in rows:
-                parts[m["params"].get(first)].append(m)
-            parts = [(f"{first}={v}", p) for v, p in parts.items()][:8]
-        for tag, part in parts:
-            suffix = f" ({tag})" if tag else ""
-            name = f"{_slug(exp)}-{_slug(metric)}{('-' + _slug(tag)) if tag else ''}.png"
-            plot_vs_size(part, size_key, levels, f"{exp}: {metric}{suffix}", f"{metric} ({unit})",
-                         out / name)
-            figures.append((name, f"{metric} in {unit} by {size_key}{suffix}" +
-                            ("; shaded: min..max of the samples" if len(_groups(part, size_key)) <= MAX_SHADED else "")))
-            with_ratio = [m for m in part if m.get("ratio") is not None]
-            if len({m["params"][size_key] for m in with_ratio}) >= 2:
-                targets = sorted({str(m.get("ratio_to")) for m in with_ratio})
-                rname = name[:-4] + "-ratio.png"
-                plot_vs_size(with_ratio, size_key, levels,
-                             f"{exp}: ratio of {metric}{suffix} (>1: the series is ahead)",
-                             "ratio", out / rname, ratio=True)
-                figures.append((rname, "interleaved ratio to " + ", ".join(targets) +
-                                "; shaded: min..max over the interleaved rounds"))
-    return figures, leftover
+def changes_html(db, run: dict) -> list[str]:
+    e = html.escape
+    earlier = [r for r in db.runs() if r["id"] < run["id"]]
+    same_grid = [r for r in earlier if r["quick"] == run["quick"]]
+    if not earlier:
+        return ["<p>This is the first run in the database.</p>"]
+    prev = (same_grid or earlier)[-1]
+    result = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(run["id"]),
+                                      busy=bool(prev.get("busy") or run.get("busy")))
+    loud, quiet = differences(prev["fingerprint"] or {}, run["fingerprint"] or {})
+    out = [f"<p>Compared with run {prev['id']} ({e(prev['started_at'])}): {len(result.changes)} measurements "
+           f"in both, {len(result.flagged)} changed beyond the noise "
+           f"({sum(c.direction == 'worse' for c in result.flagged)} worse, "
+           f"{sum(c.direction == 'better' for c in result.flagged)} better).</p>"]
+    if loud:
+        out.append("<p class='loss'>The machine changed: " + e("; ".join(loud)) + "</p>")
+    if quiet:
+        out.append("<p class='meta'>Also differs: " + e("; ".join(quiet)) + "</p>")
+    flagged = sorted(result.flagged, key=lambda c: -abs(math.log(c.ratio)))[:6]
+    if flagged:
+        out.append("<ul>" + "".join(
+            f"<li>{e(c.direction)}: {e(c.experiment)} {e(c.series)} {e(params_text(c.params))}: {e(c.metric)} "
+            f"{c.a:.4g} &rarr; {c.b:.4g} {e(c.unit)} (x{c.ratio:.3f}, interval {c.low:.3f}..{c.high:.3f})</li>"
+            for c in flagged) + "</ul>")
+    out.append(f"<p class='meta'>Details: <code>memkit compare {prev['id']} {run['id']}</code></p>")
+    return out
 
+
+# ---- the page ----
 
 CSS = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1000px;
-       margin: 2em auto; color: #222; line-height: 1.45; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; font-size: .85em; margin: .5em 0; }
-td, th { border: 1px solid #ddd; padding: .2em .5em; text-align: left; vertical-align: top; }
+       margin: 1.5em auto; color: #222; line-height: 1.4; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.6em; }
+h3 { margin: .8em 0 .3em; font-size: 1.05em; }
+table { border-collapse: collapse; font-size: .85em; margin: .4em 0; }
+td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
+.headline table.fastest td { white-space: nowrap; }
+.loss { color: #b00; font-weight: bold; }
 .verdicts li { margin: .2em 0; }
 .failed { color: #b00; font-weight: bold; }
 img { max-width: 100%; border: 1px solid #eee; }
@@ -216,29 +485,95 @@ pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: .78em; }
 """
 
 
+def _table(ms: list[dict]) -> str:
+    rows = []
+    for m in ms[:MAX_TABLE_ROWS]:
+        spread = f"{m['min']:.4g} .. {m['max']:.4g}" if m.get("min") is not None and m.get("max") is not None else ""
+        ratio = ""
+        if m.get("ratio") is not None:
+            kind = "speed-up" if records.speedup(m) is not None else "value ÷"
+            ratio = f"{kind} {m.get('ratio_to')}: {m['ratio']:.3f}"
+            if m.get("ratio_min") is not None:
+                ratio += f" ({m['ratio_min']:.3f} .. {m['ratio_max']:.3f})"
+        cells = [m["series"], params_text(m["params"]), m["metric"],
+                 f"{m['value']:.4g} {m.get('unit') or ''}" if m["value"] is not None else "-",
+                 spread, str(m.get("samples") or ""), ratio]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    more = len(ms) - MAX_TABLE_ROWS
+    tail = f"<p>... and {more} more rows (`memkit export` prints them all).</p>" if more > 0 else ""
+    head = "".join(f"<th>{h}</th>" for h in ("series", "params", "metric", "value", "min .. max",
+                                               "samples", "ratio (min .. max)"))
+    table = f"<table class='data'><tr>{head}</tr>{''.join(rows)}</table>{tail}"
+    if len(ms) > FOLD_ROWS:
+        return f"<details><summary>the numbers ({len(ms)} rows)</summary>{table}</details>"
+    return table
+
+
+def _clean(out: Path, plot_dir: Path):
+    """No file of an earlier report stays: the plots folder is emptied, and
+    the PNGs an older layout put beside index.html are removed."""
+    if plot_dir.is_dir():
+        for p in plot_dir.iterdir():
+            if p.is_file() and p.suffix == ".png":
+                p.unlink()
+    index = out / "index.html"
+    if index.exists() and "memkit lab report" in index.read_text(errors="replace")[:2000]:
+        for p in out.glob("*.png"):
+            p.unlink()
+    plot_dir.mkdir(parents=True, exist_ok=True)
+
+
 def write_report(db, run_id: int, out: Path) -> Path:
-    """Writes out/index.html and its PNGs for one run; returns the HTML's path."""
+    """Writes out/index.html and out/plots/*.png for one run; returns the HTML's path."""
     out.mkdir(parents=True, exist_ok=True)
+    plot_dir = out / PLOTS_DIR
     run = db.run(run_id)
+    _clean(out, plot_dir)
     fp = run["fingerprint"] or {}
     levels = cache_levels(fp)
     e = html.escape
+    exps = run["experiments"]
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memkit lab report, run {run_id}</title>"
              f"<style>{CSS}</style></head><body>",
              f"<h1>memkit lab report: run {run_id}</h1>",
-             f"<p class='meta'>{e(run['started_at'])} .. {e(run['finished_at'])}"
-             f"{' &middot; quick grid' if run['quick'] else ''}"
-             f" &middot; tuned profile: {e(run['profile'] or 'none')}</p>"]
+             f"<p class='meta'>{e(fp.get('cpu_model', '?'))} &middot; {e(run['started_at'])} .. "
+             f"{e(run['finished_at'])}{' &middot; quick grid' if run['quick'] else ''}"
+             f" &middot; tuned profile: {e(run['profile'] or 'none')}"
+             f"{' &middot; <span class=loss>busy machine: ' + e(run['busy']) + '</span>' if run.get('busy') else ''}"
+             f"</p>"]
+    parts += headline_html(db, run, exps, levels)
 
-    parts.append("<h2>Summary</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th>"
-                 "<th>verdicts</th></tr>")
-    for x in run["experiments"]:
-        vs = db.verdicts(run_id, x["name"])
+    parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th></tr>")
+    for x in exps:
         status = x["status"] if x["status"] == "ok" else f"<span class='failed'>{e(x['status'])}</span>"
-        parts.append(f"<tr><td><a href='#{_slug(x['name'])}'>{e(x['name'])}</a></td><td>{status}</td>"
-                     f"<td>{x['seconds'] or 0:.1f}</td><td>{'<br>'.join(e(v) for v in vs) or e(x['error'] or '')}"
-                     f"</td></tr>")
+        parts.append(f"<tr><td><a href='#{slug(x['name'])}'>{e(x['name'])}</a></td><td>{status}</td>"
+                     f"<td>{x['seconds'] or 0:.1f}</td></tr>")
     parts.append("</table>")
+
+    for x in exps:
+        name = x["name"]
+        parts.append(f"<h2 id='{slug(name)}'>{e(name)}</h2>")
+        parts.append(f"<p>{e(x['description'] or '')}<br><span class='meta'>seed: {e(x['seed'] or '-')}"
+                     f" &middot; {x['seconds'] or 0:.1f} s</span></p>")
+        if x["status"] != "ok":
+            parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
+        vs = db.verdict_records(run_id, name)
+        if vs:
+            items = "".join(f"<li{' class=loss' if v.get('kind') == 'loss' else ''}>{e(v['text'])}</li>" for v in vs)
+            lst = f"<ul class='verdicts'>{items}</ul>"
+            parts.append(lst if len(vs) <= FOLD_ROWS else
+                         f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
+        ms = db.measurements(run_id, name)
+        figures, rows = experiment_figures(name, ms, levels, plot_dir)
+        figures += recorded_figures(name, ms, plot_dir)
+        for src, caption in figures:
+            parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
+                         "</figure>")
+        if rows:
+            parts.append(_table(rows))
+        if x["output"]:
+            parts.append(f"<details><summary>the experiment's own table</summary><pre>{e(x['output'])}</pre>"
+                         "</details>")
 
     parts.append("<h2>Machine</h2><table>")
     parts += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in describe_lines(fp)]
@@ -246,38 +581,20 @@ def write_report(db, run_id: int, out: Path) -> Path:
     if levels:
         parts.append("<p class='meta'>Plot bands: " + ", ".join(f"{n} up to {fmt_size(b)}" for n, b in levels) +
                      ", RAM beyond.</p>")
-
-    for x in run["experiments"]:
-        name = x["name"]
-        parts.append(f"<h2 id='{_slug(name)}'>{e(name)}</h2>")
-        parts.append(f"<p>{e(x['description'] or '')}<br><span class='meta'>seed: {e(x['seed'] or '-')}"
-                     f" &middot; {x['seconds'] or 0:.1f} s</span></p>")
-        if x["status"] != "ok":
-            parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
-        vs = db.verdicts(run_id, name)
-        if vs:
-            parts.append("<ul class='verdicts'>" + "".join(f"<li>{e(v)}</li>" for v in vs) + "</ul>")
-        ms = db.measurements(run_id, name)
-        figures, leftover = experiment_figures(name, ms, levels, out)
-        figures += recording_plot.figures(ms, out, _slug)
-        for fname, caption in figures:
-            parts.append(f"<figure><img src='{e(fname)}' alt='{e(caption)}'>"
-                         f"<figcaption>{e(caption)}</figcaption></figure>")
-        if leftover:
-            parts.append(_table(leftover))
-        if x["output"]:
-            parts.append(f"<details><summary>the experiment's own table</summary><pre>{e(x['output'])}</pre>"
-                         "</details>")
-
-    parts.append("<h2>History</h2><table><tr><th>run</th><th>started</th><th>grid</th><th>CPU</th>"
-                 "<th>microcode</th><th>kernel</th><th>glibc</th><th>commit</th><th>profile</th></tr>")
-    for r in db.runs():
+    history = ["<table><tr><th>run</th><th>started</th><th>grid</th><th>CPU</th><th>microcode</th>"
+               "<th>kernel</th><th>glibc</th><th>commit</th><th>profile</th><th>busy</th></tr>"]
+    all_runs = db.runs()
+    for r in all_runs:
         f = r["fingerprint"] or {}
-        parts.append("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in (
+        history.append("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in (
             r["id"], r["started_at"], "quick" if r["quick"] else "default", f.get("cpu_model", "?"),
             f.get("microcode", "?"), f.get("kernel", "?"), f.get("glibc", "?"), f.get("memkit_commit", "?"),
-            r["profile"] or "-")) + "</tr>")
-    parts.append("</table><p class='meta'>Compare two runs: <code>memkit compare A B</code>.</p></body></html>")
+            r["profile"] or "-", r.get("busy") or "")) + "</tr>")
+    history.append("</table>")
+    parts.append(f"<h2>History</h2><details><summary>{len(all_runs)} runs</summary>{''.join(history)}</details>"
+                 "<p class='meta'>Compare two runs: <code>memkit compare A B</code>.</p></body></html>")
     path = out / "index.html"
-    path.write_text("\n".join(parts))
+    tmp = out / ".index.html.tmp"
+    tmp.write_text("\n".join(parts))
+    tmp.replace(path)
     return path

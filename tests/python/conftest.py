@@ -59,6 +59,12 @@ if name == "fail":
     sys.stderr.write("error: the fake experiment failed on purpose\\n")
     sys.exit(3)
 emit({{"type": "verdict", "experiment": name, "text": name + " verdict"}})
+given = [a for a in args if "=" in a]
+if given:
+    emit({{"type": "verdict", "experiment": name, "kind": "note", "text": "arguments: " + " ".join(given)}})
+if name == "loser":
+    emit({{"type": "verdict", "experiment": name, "kind": "fastest", "text": "glibc fastest from 1 KiB to 4 KiB"}})
+    emit({{"type": "verdict", "experiment": name, "kind": "loss", "text": "memkit 1.30x slower than glibc at 2 KiB"}})
 if name != "truncated":
     emit({{"type": "end", "experiment": name, "seconds": 0.1}})
 '''

@@ -1,5 +1,7 @@
-"""compare: noise, regressions, fingerprint changes, on synthetic runs."""
+"""compare: the statistical test, the headline metric, fingerprint changes,
+and the command's text, JSON and exit status, on synthetic runs."""
 
+import json
 import math
 import random
 
@@ -7,96 +9,182 @@ from conftest import FINGERPRINT, run_cli
 from memkit import compare as cmp
 from memkit.commands.compare import fingerprint_banner
 from memkit.db import Database
-from memkit.fingerprint import differences
+from memkit.fingerprint import changed_keys, differences
 from memkit.lab import Result
 
 
-def m(series, size, value, spread=0.02, metric="fill_throughput", unit="GB/s", ratio=None):
-    d = {"experiment": "exp", "series": series, "params": {"size": size}, "metric": metric, "unit": unit,
-         "value": value, "min": value * (1 - spread), "max": value * (1 + spread)}
-    if ratio:
-        d.update(ratio_to="other", ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2])
+def m(series, size, value, noise=0.01, rng=None, n=9, processes=0, metric="ns_per_call", unit="ns",
+      better="lower", experiment="exp"):
+    """A format 2 measurement whose samples scatter by `noise` around value."""
+    rng = rng or random.Random(hash((series, size)))
+    rounds = [value * (1 + rng.uniform(-noise, noise)) for _ in range(n)]
+    d = {"experiment": experiment, "series": series, "params": {"size": size}, "metric": metric, "unit": unit,
+         "better": better, "value": value, "min": min(rounds), "median": value, "max": max(rounds),
+         "samples": rounds, "axis": {"name": "size", "unit": "B"}}
+    if processes:
+        d["process_samples"] = [value * (1 + rng.uniform(-noise, noise)) for _ in range(processes)]
     return d
 
 
-def test_judge_noise_rules():
-    # Overlapping ranges: within the noise however large the ratio looks.
-    assert cmp.judge(10, 8, 14, 12, 9, 15, True)[2:] == (False, "same")
-    # Disjoint ranges, 20% lower throughput: worse.
-    r, noise, beyond, verdict = cmp.judge(10, 9.9, 10.1, 8, 7.9, 8.1, True)
-    assert beyond and verdict == "worse" and math.isclose(r, 0.8) and math.isclose(noise, 0.0125)
-    # The same for a time: lower is better.
-    assert cmp.judge(10, 9.9, 10.1, 8, 7.9, 8.1, False)[3] == "better"
-    # Unknown direction: "changed".
-    assert cmp.judge(10, 9.9, 10.1, 8, 7.9, 8.1, None)[3] == "changed"
-    # One sample each (min = max): a 2% change is under the floor, 10% is not.
-    assert not cmp.judge(100, 100, 100, 102, 102, 102, True)[2]
-    assert cmp.judge(100, 100, 100, 110, 110, 110, True)[2]
-    # Disjoint ranges but a change smaller than the spread seen: not called.
-    assert not cmp.judge(100, 70, 101, 105, 102, 140, True)[2]
-
-
-def test_direction_of_metrics():
-    assert cmp.higher_is_better("fill_throughput", "GB/s") is True
-    assert cmp.higher_is_better("ns_per_call", "ns") is False
-    assert cmp.higher_is_better("pct_improvement", "%") is True
-    assert cmp.higher_is_better("mystery", "widgets") is None
-
-
-def synthetic_run(rng, regress=None, noise=0.01):
+def run_of(rng, regress=None, factor=1.3, noise=0.03, processes=0, drift=0.0):
     out = []
     for s in ("glibc", "memkit"):
         for i in range(25):
-            size = 1024 << i
-            v = 50.0 * (1 + rng.uniform(-noise, noise))
+            size = 16 << i
+            v = 500.0 * (1 + drift)
             if regress and (s, size) == regress:
-                v *= 0.7
-            out.append(m(s, size, v, spread=0.03, ratio=(1.0, 0.97, 1.03)))
+                v *= factor
+            out.append(m(s, size, v, noise=noise, rng=rng, processes=processes))
     return out
 
 
-def test_only_the_regression_is_beyond_noise():
-    rng = random.Random(7)
-    a = synthetic_run(rng)
-    b = synthetic_run(rng, regress=("memkit", 1 << 20))
-    b.append(m("new", 1, 1.0))
-    changes, only_a, only_b = cmp.compare_measurements(a, b)
-    assert (only_a, only_b) == (0, 1)
-    assert len(changes) == 100   # 50 values + 50 ratios
-    beyond = [c for c in changes if c.beyond]
-    assert len(beyond) == 1
-    c = beyond[0]
-    assert (c.series, c.params, c.verdict) == ("memkit", {"size": 1 << 20}, "worse")
-    assert 0.65 < c.ratio < 0.75
-    s = cmp.summarize(changes)[0]
-    assert (s.compared, s.worse, s.better) == (50, 1, 0)
-    assert 0.98 < s.geomean_ratio < 1.0
-    assert math.isclose(s.median_noise, 0.03, rel_tol=0.05)
+def test_benjamini_hochberg():
+    q = cmp.benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
+    assert [round(x, 4) for x in q] == [0.04, 0.0533, 0.0533, 0.5]
+    assert cmp.benjamini_hochberg([]) == []
 
 
-def test_identical_noisy_runs_show_no_change():
+def test_t3_tail():
+    assert cmp.t3_two_sided(0) == 1.0
+    assert abs(cmp.t3_two_sided(3.182) - 0.05) < 1e-3     # the t table's 97.5% point for 3 df
+    assert abs(cmp.t3_two_sided(5.841) - 0.01) < 1e-3
+
+
+def test_identical_runs_flag_nothing():
     rng = random.Random(1)
-    changes, _, _ = cmp.compare_measurements(synthetic_run(rng, noise=0.02), synthetic_run(rng, noise=0.02))
-    assert not any(c.beyond for c in changes)
+    for processes in (0, 5):
+        res = cmp.compare_measurements(run_of(rng, processes=processes), run_of(rng, processes=processes))
+        assert len(res.changes) == 50 and res.flagged == []
 
 
-def test_ratio_change_is_reported():
-    a = [m("nt", 1 << 28, 80.0, ratio=(3.0, 2.9, 3.1))]
-    b = [m("nt", 1 << 28, 80.0, ratio=(1.0, 0.98, 1.02))]   # the zero-store effect is gone
-    changes, _, _ = cmp.compare_measurements(a, b)
-    ratio = [c for c in changes if c.metric.startswith("ratio to")]
-    assert len(ratio) == 1 and ratio[0].beyond and math.isclose(ratio[0].ratio, 1 / 3)
+def test_a_machine_wide_shift_is_one_shift_not_many_changes():
+    # Every measurement 25% slower: the machine (busy, throttled), reported
+    # once as the experiment's shift.
+    rng = random.Random(2)
+    res = cmp.compare_measurements(run_of(rng, noise=0.01), run_of(rng, noise=0.01, drift=0.25))
+    assert res.flagged == [] and 1.2 < res.shifts["exp"] < 1.3
+    # A regression on top of the shift is still found, and judged against it.
+    res = cmp.compare_measurements(run_of(rng, noise=0.01),
+                                   run_of(rng, noise=0.01, drift=0.25, regress=("memkit", 1024), factor=1.5))
+    (c,) = res.flagged
+    assert c.params == {"size": 1024} and c.direction == "worse" and 1.45 < c.ratio / c.shift < 1.55
 
 
-def test_fingerprint_differences():
-    loud, quiet = differences(FINGERPRINT, dict(FINGERPRINT, microcode="0xea", memkit_commit="def"))
-    assert loud == ["microcode 0xa0 -> 0xea"] and quiet == ["memkit_commit abc123 -> def"]
+def test_the_minimum_effect_depends_on_the_samples():
+    # 12% slower on a few measurements: clear in the rounds, but per-round
+    # samples cannot see placement noise between processes; per-process ones can.
+    rng = random.Random(5)
+    def pair(processes):
+        a = run_of(rng, noise=0.01, processes=processes)
+        b = run_of(rng, noise=0.01, processes=processes)
+        for m in b[:3]:
+            for k in ("value", "min", "median", "max"):
+                m[k] *= 1.12
+            m["samples"] = [x * 1.12 for x in m["samples"]]
+            if processes:
+                m["process_samples"] = [x * 1.12 for x in m["process_samples"]]
+        return cmp.compare_measurements(a, b)
+    assert pair(0).flagged == []
+    res = pair(5)
+    assert len(res.flagged) == 3 and {c.direction for c in res.flagged} == {"worse"}
+
+
+def test_heavy_tailed_noise_is_not_flagged():
+    # A busy machine: most measurements scatter by a few %, a few by 2-5x
+    # (a descheduled round), with ranges as wide as the jump.
+    rng = random.Random(11)
+    a, b = run_of(rng, noise=0.05), run_of(rng, noise=0.05)
+    for m in b[::10]:
+        jump = rng.choice([0.3, 0.5, 2.0, 4.0])
+        m["samples"] = [x * rng.choice([1.0, jump]) for x in m["samples"]]
+        m["value"] = sorted(m["samples"])[len(m["samples"]) // 2]
+    assert cmp.compare_measurements(a, b).flagged == []
+
+
+def test_only_the_regression_is_flagged_with_its_interval():
+    rng = random.Random(7)
+    a = run_of(rng)
+    b = run_of(rng, regress=("memkit", 16 << 10), factor=1.5)
+    b.append(m("new", 1, 1.0))
+    res = cmp.compare_measurements(a, b)
+    assert (res.only_a, res.only_b, len(res.changes)) == (0, 1, 50)
+    (c,) = res.flagged
+    assert (c.series, c.params, c.direction, c.basis) == ("memkit", {"size": 16 << 10}, "worse", "round")
+    assert 1.4 < c.low <= c.ratio <= c.high < 1.6
+    j = c.as_json()
+    assert j["direction"] == "worse" and j["interval"] == [c.low, c.high] and 40 < j["change_pct"] < 60
+    s = cmp.summarize(res.changes)[0]
+    assert (s.compared, s.worse, s.better) == (50, 1, 0)
+    assert 0.97 < s.geomean_ratio < 1.0     # one of 50 got 1.5x slower
+
+
+def test_direction_is_the_records():
+    rng = random.Random(3)
+    a = [m("x", 64, 10.0, rng=rng, metric="throughput", unit="GB/s", better="higher")]
+    b = [m("x", 64, 5.0, rng=rng, metric="throughput", unit="GB/s", better="higher")]
+    assert cmp.compare_measurements(a, b).flagged[0].direction == "worse"
+    # The record says lower is better: a fall is better whatever the unit looks like.
+    a[0]["better"] = b[0]["better"] = "lower"
+    assert cmp.compare_measurements(a, b).flagged[0].direction == "better"
+
+
+def test_one_headline_metric_per_measurement():
+    rng = random.Random(4)
+    def pair(ns):
+        return [m("x", 64, ns, rng=rng), m("x", 64, 64 / ns, rng=rng, metric="GB/s", unit="GB/s", better="higher")]
+    res = cmp.compare_measurements(pair(100.0), pair(200.0))
+    assert len(res.changes) == 1 and res.changes[0].metric == "ns_per_call"
+    assert res.changes[0].direction == "worse"
+
+
+def test_old_format_records_use_their_range_conservatively():
+    def old(v, spread, n=9):
+        return {"experiment": "e", "series": "s", "params": {"size": 8}, "metric": "ns_per_call", "unit": "ns",
+                "value": v, "min": v * (1 - spread), "median": v, "max": v * (1 + spread), "samples": n}
+    res = cmp.compare_measurements([old(100, 0.01)], [old(115, 0.01)])
+    assert res.changes[0].basis == "range" and res.flagged == []    # 15%: within placement noise
+    res = cmp.compare_measurements([old(100, 0.01)], [old(200, 0.01)])
+    assert res.flagged[0].direction == "worse"
+    # 3 rounds each: even completely apart, that happens by chance (p = 0.1).
+    assert cmp.compare_measurements([old(100, 0.01, 3)], [old(200, 0.01, 3)]).flagged == []
+    assert cmp.separation_p(3, 3) == 0.1
+    # Ranges that overlap once the change is removed: not flagged, however large the ratio.
+    res = cmp.compare_measurements([old(100, 0.5)], [old(200, 0.5)])
+    assert res.flagged == []
+
+
+def test_short_calls_in_one_process_are_not_judged_and_busy_runs_need_more():
+    rng = random.Random(9)
+    a = [m("x", 8, 2.0, rng=rng)]
+    b = [m("x", 8, 4.0, rng=rng)]
+    (c,) = cmp.compare_measurements(a, b).changes
+    assert not c.judged and not c.flagged and c.as_json()["min_effect"] is None
+    a[0]["process_samples"] = [2.0, 2.02]          # two processes say nothing about their spread
+    b[0]["process_samples"] = [4.0, 4.02]
+    (c,) = cmp.compare_measurements(a, b).changes
+    assert c.basis == "round" and not c.judged
+    a[0]["process_samples"] = [2.0, 2.02, 1.98, 2.01]
+    b[0]["process_samples"] = [4.0, 4.02, 3.98, 4.01]
+    (c,) = cmp.compare_measurements(a, b).changes
+    assert c.basis == "process" and c.judged and c.flagged and c.direction == "worse"
+    assert c.min_effect == cmp.SHORT_CALL_PROCESS_EFFECT
+    # 30% slower: flagged on a quiet machine, not when either run was busy.
+    a = [m("x", 4096, 100.0, rng=rng)]
+    b = [m("x", 4096, 130.0, rng=rng)]
+    assert cmp.compare_measurements(a, b).flagged
+    assert not cmp.compare_measurements(a, b, busy=True).flagged
+
+
+def test_fingerprint_changes_name_only_the_keys():
+    fp2 = dict(FINGERPRINT, tunables="threads=0:memset=sse2", memkit_commit="def")
+    assert changed_keys(FINGERPRINT, fp2) == ["tunables", "memkit_commit"]
+    loud, quiet = differences(FINGERPRINT, fp2)
+    assert loud == ["tunables: memset=sse2 added"] and quiet == ["memkit_commit: abc123 -> def"]
     assert differences(FINGERPRINT, dict(FINGERPRINT)) == ([], [])
-    loud, _ = differences(FINGERPRINT, dict(FINGERPRINT, kernel="6.2", glibc="2.37", tunables="x=1",
-                                            profile="/p"))
-    assert [l.split()[0] for l in loud] == ["kernel", "glibc", "tunables", "profile"]
+    loud, _ = differences(FINGERPRINT, dict(FINGERPRINT, microcode="0xea"))
+    assert loud == ["microcode: 0xa0 -> 0xea"]
     banner = fingerprint_banner(FINGERPRINT, dict(FINGERPRINT, microcode="0xea"))
-    assert any("MACHINE CHANGED" in l and "microcode 0xa0 -> 0xea" in l for l in banner)
+    assert any("MACHINE CHANGED" in l and "microcode: 0xa0 -> 0xea" in l for l in banner)
     assert fingerprint_banner(FINGERPRINT, FINGERPRINT) == []
 
 
@@ -109,16 +197,25 @@ def test_compare_command(tmp_path):
     path = tmp_path / "m.db"
     rng = random.Random(3)
     with Database(path, create=True) as d:
-        r1 = _store(d, FINGERPRINT, synthetic_run(rng))
-        r2 = _store(d, FINGERPRINT, synthetic_run(rng, regress=("glibc", 4096)))
-        r3 = _store(d, dict(FINGERPRINT, microcode="0xea"), synthetic_run(rng))
-    p = run_cli("compare", "--db", path, r1, r2)
+        r1 = _store(d, FINGERPRINT, run_of(rng))
+        r2 = _store(d, FINGERPRINT, run_of(rng))
+        r3 = _store(d, dict(FINGERPRINT, tunables="threads=0:memset=sse2"),
+                    run_of(rng, regress=("glibc", 4096), factor=2.0))
+    p = run_cli("compare", "--db", path, "--json", "--fail-on-regression", r1, r2)
     assert p.returncode == 0, p.stderr
-    assert "MACHINE CHANGED" not in p.stdout
+    j = json.loads(p.stdout)
+    assert (j["machine_changed"], j["changes"], j["compared"]) == ([], [], 50)
+    p = run_cli("compare", "--db", path, "--json", "--fail-on-regression")   # the last two: 2 -> 3
+    assert p.returncode == 1, p.stderr
+    j = json.loads(p.stdout)
+    assert j["machine_changed"] == ["tunables"] and j["machine_changes"] == ["tunables: memset=sse2 added"]
+    (c,) = j["changes"]
+    assert (c["experiment"], c["series"], c["params"], c["metric"], c["direction"]) == \
+        ("exp", "glibc", {"size": 4096}, "ns_per_call", "worse")
+    assert c["interval"][0] > 1.8
+    p = run_cli("compare", "--db", path, r2, r3)
+    assert p.returncode == 0, p.stderr
+    assert "THE MACHINE CHANGED BETWEEN THESE RUNS: tunables: memset=sse2 added" in p.stdout
     assert "1 worse" in p.stdout and "WORSE" in p.stdout and "size=4 KiB" in p.stdout
-    p = run_cli("compare", "--db", path)   # the last two: 2 -> 3
-    assert p.returncode == 0, p.stderr
-    assert f"run {r2}" in p.stdout and f"run {r3}" in p.stdout
-    assert "THE MACHINE CHANGED" in p.stdout and "microcode 0xa0 -> 0xea" in p.stdout
-    p = run_cli("compare", "--db", path, "--all", r1, r3)
-    assert p.stdout.count("within noise") >= 90
+    p = run_cli("compare", "--db", path, "--all", r1, r2)
+    assert p.stdout.count("within noise") == 50 and "0 flagged" in p.stdout

@@ -156,3 +156,92 @@ def test_writer_killed_mid_transaction_leaves_earlier_runs(tmp_path):
         assert d.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         later = store(d)   # and it is still writable
         assert [r["id"] for r in d.runs()] == [earlier, later]
+
+
+def v2_record(series="memkit", size=4096, base=10.0):
+    return {"type": "measurement", "experiment": "memset-sizes", "series": series, "params": {"size": size},
+            "axis": {"name": "size", "unit": "B"}, "metric": "ns_per_call", "unit": "ns", "better": "lower",
+            "stat": "median", "value": base, "min": base - 1, "median": base, "max": base + 1,
+            "samples": [base - 1, base, base + 1], "process_samples": [base, base * 1.1],
+            "baseline": {"series": "glibc", "params": {"size": size}},
+            "ratios": [1.2, 1.3, 1.25], "ratio": 1.25, "ratio_min": 1.2, "ratio_max": 1.3}
+
+
+def test_format_2_records_round_trip(tmp_path):
+    from memkit.lab import parse_jsonl
+    lines = [json.dumps(dict(FINGERPRINT, type="fingerprint", format=2)), json.dumps(v2_record()),
+             json.dumps({"type": "verdict", "experiment": "memset-sizes", "kind": "loss", "text": "memkit lost"}),
+             json.dumps({"type": "verdict", "experiment": "memset-sizes", "text": "plain"}),
+             json.dumps({"type": "end"})]
+    fp, ms, vs, ended = parse_jsonl("\n".join(lines))
+    assert ended and "format" not in fp and fp == FINGERPRINT
+    r = Result("memset-sizes", "seed", "desc", "ok", 1.0, [], fp, ms, vs, "", "")
+    with Database(tmp_path / "m.db", create=True) as d:
+        run = store(d, results=[r], fp=fp)
+        (m,) = d.measurements(run)
+        assert m["format"] == 2 and m["samples"] == 3 and m["sample_values"] == [9.0, 10.0, 11.0]
+        assert m["process_samples"] == [10.0, 11.0] and m["ratios"] == [1.2, 1.3, 1.25]
+        assert m["axis"] == {"name": "size", "unit": "B"} and m["better"] == "lower"
+        assert m["baseline"] == {"series": "glibc", "params": {"size": 4096}}
+        assert m["ratio_to"] == "glibc"
+        assert d.verdict_records(run) == [{"experiment": "memset-sizes", "text": "memkit lost", "kind": "loss"},
+                                          {"experiment": "memset-sizes", "text": "plain", "kind": None}]
+
+
+def test_baseline_is_named_by_what_differs():
+    from memkit.records import baseline_text
+    own = {"series": "vector-loop", "params": {"size": 4096, "value": 0}}
+    assert baseline_text({"series": "vector-loop", "params": {"size": 4096, "value": 90}}, own) == "value=90"
+    assert baseline_text({"series": "glibc", "params": {"size": 4096, "value": 0}}, own) == "glibc"
+    assert baseline_text({"series": "glibc", "params": {"size": 64}}) == "glibc size=64"
+
+
+def test_old_format_records_have_no_speedup():
+    from memkit import records
+    old = records.measurement({"series": "a", "params": {}, "metric": "ns_per_call", "unit": "ns",
+                               "value": 2.0, "samples": 5, "ratio_to": "glibc", "ratio": 0.8})
+    assert old["format"] == 1 and old["samples"] == 5 and old["sample_values"] is None
+    assert records.speedup(old) is None and records.better_direction(old) == "lower"
+    new = records.measurement(v2_record(), 2)
+    assert records.speedup(new) == 1.25
+    # The record's own direction wins over what its unit suggests.
+    assert records.better_direction(dict(new, unit="GB/s", better="lower")) == "lower"
+
+
+V1_SCHEMA_ROWS = [
+    "INSERT INTO fingerprints (id, digest, json) VALUES (1, 'd', '{}')",
+    "INSERT INTO runs (id, started_at, finished_at, quick, fingerprint_id) VALUES (1, 't0', 't1', 1, 1)",
+    "INSERT INTO experiments (run_id, name, status) VALUES (1, 'old', 'ok')",
+    "INSERT INTO measurements (run_id, experiment, series, params, metric, unit, value, samples, ratio_to, ratio)"
+    " VALUES (1, 'old', 's', '{\"size\":64}', 'ns_per_call', 'ns', 3.5, 7, 'glibc', 0.9)",
+    "INSERT INTO verdicts (run_id, experiment, seq, text) VALUES (1, 'old', 0, 'an old verdict')",
+]
+
+
+def test_version_1_database_is_migrated(tmp_path):
+    path = tmp_path / "v1.db"
+    c = sqlite3.connect(path)
+    c.executescript(dbmod.SCHEMA + ";".join(V1_SCHEMA_ROWS) + "; PRAGMA user_version = 1;")
+    c.commit()
+    c.close()
+    with Database(path) as d:   # a read-only command's open migrates too
+        assert d.conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 2
+        (m,) = d.measurements(1)
+        assert (m["value"], m["samples"], m["ratio"], m["format"]) == (3.5, 7, 0.9, 1)
+        assert m["sample_values"] is None and m["baseline"] is None and m["axis"] is None
+        assert d.verdict_records(1) == [{"experiment": "old", "text": "an old verdict", "kind": None}]
+        new = store(d)
+        assert [r["id"] for r in d.runs()] == [1, new]
+    # The migrated database has exactly a new database's columns.
+    with Database(tmp_path / "new.db", create=True) as fresh, Database(path) as old:
+        for t in dbmod.TABLES:
+            cols = lambda db: [r[1] for r in db.conn.execute(f"PRAGMA table_info({t})")]
+            assert cols(fresh) == cols(old), t
+
+
+def test_newer_database_is_refused(tmp_path):
+    path = tmp_path / "m.db"
+    with Database(path, create=True) as d:
+        d.conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(MemkitError, match="newer than this memkit"):
+        Database(path)

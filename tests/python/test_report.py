@@ -1,5 +1,8 @@
-"""report: HTML and PNGs for a synthetic run."""
+"""report: the headline, one plot (at least) per experiment, folded tables,
+no stale files; on a synthetic suite in the self-describing record format
+and on old-format records."""
 
+import random
 import re
 
 from conftest import FINGERPRINT, run_cli
@@ -7,63 +10,138 @@ from memkit.db import Database
 from memkit.lab import Result
 from memkit.report import write_report
 
+PNG = b"\x89PNG\r\n\x1a\n"
 
-def fill_like():
+
+def rec(exp, series, params, value, *, metric="ns_per_call", unit="ns", better="lower", axis="size",
+        baseline=None, speedup=None, rng=None, n=5):
+    rng = rng or random.Random(hash((exp, series, str(params), metric)))
+    samples = [value * (1 + rng.uniform(-0.02, 0.02)) for _ in range(n)]
+    m = {"type": "measurement", "experiment": exp, "series": series, "params": params,
+         "axis": {"name": axis, "unit": "B" if axis in ("size", "bytes") else ""} if axis else None,
+         "metric": metric, "unit": unit, "better": better, "stat": "median", "value": value,
+         "min": min(samples), "median": value, "max": max(samples), "samples": samples, "baseline": None}
+    if baseline is not None:
+        m["baseline"] = {"series": baseline, "params": params}
+        m["ratios"] = [speedup * (1 + rng.uniform(-0.03, 0.03)) for _ in range(n)]
+        m.update(ratio=speedup, ratio_min=min(m["ratios"]), ratio_max=max(m["ratios"]))
+    return m
+
+
+def suite(slow_memkit=1.0):
+    out = {}
     ms = []
-    for method in ("vector-loop", "nt-stores"):
-        for i in range(12):
-            size = 1024 << (2 * i)
-            for value in (0, 90):
-                v = 100.0 / (i + 1) * (3 if method == "nt-stores" and value == 0 and i > 8 else 1)
-                d = {"series": method, "params": {"size": size, "value": value}, "metric": "fill_throughput",
-                     "unit": "GB/s", "stat": "median", "value": v, "min": v * .9, "median": v, "max": v * 1.1,
-                     "samples": 5}
-                if value == 0:
-                    d.update(ratio_to=f"{method} value=90", ratio=v / (100.0 / (i + 1)), ratio_min=1, ratio_max=3)
-                ms.append(d)
-    return ms
+    for size in [0, 1, 8, 64, 256, 1024, 4096, 65536, 1 << 20, 64 << 20]:
+        base = 2 + size / 40.0
+        for s, f in (("glibc", 1.0), ("mk_memset", 0.8 * slow_memkit), ("sse2", 1.6), ("avx512", 0.8)):
+            ns = base * f
+            kw = {} if s == "glibc" else dict(baseline="glibc", speedup=1.0 / f)
+            ms.append(rec("memset-sizes", s, {"size": size, "value": 0}, ns, **kw))
+            ms.append(rec("memset-sizes", s, {"size": size, "value": 0}, max(size, 1) / ns, metric="gb_per_s",
+                          unit="GB/s", better="higher"))
+    out["memset-sizes"] = ms
+    out["memset-random"] = [
+        rec("memset-random", s, {"granularity": g, "min_size": 0, "max_size": mx, "clear_l1": c}, 10 * f, axis=None,
+            **({} if s == "glibc" else dict(baseline="glibc", speedup=1 / f)))
+        for g in (1, 16) for mx in (128, 1024, 4096) for c in (False, True)
+        for s, f in (("glibc", 1.0), ("mk_memset", 0.7), ("sse2", 0.9))]
+    out["copy-sweep"] = [
+        rec("copy-sweep", s, {"size": size, "dst_offset": off}, f * min(100, size / 64) * (0.7 if off else 1),
+            metric="gb_per_s", unit="GB/s", better="higher")
+        for size in (64, 1024, 16384, 1 << 20, 16 << 20) for off in (0, 1, 7, 33)
+        for s, f in (("libc", 1.0), ("memkit", 1.1), ("rep_movsb", 0.6))]
+    out["zeroing"] = [
+        r for t in (1, 2, 4, 8) for lock in ("spin", "mutex") for grain in (4096, 1 << 20)
+        for r in (rec("zeroing", lock, {"threads": t, "grain": grain, "workload": "backlog"}, 50.0 * t,
+                      metric="wall_ms", unit="ms", axis="threads"),
+                  rec("zeroing", lock, {"threads": t, "grain": grain, "workload": "backlog"},
+                      4.0 / (t if lock == "spin" and grain == 4096 else 1), metric="gb_per_cpu_s",
+                      unit="GB/CPU-s", better="higher", axis="threads"))]
+    out["faults"] = [rec("faults", s, {"bytes": b}, v * (b >> 20), metric="us_per_mb", unit="µs/MB", axis=None)
+                     for b in (1 << 20, 64 << 20) for s, v in (("first-touch", 90.0), ("warm", 10.0),
+                                                              ("munmap", 20.0))]
+    out["size-distributions"] = [
+        rec("size-distributions", f"{s} {op}", {"distribution": d, "op": op}, 8 * f, axis=None,
+            **({} if s == "glibc" else dict(baseline=f"glibc {op}", speedup=1 / f)))
+        for d in ("Memcpy_Fleet", "rpc", "db") for op in ("memcpy", "memset")
+        for s, f in (("glibc", 1.0), ("memkit", 0.6))]
+    return out
 
 
-def table_like():
-    return [{"series": s, "params": {"distribution": dist}, "metric": "ns_per_call", "unit": "ns",
-             "stat": "median", "value": 12.5, "min": 12, "median": 12.5, "max": 13, "samples": 9}
-            for s in ("glibc", "memkit") for dist in ("db", "rpc")]
-
-
-def make_db(path):
+def store_suite(path, fp=FINGERPRINT, slow_memkit=1.0, extra=()):
+    verdicts = {"memset-sizes": [{"kind": "loss", "text": "memkit 1.30x slower than glibc from 768 B to 2 KiB"},
+                                 {"kind": "fastest", "text": "avx512 fastest above 64 B"},
+                                 {"text": "a plain verdict"}]}
+    results = [Result(name, "seed", f"about {name}", "ok", 1.0, [], fp, ms, verdicts.get(name, []), "own table", "")
+               for name, ms in suite(slow_memkit).items()]
     with Database(path, create=True) as d:
-        return d.store_run(started_at="t0", finished_at="t1", quick=False, fingerprint=FINGERPRINT, results=[
-            Result("fill-regions", "downs", "fill by region", "ok", 3.0, [], FINGERPRINT, fill_like(),
-                   ["nt-stores: zeros 3.00x faster in RAM"], "the C table", ""),
-            Result("size-distributions", "beyond", "sizes", "ok", 2.0, [], FINGERPRINT, table_like(),
-                   ["memkit 5% faster"], "", ""),
-            Result("crashy", "x", "crashes", "crashed", 0.5, [], None, [], [], "", "crashy crashed (killed by SIGSEGV)"),
-        ])
+        return d.store_run(started_at="t0", finished_at="t1", quick=False, fingerprint=fp,
+                           results=results + list(extra))
 
 
-def test_report_html_and_pngs(tmp_path):
+def test_report_has_a_headline_and_a_plot_per_experiment(tmp_path):
     db_path = tmp_path / "m.db"
-    run_id = make_db(db_path)
+    run_id = store_suite(db_path)
+    crashed = Result("crashy", "x", "crashes", "crashed", 0.5, [], None, [], [], "", "crashy crashed (killed by SIGSEGV)")
+    run2 = store_suite(db_path, fp=dict(FINGERPRINT, tunables="threads=0:memset=sse2"), slow_memkit=2.0,
+                       extra=[crashed])
     out = tmp_path / "rep"
+    out.mkdir()
+    (out / "stale-old.png").write_bytes(PNG)
+    (out / "index.html").write_text("<title>memkit lab report, run 0</title>")
+    (out / "plots").mkdir()
+    (out / "plots" / "memset-sizes-gone.png").write_bytes(PNG)
     with Database(db_path) as d:
-        index = write_report(d, run_id, out)
+        index = write_report(d, run2, out)
     text = index.read_text()
     imgs = re.findall(r"<img src='([^']+)'", text)
-    # fill-regions: throughput and ratio plots; size-distributions: a table.
-    assert len(imgs) == 2
-    for name in imgs:
-        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert (out / name).stat().st_size > 10000
-    assert sorted(p.name for p in out.glob("*.png")) == sorted(imgs)
-    for needle in ("id='fill-regions'", "id='size-distributions'", "id='crashy'",
-                   "nt-stores: zeros 3.00x faster in RAM", "memkit 5% faster", "distribution=rpc",
-                   "killed by SIGSEGV", "Test CPU", "0xa0", "L2 up to 1 MiB", "the C table"):
-        assert needle in text, needle
+    # Every image is in the plots folder, written now, and nothing else is there.
+    assert all(i.startswith("plots/") for i in imgs)
+    assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(i[len("plots/"):] for i in imgs)
+    assert not list(out.glob("*.png"))
+    for i in imgs:
+        assert (out / i).read_bytes()[:8] == PNG and (out / i).stat().st_size > 5000
+    names = [i[len("plots/"):] for i in imgs]
+    for exp in suite():
+        assert any(n.startswith(exp + "-") for n in names), exp
+    # memset-sizes' main metric is plotted in spite of its size=0 row; one ratio plot, labelled as speed-ups.
+    assert "memset-sizes-ns-per-call.png" in names and "memset-sizes-ratio.png" in names
+    assert "speed-up over the baseline" in text
+    assert "copy-sweep-worst-dst-offset.png" in names
+    assert any(n.startswith("zeroing-cpu-seconds-per-gb") for n in names)
+    assert "memset-random-speedup.png" in names and "size-distributions-speedup.png" in names
+    # The headline comes first: fastest per operation and size range, losses, changes.
+    head = text[text.index("<h2>Headline"):text.index("<h2>Experiments")]
+    assert re.search(r"<td>memset-sizes</td><td>(all sizes|0 B\.\.)", head) and "<td>avx512</td>" in head
+    assert "memkit 1.30x slower than glibc from 768 B to 2 KiB" in head
+    assert "Compared with run 1" in head and "tunables: memset=sse2 added" in head
+    assert re.search(r"\d+ changed beyond the noise \(([1-9]\d*) worse", head)
+    assert "class='loss'" in head     # memkit at half the fastest's speed
+    # Long tables are folded; failures show.
+    assert "<details><summary>the numbers (" in text and "killed by SIGSEGV" in text
+
+
+def test_old_format_run_still_reports(tmp_path):
+    ms = []
+    for size in (0, 64, 4096, 1 << 20):
+        for s in ("glibc", "mk_memset"):
+            m = {"series": s, "params": {"size": size, "value": 0}, "metric": "ns_per_call", "unit": "ns",
+                 "stat": "median", "value": 1.0 + size / 100, "min": 1, "median": 1, "max": 2, "samples": 3}
+            if s != "glibc":
+                m.update(ratio_to="glibc", ratio=0.9, ratio_min=0.8, ratio_max=1.0)
+            ms.append(m)
+    with Database(tmp_path / "m.db", create=True) as d:
+        run = d.store_run(started_at="t0", finished_at="t1", quick=True, fingerprint=FINGERPRINT,
+                          results=[Result("memset-sizes", "s", "d", "ok", 1.0, [], FINGERPRINT, ms, ["v"], "", "")])
+        text = write_report(d, run, tmp_path / "r").read_text()
+    assert "plots/memset-sizes-ns-per-call.png" in text
+    # An old record's ratio is not called a speed-up.
+    assert "value ÷ baseline" in text and "speed-up over" not in text
 
 
 def test_report_command(tmp_path):
     db_path = tmp_path / "m.db"
-    make_db(db_path)
+    store_suite(db_path)
     p = run_cli("report", "--db", db_path, "--out", tmp_path / "r")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "r" / "index.html").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memkit import db
+from memkit.errors import MemkitError
 
 
 def add_db_option(parser):
@@ -18,3 +19,11 @@ def add_build_option(parser):
 
 def db_path(args):
     return args.db or db.default_path()
+
+
+def chosen_run(db, wanted) -> int:
+    """The run asked for, else the database's last one."""
+    runs = db.runs()
+    if not runs:
+        raise MemkitError(f"no runs in {db.path}; `memkit run` first")
+    return wanted if wanted is not None else runs[-1]["id"]

@@ -1,22 +1,27 @@
-"""memkit compare: two runs, measurement by measurement, against their noise."""
+"""memkit compare: two runs, measurement by measurement, on their raw samples."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from memkit import compare as cmp
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
-from memkit.fingerprint import differences
+from memkit.fingerprint import changed_keys, differences
 
 NAME = "compare"
-HELP = "compare two runs (default: the last two): ratios, changes beyond the noise, fingerprint changes"
+HELP = "compare two runs (default: the last two): changes beyond the noise, what changed on the machine"
 
 
 def add_arguments(p):
     p.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids A B (default: the last two runs)")
-    p.add_argument("--all", action="store_true", help="print every measurement, not only those beyond the noise")
+    p.add_argument("--all", action="store_true", help="print every measurement, not only the flagged ones")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit with status 1 when any change is worse (for CI)")
     add_db_option(p)
 
 
@@ -40,8 +45,7 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
     if loud:
         lines.append("!" * 78)
         lines.append("!!! THE MACHINE CHANGED BETWEEN THESE RUNS: " + "; ".join(loud))
-        lines.append("!!! differences below may come from the machine, not from memkit: re-run the")
-        lines.append("!!! whole suite on one side before trusting a comparison")
+        lines.append("!!! differences below may come from the machine, not from memkit")
         lines.append("!" * 78)
     if quiet:
         lines.append("note: also differs: " + "; ".join(quiet))
@@ -49,35 +53,73 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
 
 
 def _row(c: cmp.Change) -> str:
-    ratio = "-" if math.isnan(c.ratio) else f"{c.ratio:6.3f}"
-    mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.verdict]
-    return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<22} "
-            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{ratio}  (noise ±{100 * c.spread:.1f}%)  {mark}")
+    mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.direction]
+    if not c.judged:
+        mark = "not judged (short call, one process)"
+    interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
+    shift = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
+    return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
+            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval}{shift} q={c.q:.2g} "
+            f"({c.basis}s{f', min {100 * c.min_effect:.0f}%' if c.judged else ''})  {mark}")
+
+
+def _busy_notes(a: dict, b: dict) -> list[str]:
+    return [f"note: run {r['id']} ran on a busy machine ({r['busy']})" for r in (a, b) if r.get("busy")]
 
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
         a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
+    busy = bool(a.get("busy") or b.get("busy"))
+    result = cmp.compare_measurements(ma, mb, busy=busy)
+    worse = [c for c in result.flagged if c.direction == "worse"]
+    if args.json:
+        print(json.dumps({
+            "run_a": a["id"], "run_b": b["id"],
+            "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
+            "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
+                                for line in part],
+            "compared": len(result.changes), "not_judged": sum(not c.judged for c in result.changes),
+            "only_a": result.only_a, "only_b": result.only_b,
+            "experiment_shifts": {k: v for k, v in result.shifts.items()},
+            "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
+            "changes": [c.as_json() for c in result.flagged],
+        }, indent=1))
+        return 1 if args.fail_on_regression and worse else 0
+
     print(f"run {a['id']} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
           f"run {b['id']} ({b['started_at']}{', quick' if b['quick'] else ''})")
-    for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]):
+    for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
     if a["quick"] != b["quick"]:
         print("note: one run used the quick grid and the other the default one: few measurements match")
-    changes, only_a, only_b = cmp.compare_measurements(ma, mb)
-    if not changes:
+    if not result.changes:
         print("no measurement is in both runs")
         return 0
-    for s in cmp.summarize(changes):
+    for s in cmp.summarize(result.changes):
         gm = "-" if math.isnan(s.geomean_ratio) else f"{s.geomean_ratio:.3f}"
-        print(f"\n{s.experiment}: {s.compared} measurements in both; beyond the noise: {s.better} better, "
-              f"{s.worse} worse, {s.changed} changed; median noise ±{100 * s.median_noise:.1f}%; "
-              f"geometric mean B/A {gm}")
-        shown = [c for c in changes if c.experiment == s.experiment and (args.all or c.beyond)]
-        shown.sort(key=lambda c: -abs(math.log(c.ratio)) if c.ratio and c.ratio > 0 else 0)
+        print(f"\n{s.experiment}: {s.compared} measurements in both; flagged: {s.better} better, "
+              f"{s.worse} worse, {s.changed} changed; geometric mean speed-up B/A {gm}")
+        shift = result.shifts.get(s.experiment)
+        if shift and abs(math.log(shift)) > math.log1p(cmp.MIN_EFFECT):
+            print(f"  the experiment as a whole moved x{shift:.3f} (B/A, median over its measurements): "
+                  f"the machine, most likely; each measurement is judged against that")
+        shown = [c for c in result.changes if c.experiment == s.experiment and (args.all or c.flagged)]
+        shown.sort(key=lambda c: -abs(math.log(c.ratio)))
         for c in shown:
             print(_row(c))
-    if only_a or only_b:
-        print(f"\n{only_a} measurements only in run {a['id']}, {only_b} only in run {b['id']}")
-    return 0
+    unjudged = sum(not c.judged for c in result.changes)
+    if busy:
+        print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
+    if unjudged:
+        print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
+              f"one process, their placement noise between processes is larger than a change")
+    print(f"\n{len(result.changes)} measurements compared (one headline metric each), "
+          f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
+          f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
+          f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
+          f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only){f' (x{cmp.BUSY_FACTOR:g}: busy)' if busy else ''}")
+    if result.only_a or result.only_b:
+        print(f"{result.only_a} measurements only in run {a['id']}, {result.only_b} only in run {b['id']}")
+    return 1 if args.fail_on_regression and worse else 0

@@ -2,7 +2,7 @@
 
 import json
 
-from memkit import lab
+from memkit import lab, load
 from memkit.commands._common import add_build_option
 from memkit.fingerprint import describe_lines
 
@@ -17,10 +17,11 @@ def add_arguments(p):
 
 def main(args) -> int:
     fp = lab.fingerprint(lab.discover(lab.find_bench_dir(args.build)))
+    now = load.sample()
     if args.json:
-        print(json.dumps(fp, indent=2, sort_keys=True))
+        print(json.dumps(dict(fp, load=now.as_record()), indent=2, sort_keys=True))
         return 0
-    rows = describe_lines(fp)
+    rows = describe_lines(fp) + [("load", now.describe())]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit.commands._common import add_db_option, db_path
+from memkit.commands._common import add_db_option, chosen_run, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
 
@@ -22,10 +22,7 @@ def add_arguments(p):
 def main(args) -> int:
     from memkit.report import write_report   # matplotlib: only when needed
     with Database(db_path(args)) as db:
-        runs = db.runs()
-        if not runs:
-            raise MemkitError(f"no runs in {db.path}; `memkit run` first")
-        run_id = args.run if args.run is not None else runs[-1]["id"]
+        run_id = chosen_run(db, args.run)
         try:
             path = write_report(db, run_id, Path(args.out))
         except OSError as e:

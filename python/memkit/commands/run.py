@@ -7,7 +7,7 @@ import shlex
 import socket
 import sys
 
-from memkit import lab
+from memkit import lab, load
 from memkit.commands._common import add_build_option, add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
@@ -19,7 +19,9 @@ HELP = "run experiments (all by default) and store the results"
 
 def add_arguments(p):
     p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
-                   help="experiments to run (default: all, in the suite's order; see `memkit list`)")
+                   help="experiments to run (default: all, in the suite's order; see `memkit list`); "
+                        "key=value words (after `--` or not) are passed to the one experiment named, "
+                        "EXPERIMENT:key=value to that experiment (its arguments: the experiment's --help)")
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
     add_db_option(p)
@@ -30,30 +32,82 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _print_summary(results, run_id, path):
+def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """(experiment names, {experiment: its key=value arguments}).  A bare
+    key=value goes to the one experiment named; EXP:key=value to EXP."""
+    names = [w for w in words if "=" not in w]
+    args: dict[str, list[str]] = {}
+    bare = []
+    for w in words:
+        if "=" not in w:
+            continue
+        exp, sep, kv = w.partition(":")
+        if sep and "=" not in exp:
+            if exp not in names:
+                raise MemkitError(f"argument {w} is for {exp}, which is not among the experiments to run")
+            args.setdefault(exp, []).append(kv)
+        else:
+            bare.append(w)
+    if bare:
+        if len(names) != 1:
+            raise MemkitError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
+                              f"(e.g. `memkit run fill-regions -- {bare[0]}`), or write EXPERIMENT:{bare[0]}")
+        args.setdefault(names[0], []).extend(bare)
+    return names, args
+
+
+def _summary_lines(results) -> list[str]:
+    """The summary: memkit's losses first, then what was fastest where, then
+    each experiment's status and its other verdicts."""
+    losses = [(r.name, v["text"]) for r in results for v in r.verdicts if v.get("kind") == "loss"]
+    fastest = [(r.name, v["text"]) for r in results for v in r.verdicts if v.get("kind") == "fastest"]
+    out = ["memkit's losses (slower than the best other method beyond the noise):"]
+    out += [f"  {n}: {t}" for n, t in losses] or ["  none"]
+    out.append("fastest where:")
+    out += [f"  {n}: {t}" for n, t in fastest] or ["  (no experiment said)"]
+    out.append("experiments:")
+    for r in results:
+        out.append(f"  {r.name:<20} {r.status:<8} {r.seconds:7.1f} s")
+        out += [f"      {v['text']}" for v in r.verdicts if v.get("kind") not in ("loss", "fastest")]
+        if r.error:
+            out.append(f"      error: {r.error}")
+    return out
+
+
+def _print_summary(results, run_id, path, busy):
     print()
     print(f"== summary: run {run_id} (stored in {path}) ==")
-    for r in results:
-        print(f"{r.name:<20} {r.status:<8} {r.seconds:7.1f} s")
-        for v in r.verdicts:
-            print(f"    {v}")
-        if r.error:
-            print(f"    error: {r.error}")
+    for line in _summary_lines(results):
+        print(line)
+    if busy:
+        print(f"note: the machine was busy during this run ({busy}): expect more noise")
     print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report, "
           f"`memkit compare` compares with the previous run")
 
 
 def main(args) -> int:
-    exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), args.experiments)
+    names, exp_args = split_arguments(args.experiments)
+    exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), names)
     path = db_path(args)
     # Open (and create) the database before spending minutes on experiments:
     # an unusable path fails now.
     with Database(path, create=True) as db:
+        # The machine as the user's environment sets it up (an experiment
+        # may re-execute itself with other tunables: its record is not the run's).
+        try:
+            fingerprint = lab.fingerprint(exps)
+        except MemkitError:
+            fingerprint = None
+        now = load.sample(0.3)
+        if now.busy:
+            print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
+                  f"the run records it", file=sys.stderr, flush=True)
+        watch = load.Watch()
         started = _now()
         progress = ProgressLine()
         results = []
         for i, e in enumerate(exps, 1):
-            extra = [] if args.quick else lab.SUITE_ARGS.get(e.name, [])
+            extra = exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
             print(f"== {e.name} ({i}/{len(exps)}){' --quick' if args.quick else ''}"
                   f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
 
@@ -69,16 +123,15 @@ def main(args) -> int:
                 print(f"memkit: error: {r.error}", file=sys.stderr, flush=True)
             print(f"-- {e.name}: {r.status}, {r.seconds:.1f} s, {len(r.measurements)} measurements", flush=True)
             results.append(r)
-        fingerprint = next((r.fingerprint for r in results if r.fingerprint), None)
         if fingerprint is None:
-            try:
-                fingerprint = lab.fingerprint(exps)
-            except MemkitError:
-                fingerprint = None
+            fingerprint = next((r.fingerprint for r in results if r.fingerprint), None)
+        during = watch.result()
+        busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
         run_id = db.store_run(started_at=started, finished_at=_now(), quick=args.quick,
                               fingerprint=fingerprint, results=results, hostname=socket.gethostname(),
-                              command=shlex.join(sys.argv))
-    _print_summary(results, run_id, path)
+                              command=shlex.join(sys.argv),
+                              load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
+    _print_summary(results, run_id, path, busy)
     failed = [r for r in results if r.status != "ok"]
     if failed:
         raise MemkitError(f"{len(failed)} experiment(s) did not finish: " +

@@ -1,0 +1,48 @@
+"""memkit runs: the runs in the database, one line each."""
+
+from __future__ import annotations
+
+import json
+
+from memkit.commands._common import add_db_option, db_path
+from memkit.db import Database
+
+NAME = "runs"
+HELP = "list the stored runs: id, when, grid, experiments, machine, busy or not"
+
+
+def add_arguments(p):
+    add_db_option(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per run")
+
+
+def main(args) -> int:
+    with Database(db_path(args)) as db:
+        runs = db.runs()
+        rows = []
+        for r in runs:
+            exps = db.experiments(r["id"])
+            fp = r["fingerprint"] or {}
+            rows.append({
+                "id": r["id"], "started_at": r["started_at"], "finished_at": r["finished_at"],
+                "quick": bool(r["quick"]), "experiments": [e["name"] for e in exps],
+                "failed": [e["name"] for e in exps if e["status"] != "ok"],
+                "cpu_model": fp.get("cpu_model"), "microcode": fp.get("microcode"),
+                "memkit_commit": fp.get("memkit_commit"), "tunables": fp.get("tunables"),
+                "hostname": r.get("hostname"), "load_avg": r.get("load_avg"),
+                "steal_pct": r.get("steal_pct"), "busy": r.get("busy") or ""})
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, sort_keys=True))
+        return 0
+    if not rows:
+        print("no runs yet: `memkit run` makes one")
+        return 0
+    print(f"{'run':>4}  {'started (UTC)':<25} {'grid':<7} {'commit':<9} experiments")
+    for row in rows:
+        names = ", ".join(n + (" (failed)" if n in row["failed"] else "") for n in row["experiments"])
+        print(f"{row['id']:>4}  {row['started_at']:<25} {'quick' if row['quick'] else 'default':<7} "
+              f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
+        if row["busy"]:
+            print(f"{'':>6}busy: {row['busy']}")
+    return 0

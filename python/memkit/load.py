@@ -1,0 +1,129 @@
+"""Is the machine busy?  The load average (/proc/loadavg) and the CPU time
+the hypervisor stole (/proc/stat's steal column), so a run made beside
+other work says so and `compare` can tell."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+# Busy: more runnable threads than half the CPUs (the lab wants the machine
+# to itself), or more than 2% of CPU time stolen by the hypervisor.
+LOAD_PER_CPU = 0.5
+STEAL_PCT = 2.0
+OTHERS_PCT = 25.0
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def read_loadavg(path="/proc/loadavg") -> Optional[float]:
+    try:
+        with open(path) as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def read_cpu_times(path="/proc/stat") -> Optional[list[int]]:
+    """The aggregate "cpu" line: user nice system idle iowait irq softirq steal ..."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("cpu "):
+                    return [int(x) for x in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def steal_pct(before: Optional[list[int]], after: Optional[list[int]]) -> Optional[float]:
+    """% of all CPU time between two read_cpu_times() that was stolen."""
+    if not before or not after or len(before) < 8 or len(after) < 8:
+        return None
+    # guest and guest_nice are already counted in user and nice.
+    total = sum(after[:8]) - sum(before[:8])
+    if total <= 0:
+        return None
+    return 100.0 * (after[7] - before[7]) / total
+
+
+def others_pct(before: Optional[list[int]], after: Optional[list[int]], own_seconds: float) -> Optional[float]:
+    """% of all CPUs' time between two read_cpu_times() spent running work
+    other than this process and its children (`own_seconds` of CPU time)."""
+    if not before or not after or len(before) < 8 or len(after) < 8:
+        return None
+    total = sum(after[:8]) - sum(before[:8])
+    idle = (after[3] + after[4]) - (before[3] + before[4])
+    steal = after[7] - before[7]
+    if total <= 0:
+        return None
+    busy_s = (total - idle - steal) / os.sysconf("SC_CLK_TCK")
+    return max(0.0, 100.0 * (busy_s - own_seconds) / (total / os.sysconf("SC_CLK_TCK")))
+
+
+def _own_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@dataclass
+class Load:
+    load_avg: Optional[float]
+    steal_pct: Optional[float]
+    cpus: int
+    others_pct: Optional[float] = None   # other processes' share of all CPUs (over a run)
+
+    @property
+    def reasons(self) -> list[str]:
+        out = []
+        if self.load_avg is not None and self.load_avg > LOAD_PER_CPU * self.cpus:
+            out.append(f"load average {self.load_avg:.2f} on {self.cpus} CPUs")
+        if self.steal_pct is not None and self.steal_pct > STEAL_PCT:
+            out.append(f"{self.steal_pct:.1f}% of CPU time stolen by the hypervisor")
+        if self.others_pct is not None and self.others_pct > OTHERS_PCT:
+            out.append(f"other processes used {self.others_pct:.0f}% of the CPUs")
+        return out
+
+    @property
+    def busy(self) -> str:
+        """Why the machine is busy, '' when it is not."""
+        return "; ".join(self.reasons)
+
+    def as_record(self) -> dict:
+        return {"load_avg": self.load_avg, "steal_pct": self.steal_pct, "busy": self.busy}
+
+    def describe(self) -> str:
+        la = "unknown" if self.load_avg is None else f"{self.load_avg:.2f}"
+        st = "unknown" if self.steal_pct is None else f"{self.steal_pct:.1f}%"
+        state = f"BUSY: {self.busy}" if self.busy else "quiet"
+        return f"load average {la} ({self.cpus} CPUs), steal {st}: {state}"
+
+
+def sample(seconds: float = 0.5) -> Load:
+    """The load now, with the steal measured over `seconds`."""
+    before = read_cpu_times()
+    time.sleep(seconds)
+    return Load(read_loadavg(), steal_pct(before, read_cpu_times()), usable_cpus())
+
+
+class Watch:
+    """The load over a stretch of time (a run): the load average at its start
+    (later ones would count the run itself), and over all of it the steal and
+    the CPU time other processes took."""
+
+    def __init__(self):
+        self.start_load = read_loadavg()
+        self.start_times = read_cpu_times()
+        self.start_own = _own_cpu_seconds()
+
+    def result(self) -> Load:
+        now = read_cpu_times()
+        return Load(self.start_load, steal_pct(self.start_times, now), usable_cpus(),
+                    others_pct(self.start_times, now, _own_cpu_seconds() - self.start_own))

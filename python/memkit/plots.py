@@ -1,0 +1,144 @@
+"""The report's figures: a line plot against a numeric axis (log size axis
+with the cache levels as bands, as in the seeds' figures) and grouped bars
+for results without one.  Each function writes one PNG."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+BAND_COLORS = ["#e8f1fb", "#fdf0e0", "#eaf7e8", "#f4ecf8"]
+LINE_STYLES = ["-", "--", ":", "-."]
+MAX_SHADED = 5
+
+
+def pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def size_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    def f(x, _pos):
+        if x <= 0:
+            return ""
+        for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if x >= scale:
+                v = x / scale
+                return f"{v:.0f}{unit}" if abs(v - round(v)) < 1e-9 else f"{v:.1f}{unit}"
+        return f"{x:.0f}"
+    return FuncFormatter(f)
+
+
+def draw_bands(ax, levels, xmin, xmax):
+    """The seed figures' cache-level bands: L1 | L2 | L3 | RAM."""
+    edges = [xmin] + [min(max(b, xmin), xmax) for _, b in levels] + [xmax]
+    names = [n for n, _ in levels] + ["RAM"]
+    for i, name in enumerate(names):
+        lo, hi = edges[i], edges[i + 1]
+        if hi <= lo:
+            continue
+        ax.axvspan(lo, hi, color=BAND_COLORS[i % len(BAND_COLORS)], zorder=0, lw=0)
+        ax.text(math.sqrt(lo * hi), 1.0, name, transform=ax.get_xaxis_transform(), ha="center",
+                va="bottom", fontsize=8, color="#555")
+
+
+def lines(curves: list[dict], *, path, title: str, xlabel: str, ylabel: str, size_axis: bool,
+          levels=(), reference: Optional[float] = None):
+    """curves: [{"label", "series" (colour), "style" (line style index), "x": [...], "y": [...],
+    "lo": [...] or None, "hi": [...] or None}]."""
+    plt = pyplot()
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    series = list(dict.fromkeys(c["series"] for c in curves))
+    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=90)
+    xs_all = [x for c in curves for x in c["x"]]
+    log_x = size_axis or (min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 16)
+    if log_x:
+        xmin, xmax = min(xs_all) / 1.15, max(xs_all) * 1.15
+        if size_axis and levels:
+            draw_bands(ax, levels, xmin, xmax)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(xmin, xmax)
+        if size_axis:
+            ax.xaxis.set_major_formatter(size_formatter())
+    shade = len(curves) <= MAX_SHADED
+    for c in curves:
+        color = colors[series.index(c["series"]) % len(colors)]
+        ax.plot(c["x"], c["y"], LINE_STYLES[c.get("style", 0) % len(LINE_STYLES)], color=color,
+                label=c["label"], lw=1.6, marker="." if len(c["x"]) < 30 else None)
+        if shade and c.get("lo") and len(c["x"]) > 1:
+            ax.fill_between(c["x"], c["lo"], c["hi"], color=color, alpha=0.08, lw=0)
+    if reference is not None:
+        ax.axhline(reference, color="#333", lw=0.8)
+    ys = [y for c in curves for y in c["y"] if y is not None and y > 0]
+    if ys and max(ys) / min(ys) > 100:
+        ax.set_yscale("log")
+    elif ys:
+        top = max(ys) * 1.15
+        if reference is not None:
+            top = max(top, reference * 1.1)
+        ax.set_ylim(0, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11, pad=16)
+    ax.grid(True, which="major", color="#ccc", lw=0.5)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def bars(categories: list[str], series: list[str], values: dict, *, path, title: str, ylabel: str,
+         errors: Optional[dict] = None, reference: Optional[float] = None):
+    """Grouped bars: one group per category, one bar per series.
+    values[(category, series)] = number; errors likewise (lo, hi).  Many
+    categories: horizontal, so the labels stay readable."""
+    plt = pyplot()
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    n_cat, n_ser = len(categories), max(1, len(series))
+    horizontal = n_cat > 6 or max((len(c) for c in categories), default=0) > 14
+    width = 0.8 / n_ser
+    if horizontal:
+        fig, ax = plt.subplots(figsize=(10, min(14, 1.2 + n_cat * (0.12 + 0.12 * n_ser))), dpi=90)
+    else:
+        fig, ax = plt.subplots(figsize=(10, 4.4), dpi=90)
+    for j, s in enumerate(series):
+        pos, vals, err_lo, err_hi = [], [], [], []
+        for i, c in enumerate(categories):
+            v = values.get((c, s))
+            if v is None:
+                continue
+            pos.append(i - 0.4 + width * (j + 0.5))
+            vals.append(v)
+            lo, hi = (errors or {}).get((c, s), (v, v))
+            err_lo.append(max(0.0, v - lo))
+            err_hi.append(max(0.0, hi - v))
+        kw = dict(color=colors[j % len(colors)], label=s)
+        err = [err_lo, err_hi] if errors else None
+        if horizontal:
+            ax.barh(pos, vals, height=width, xerr=err, error_kw=dict(lw=0.7), **kw)
+        else:
+            ax.bar(pos, vals, width=width, yerr=err, error_kw=dict(lw=0.7), **kw)
+    if horizontal:
+        ax.set_yticks(range(n_cat))
+        ax.set_yticklabels(categories, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(ylabel)
+        if reference is not None:
+            ax.axvline(reference, color="#333", lw=0.8)
+        ax.grid(True, axis="x", color="#ccc", lw=0.5)
+    else:
+        ax.set_xticks(range(n_cat))
+        ax.set_xticklabels(categories, fontsize=8, rotation=20 if n_cat > 3 else 0, ha="right" if n_cat > 3 else "center")
+        ax.set_ylabel(ylabel)
+        if reference is not None:
+            ax.axhline(reference, color="#333", lw=0.8)
+        ax.grid(True, axis="y", color="#ccc", lw=0.5)
+    ax.set_title(title, fontsize=11)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,143 @@
+"""The experiments' measurement records, read into one shape whatever the
+format they were written in.
+
+Format 2 (the fingerprint record says "format": 2) is self-describing:
+
+  {"type": "measurement", "experiment", "series", "params": {...},
+   "axis": {"name": "size", "unit": "B"} or null,
+   "metric", "unit", "better": "lower" | "higher", "stat", "value",
+   "min", "median", "max",
+   "samples": [one value per round], "process_samples": [one per process],
+   "baseline": {"series", "params"} or null,
+   "ratios": [paired per-round speed-ups vs the baseline, > 1 = faster],
+   "ratio", "ratio_min", "ratio_max"}
+
+Format 1 (before) had a sample count, no axis, no direction, and a ratio
+"value / ratio_to's value" whose direction depended on the metric.  Those
+records are kept as they are (format 1): a reader asks `speedup()` and gets
+None where the record does not say which way is faster.
+
+The normalised measurement (what `Database.measurements` returns too):
+  experiment, series, params, metric, unit, stat, value, min, median, max,
+  samples (the count), sample_values (list or None), process_samples (list
+  or None), axis ({"name", "unit"} or None), better ("lower", "higher" or
+  None), baseline ({"series", "params"} or None), ratio_to (text naming the
+  baseline), ratios (list or None), ratio, ratio_min, ratio_max, format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+FORMAT = 2
+VERDICT_KINDS = ("loss", "fastest", "note")
+
+
+def _floats(v) -> Optional[list]:
+    if not isinstance(v, list):
+        return None
+    out = [float(x) for x in v if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    return out or None
+
+
+def baseline_text(baseline: Optional[dict], own: Optional[dict] = None) -> Optional[str]:
+    """How the baseline is named where one line must do: its series where
+    that is not the measurement's own, and the parameters where it differs
+    from the measurement ("glibc"; "value=90" for the same series filling
+    90s; "glibc size=4096" when nothing is known of the measurement)."""
+    if not baseline:
+        return None
+    params = baseline.get("params") or {}
+    series = str(baseline.get("series", "?"))
+    if own is None:
+        return " ".join([series] + [f"{k}={v}" for k, v in sorted(params.items())])
+    own_params = own.get("params") or {}
+    parts = [] if series == own.get("series") else [series]
+    parts += [f"{k}={v}" for k, v in sorted(params.items()) if own_params.get(k) != v]
+    return " ".join(parts) or series
+
+
+def measurement(rec: dict, fmt: int = 1) -> dict:
+    """A measurement record (JSON line, format `fmt` per its fingerprint) in
+    the normalised shape.  A record carrying format 2's fields is read as
+    format 2 whatever the fingerprint said."""
+    if "better" in rec or "baseline" in rec or isinstance(rec.get("samples"), list):
+        fmt = max(fmt, 2)
+    samples = rec.get("samples")
+    values = _floats(samples) if fmt >= 2 else None
+    count = len(samples) if isinstance(samples, list) else samples
+    axis = rec.get("axis") if isinstance(rec.get("axis"), dict) else None
+    better = rec.get("better") if rec.get("better") in ("lower", "higher") else None
+    baseline = rec.get("baseline") if isinstance(rec.get("baseline"), dict) else None
+    if baseline is not None:
+        baseline = {"series": str(baseline.get("series", "")), "params": baseline.get("params") or {}}
+    return {
+        "experiment": rec.get("experiment"),
+        "series": rec.get("series"),
+        "params": rec.get("params") or {},
+        "metric": rec.get("metric"),
+        "unit": rec.get("unit"),
+        "stat": rec.get("stat"),
+        "value": rec.get("value"),
+        "min": rec.get("min"),
+        "median": rec.get("median"),
+        "max": rec.get("max"),
+        "samples": count if isinstance(count, int) else None,
+        "sample_values": values,
+        "process_samples": _floats(rec.get("process_samples")) if fmt >= 2 else None,
+        "axis": axis,
+        "better": better,
+        "baseline": baseline,
+        "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec),
+        "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
+        "ratio": rec.get("ratio"),
+        "ratio_min": rec.get("ratio_min"),
+        "ratio_max": rec.get("ratio_max"),
+        "format": fmt,
+    }
+
+
+def normalized(m: dict) -> dict:
+    """m in the normalised shape (as it is when it already has a format)."""
+    return m if "format" in m else measurement(m)
+
+
+def verdict(rec) -> dict:
+    """{"text", "kind"} from a verdict record (or a bare text)."""
+    if isinstance(rec, str):
+        return {"text": rec, "kind": None}
+    kind = rec.get("kind")
+    return {"text": rec.get("text", ""), "kind": kind if kind in VERDICT_KINDS else None}
+
+
+def speedup(m: dict) -> Optional[float]:
+    """The measurement's ratio as a speed-up over its baseline (> 1: this
+    series is faster), or None where the record does not say (format 1)."""
+    if m.get("ratio") is None or (m.get("format") or 1) < 2:
+        return None
+    return m["ratio"]
+
+
+def better_direction(m: dict) -> Optional[str]:
+    """"lower" or "higher": the record's own field; for format 1 records the
+    unit decides (the only thing those records offer)."""
+    if m.get("better") in ("lower", "higher"):
+        return m["better"]
+    unit = (m.get("unit") or "").strip()
+    text = f"{m.get('metric') or ''} {unit}".lower()
+    if "/s" in text or "per_s" in text or "per_cpu" in text or "throughput" in text or "improvement" in text \
+            or "speedup" in text:
+        return "higher"
+    if unit in ("ns", "us", "µs", "ms", "s", "cycles", "cycles/byte", "µs/MB", "us/MB", "ns/call") or \
+            unit.startswith(("ns", "us", "µs", "ms", "cycles")):
+        return "lower"
+    return None
+
+
+def dumps(v) -> Optional[str]:
+    return None if v is None else json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def loads(v):
+    return None if v is None else json.loads(v)

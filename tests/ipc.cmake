@@ -1,0 +1,7 @@
+# The ipc-copy experiment's shared-memory ring lives with the experiment
+# (bench/ipc_ring.c); its test builds it in, so the sanitizer builds, which
+# have no bench/, run it too.
+if(TARGET test_ipc_ring)
+  target_sources(test_ipc_ring PRIVATE ${PROJECT_SOURCE_DIR}/bench/ipc_ring.c)
+  target_include_directories(test_ipc_ring PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+endif()

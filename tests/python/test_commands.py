@@ -1,0 +1,99 @@
+"""runs, export, run's arguments and summary, env's load,
+with fake experiments."""
+
+import csv
+import io
+import json
+import os
+
+import pytest
+
+from conftest import make_fake_build, run_cli
+from memkit import load
+from memkit.db import Database
+
+
+@pytest.fixture
+def build(tmp_path):
+    return make_fake_build(tmp_path / "b", ["ok", "zeta", "loser"])
+
+
+def test_run_passes_arguments_to_the_experiment(build, tmp_path):
+    db = tmp_path / "m.db"
+    for argv in (["ok", "--", "min=4K", "max=1M"], ["ok", "min=4K", "max=1M"]):
+        p = run_cli("run", "--build", build, "--db", db, "--quick", *argv)
+        assert p.returncode == 0, p.stderr
+        assert "arguments: min=4K max=1M" in p.stdout
+    with Database(db) as d:
+        assert json.loads(d.experiments(2)[0]["args"]) == ["min=4K", "max=1M"]
+    p = run_cli("run", "--build", build, "--db", db, "ok", "zeta", "--", "min=4K")
+    assert p.returncode == 1 and "go to one experiment" in p.stderr
+    p = run_cli("run", "--build", build, "--db", db, "ok", "zeta", "zeta:min=4K", "zeta:max=8K")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("arguments:") == 1 and "arguments: min=4K max=8K" in p.stdout
+    p = run_cli("run", "--build", build, "--db", db, "ok", "loser:min=4K")
+    assert p.returncode == 1 and "not among the experiments" in p.stderr
+
+
+def test_summary_starts_with_losses_then_fastest(build, tmp_path):
+    p = run_cli("run", "--build", build, "--db", tmp_path / "m.db", "ok", "loser")
+    assert p.returncode == 0, p.stderr
+    summary = p.stdout[p.stdout.index("== summary"):].splitlines()
+    assert summary[1].startswith("memkit's losses")
+    assert summary[2] == "  loser: memkit 1.30x slower than glibc at 2 KiB"
+    assert summary[3] == "fastest where:" and summary[4] == "  loser: glibc fastest from 1 KiB to 4 KiB"
+    assert summary.index("  ok verdict".replace("  ", "      ", 1)) > 5
+
+
+def test_runs_and_export(build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("runs", "--db", db).returncode == 1      # no database yet
+    for quick in ([], ["--quick"]):
+        assert run_cli("run", "--build", build, "--db", db, *quick, "ok", "zeta").returncode == 0
+    p = run_cli("runs", "--db", db)
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.splitlines() if l.strip() and not l.strip().startswith("busy")]
+    assert lines[1].split()[0] == "1" and "default" in lines[1] and "ok, zeta" in lines[1]
+    assert lines[2].split()[0] == "2" and "quick" in lines[2]
+    rows = [json.loads(l) for l in run_cli("runs", "--db", db, "--json").stdout.splitlines()]
+    assert [r["id"] for r in rows] == [1, 2] and rows[1]["quick"] and rows[0]["experiments"] == ["ok", "zeta"]
+
+    p = run_cli("export", "--db", db, "--format", "csv")      # the last run
+    assert p.returncode == 0, p.stderr
+    table = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert len(table) == 16 and {r["run"] for r in table} == {"2"}
+    assert json.loads(table[0]["params"]) == {"size": 1024, "quick": True}
+    assert float(table[0]["value"]) == 10.0 and table[0]["unit"] == "GB/s"
+    p = run_cli("export", "1", "--db", db, "--format", "json")
+    j = json.loads(p.stdout)
+    assert j["run"]["id"] == 1 and len(j["measurements"]) == 16
+    assert j["measurements"][0]["params"] == {"size": 1024, "quick": False}
+    assert {"text": "ok verdict", "kind": None, "experiment": "ok"} in j["verdicts"]
+    assert j["fingerprint"]["microcode"] == "0xa0"
+    assert run_cli("export", "9", "--db", db).returncode == 1
+
+
+def test_load_is_measured_and_judged(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3\n")
+    before = load.read_cpu_times(stat)
+    stat.write_text("cpu  150 0 150 850 0 0 0 50 0 0\n")
+    after = load.read_cpu_times(stat)
+    assert load.steal_pct(before, after) == 25.0
+    assert load.Load(0.1, 0.0, 2).busy == ""
+    busy = load.Load(3.0, 25.0, 2).busy
+    assert "load average 3.00 on 2 CPUs" in busy and "25.0% of CPU time stolen" in busy
+    la = tmp_path / "loadavg"
+    la.write_text("0.42 0.30 0.20 1/100 1234\n")
+    assert load.read_loadavg(la) == 0.42 and load.read_loadavg(tmp_path / "none") is None
+
+
+def test_env_and_run_record_the_load(build, tmp_path):
+    p = run_cli("env", "--build", build)
+    assert p.returncode == 0 and "load average" in p.stdout
+    assert "load" in json.loads(run_cli("env", "--build", build, "--json").stdout)
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", build, "--db", db, "ok").returncode == 0
+    with Database(db) as d:
+        (r,) = d.runs()
+        assert r["load_avg"] is not None and r["steal_pct"] is not None and r["busy"] is not None
