@@ -229,23 +229,17 @@ MK_INLINE void copy_rep_movsb(char *d, const char *s, size_t n)
 }
 
 /* n > 8V: backward when dst lies inside the source (it must), and also
- * when dst is less than 256 bytes above src modulo 4 KiB and backward is
- * safe (no dst-below-src overlap): forward, each load would then match the
- * page offset of a store still in flight (4K aliasing) and wait for it.
- * Zen 4, 8 KiB with dst%4096 = src%4096 + 54: 2.7x the aligned time
- * forward, ~1.1x backward (bench/exp_copy_sweep, misaligned series).
- * With dst and src at different cache-line offsets one access in every
- * 64 bytes crosses a line, and on Zen 4 that sets the L1-resident floor:
- * 4 KiB at dst = src + k (mod 4 KiB) takes 1.37-1.41x the aligned time in
- * either direction (1.2-1.3x at other page distances); k = 32 splits no
- * 32-byte half and runs at 1.00x.  Measured no better: aligning the source
- * instead (split stores), 32-byte halves, loads further ahead of stores,
- * and aligned loads joined by a byte permute (vpermt2b costs 1.26x even
- * with both sides aligned). */
+ * when dst is 1..255 bytes above src modulo 4 KiB and backward is safe (no
+ * dst-below-src overlap): forward, each load would then match the page
+ * offset of a store still in flight (4K aliasing) and wait for it.  At the
+ * same page offset (a distance of 0 mod 4 KiB: buffers from the same
+ * allocator class, page-aligned buffers) no load meets a pending store of
+ * the same offset, and forward runs with the hardware prefetchers.
+ * Measurements: docs/strategy.md, copy loop. */
 MK_INLINE void copy_loop(char *d, const char *s, size_t n)
 {
     uintptr_t ahead = (uintptr_t)d - (uintptr_t)s;
-    if (ahead < n || ((ahead & (4096 - 256)) == 0 && (uintptr_t)s - (uintptr_t)d >= n))
+    if (ahead < n || (((ahead - 1) & 4095) < 255 && (uintptr_t)s - (uintptr_t)d >= n))
         copy_backward(d, s, n);
     else
         copy_forward(d, s, n);
