@@ -55,7 +55,7 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
 def _row(c: cmp.Change) -> str:
     mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.direction]
     if not c.judged:
-        mark = "not judged (short call, one process)"
+        mark = "not judged (short call, < 3 processes)"
     interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
     shift = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
     return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
@@ -82,7 +82,8 @@ def main(args) -> int:
                                 for line in part],
             "compared": len(result.changes), "not_judged": sum(not c.judged for c in result.changes),
             "only_a": result.only_a, "only_b": result.only_b,
-            "experiment_shifts": {k: v for k, v in result.shifts.items()},
+            "experiment_shifts": dict(result.shifts),
+            "experiment_scatter": dict(result.scatter),
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
             "changes": [c.as_json() for c in result.flagged],
         }, indent=1))
@@ -114,7 +115,7 @@ def main(args) -> int:
         print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
     if unjudged:
         print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
-              f"one process, their placement noise between processes is larger than a change")
+              f"fewer than 3 processes, their placement noise between processes is larger than a change")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each), "
           f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
