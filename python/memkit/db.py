@@ -98,6 +98,17 @@ MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "media
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
 
 
+def _column(m: dict, f: str):
+    """A measurement's column; format-2 records (lab.h) carry the samples
+    themselves and a baseline object: stored here as their count and the
+    baseline's series until the schema keeps them."""
+    if f == "samples" and isinstance(m.get("samples"), list):
+        return len(m["samples"])
+    if f == "ratio_to" and "ratio_to" not in m and isinstance(m.get("baseline"), dict):
+        return m["baseline"].get("series")
+    return m.get(f)
+
+
 def default_path() -> Path:
     return Path(os.environ.get("MEMKIT_DB") or DEFAULT_PATH)
 
@@ -178,7 +189,7 @@ class Database:
                     "INSERT INTO measurements (run_id, experiment, params, " + ", ".join(MEASUREMENT_FIELDS) +
                     ") VALUES (?, ?, ?" + ", ?" * len(MEASUREMENT_FIELDS) + ")",
                     ((run_id, r.name, canonical_params(m.get("params"))) +
-                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) for m in r.measurements))
+                     tuple(_column(m, f) for f in MEASUREMENT_FIELDS) for m in r.measurements))
                 c.executemany("INSERT INTO verdicts (run_id, experiment, seq, text) VALUES (?, ?, ?, ?)",
                               ((run_id, r.name, i, t) for i, t in enumerate(r.verdicts)))
             c.execute("COMMIT")

@@ -1,0 +1,142 @@
+/* Where memkit stands among the methods timed beside it: per range of
+ * consecutive grid points, where it is slower than the fastest other
+ * method beyond the noise (the ~95% interval of its paired speed-up
+ * below 1/LOSS_MIN) and by how much, and which method was fastest. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOSS_MIN 1.02
+
+typedef struct {
+    char label[64], fastest[48], rival[48];
+    int verdict;          /* memkit vs the fastest other: 1 faster, -1 slower, 0 noisy */
+    double slower;        /* how many times slower memkit was (median, > 1: slower) */
+} point;
+
+struct lab_ranking {
+    char what[96], memkit[48];
+    int higher;
+    point *p;
+    size_t n, cap;
+};
+
+lab_ranking *lab_ranking_new(const char *what, int higher_is_better)
+{
+    lab_ranking *rk = calloc(1, sizeof *rk);
+    snprintf(rk->what, sizeof rk->what, "%s", what);
+    rk->higher = higher_is_better;
+    return rk;
+}
+
+static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
+
+void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
+                     size_t memkit, const lab_summary *sums, const unsigned char *skip)
+{
+    size_t best = SIZE_MAX, rival = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if ((skip && skip[i]) || !isfinite(sums[i].value))
+            continue;
+        if (best == SIZE_MAX || better(rk, sums[i].value, sums[best].value))
+            best = i;
+        if (i != memkit && (rival == SIZE_MAX || better(rk, sums[i].value, sums[rival].value)))
+            rival = i;
+    }
+    if (best == SIZE_MAX)
+        return;
+    if (rk->n == rk->cap) {
+        rk->cap = rk->cap * 2 + 32;
+        rk->p = realloc(rk->p, rk->cap * sizeof *rk->p);
+    }
+    point *p = &rk->p[rk->n++];
+    *p = (point){.verdict = 1, .slower = 1};
+    snprintf(p->label, sizeof p->label, "%s", label);
+    snprintf(p->fastest, sizeof p->fastest, "%s", methods[best].name);
+    snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
+    if (rival == SIZE_MAX || (skip && skip[memkit]))
+        return;
+    snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
+    /* memkit's paired per-round speed-up over the fastest other method */
+    size_t m = sums[memkit].n < sums[rival].n ? sums[memkit].n : sums[rival].n;
+    if (m == 0)
+        return;
+    double *up = malloc(m * sizeof *up);
+    lab_speedups(sums[memkit].samples, sums[rival].samples, m, rk->higher, up);
+    lab_stats s = lab_stats_of(up, m);
+    /* the same ~95% interval of the median the records use; below 6 pairs
+     * the whole range */
+    double h = 0.98 * sqrt((double)m);
+    long l = m < 6 ? 0 : (long)floor(m / 2.0 - h), u = m < 6 ? (long)m - 1 : (long)ceil(m / 2.0 + h) - 1;
+    if (l < 0)
+        l = 0;
+    if (u >= (long)m)
+        u = (long)m - 1;
+    /* a loss must be beyond the noise and at least LOSS_MIN: a 1% gap at
+     * 48 KiB between one loop and the same loop elsewhere is placement */
+    p->verdict = lab_judge(up[l], up[u]);
+    if (p->verdict < 0 && up[u] > 1 / LOSS_MIN)
+        p->verdict = 0;
+    p->slower = 1 / s.median;
+    free(up);
+}
+
+static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+{
+    size_t l = strlen(buf);
+    if (l + 1 < len)
+        snprintf(buf + l, len - l, fmt, a, b);
+}
+
+void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
+{
+    size_t losses = 0, noisy = 0;
+    for (size_t i = 0; i < rk->n;) {
+        if (rk->p[i].verdict >= 0) {
+            noisy += rk->p[i].verdict == 0;
+            i++;
+            continue;
+        }
+        size_t j = i, worst = i;
+        char rivals[160] = "";
+        for (; j < rk->n && rk->p[j].verdict < 0; j++) {
+            if (rk->p[j].slower > rk->p[worst].slower)
+                worst = j;
+            if (!strstr(rivals, rk->p[j].rival))
+                append(rivals, sizeof rivals, "%s%s", *rivals ? ", " : "", rk->p[j].rival);
+        }
+        if (j - i == 1)
+            lab_verdict_kind(ctx, "loss", "%s: %s is %.2fx slower than %s at %s (beyond the noise)",
+                             rk->what, rk->memkit, rk->p[i].slower, rk->p[i].rival, rk->p[i].label);
+        else
+            lab_verdict_kind(ctx, "loss", "%s: %s is slower than the fastest other method (%s) "
+                             "beyond the noise from %s to %s (%zu points): up to %.2fx slower "
+                             "(%s at %s)", rk->what, rk->memkit, rivals, rk->p[i].label,
+                             rk->p[j - 1].label, j - i, rk->p[worst].slower, rk->p[worst].rival,
+                             rk->p[worst].label);
+        losses += j - i;
+        i = j;
+    }
+    if (!losses && rk->n && rk->memkit[0])
+        lab_verdict_kind(ctx, "note", "%s: %s is nowhere slower than the fastest other method "
+                         "beyond the noise (%zu points, %zu of them too noisy to tell)",
+                         rk->what, rk->memkit, rk->n, noisy);
+    char text[3500] = "";
+    for (size_t i = 0; i < rk->n;) {
+        size_t j = i;
+        while (j + 1 < rk->n && !strcmp(rk->p[j + 1].fastest, rk->p[i].fastest))
+            j++;
+        append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
+        if (j == i)
+            append(text, sizeof text, "%s%s", rk->p[i].label, "");
+        else
+            append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
+        i = j + 1;
+    }
+    if (*text)
+        lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic: %s", rk->what, text);
+    free(rk->p);
+    free(rk);
+}

@@ -1,0 +1,211 @@
+/* Measurement records (format 2, see lab.h): pooled over the processes,
+ * with the paired speed-ups against the baseline and their interval. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_array(FILE *f, const char *name, const double *v, size_t n)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc(',', f);
+        lab_json_number(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+/* Order statistics around the median holding it with ~95% confidence
+ * (normal approximation to the binomial, n/2 -+ 0.98 sqrt(n)); below six
+ * values, the whole range. */
+static void median_interval(const double *sorted, size_t n, double *lo, double *hi)
+{
+    if (n < 6) {
+        *lo = sorted[0];
+        *hi = sorted[n - 1];
+        return;
+    }
+    double h = 0.98 * sqrt((double)n);
+    long l = (long)floor(n / 2.0 - h), u = (long)ceil(n / 2.0 + h) - 1;
+    *lo = sorted[l < 0 ? 0 : l];
+    *hi = sorted[u >= (long)n ? (long)n - 1 : u];
+}
+
+static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
+                         const lab_vec *ratios, const lab_vec *process_values)
+{
+    FILE *f = ctx->jsonl;
+    fputs("{\"type\":\"measurement\",\"experiment\":", f);
+    lab_json_string(f, ctx->info->name);
+    fputs(",\"series\":", f);
+    lab_json_string(f, r->series);
+    fprintf(f, ",\"params\":{%s}", r->params_json ? r->params_json : "");
+    if (r->axis) {
+        fputs(",\"axis\":{\"name\":", f);
+        lab_json_string(f, r->axis);
+        fputs(",\"unit\":", f);
+        lab_json_string(f, r->axis_unit ? r->axis_unit : "");
+        fputc('}', f);
+    } else
+        fputs(",\"axis\":null", f);
+    fputs(",\"metric\":", f);
+    lab_json_string(f, r->metric);
+    fputs(",\"unit\":", f);
+    lab_json_string(f, r->unit);
+    fprintf(f, ",\"better\":\"%s\",\"stat\":", r->higher_is_better ? "higher" : "lower");
+    lab_json_string(f, r->stat ? r->stat : "median");
+    fputs(",\"value\":", f);
+    lab_json_number(f, s->value);
+    fputs(",\"min\":", f);
+    lab_json_number(f, s->s.min);
+    fputs(",\"median\":", f);
+    lab_json_number(f, s->s.median);
+    fputs(",\"max\":", f);
+    lab_json_number(f, s->s.max);
+    json_array(f, "samples", s->samples, s->n);
+    if (process_values->n > 1)
+        json_array(f, "process_samples", process_values->v, process_values->n);
+    if (r->baseline) {
+        fputs(",\"baseline\":{\"series\":", f);
+        lab_json_string(f, r->baseline);
+        fprintf(f, ",\"params\":{%s}}", r->baseline_params_json ? r->baseline_params_json
+                                        : r->params_json ? r->params_json : "");
+        json_array(f, "ratios", ratios->v, ratios->n);
+        fputs(",\"ratio\":", f);
+        lab_json_number(f, s->ratio);
+        fputs(",\"ratio_min\":", f);
+        lab_json_number(f, s->ratio_min);
+        fputs(",\"ratio_max\":", f);
+        lab_json_number(f, s->ratio_max);
+    } else
+        fputs(",\"baseline\":null", f);
+    fputs("}\n", f);
+    fflush(f);
+}
+
+lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
+{
+    static lab_vec samples, ratios, process_values, process_ratios;
+    samples.n = ratios.n = process_values.n = process_ratios.n = 0;
+    double *own_ratios = NULL;
+    if (r->baseline && r->baseline_samples) {
+        own_ratios = malloc((r->n ? r->n : 1) * sizeof *own_ratios);
+        lab_speedups(r->samples, r->baseline_samples, r->n, r->higher_is_better, own_ratios);
+    }
+    if (ctx->raw)
+        lab_raw_write(ctx->raw, r, own_ratios);
+
+    lab_summary s = {.nprocesses = 1};
+    s.nprocesses += lab_pool_take(ctx, r, &samples, &ratios, &process_values, &process_ratios);
+    lab_vec_push(&samples, r->samples, r->n);
+    double own = lab_stat_value(r->samples, r->n, r->stat, r->higher_is_better);
+    lab_vec_push(&process_values, &own, 1);
+    if (own_ratios) {
+        lab_vec_push(&ratios, own_ratios, r->n);
+        double m = lab_stat_value(own_ratios, r->n, "median", 1);
+        lab_vec_push(&process_ratios, &m, 1);
+    }
+    free(own_ratios);
+
+    s.samples = malloc((samples.n + 1) * sizeof *s.samples);
+    memcpy(s.samples, samples.v, samples.n * sizeof *s.samples);
+    s.n = samples.n;
+    s.value = lab_stat_value(samples.v, samples.n, r->stat, r->higher_is_better);
+    double *tmp = malloc((samples.n + ratios.n + 1) * sizeof *tmp);
+    memcpy(tmp, samples.v, samples.n * sizeof *tmp);
+    s.s = lab_stats_of(tmp, samples.n);
+    memcpy(tmp, process_values.v, process_values.n * sizeof *tmp);
+    lab_stats ps = lab_stats_of(tmp, process_values.n);
+    s.process_min = ps.min;
+    s.process_max = ps.max;
+    if (r->baseline && ratios.n) {
+        s.has_ratio = 1;
+        memcpy(tmp, ratios.v, ratios.n * sizeof *tmp);
+        lab_stats rs = lab_stats_of(tmp, ratios.n);   /* tmp now sorted */
+        s.ratio = rs.median;
+        s.ratio_min = rs.min;
+        s.ratio_max = rs.max;
+        median_interval(tmp, ratios.n, &s.ratio_lo, &s.ratio_hi);
+        for (size_t i = 0; i < process_ratios.n; i++) {   /* processes must agree too */
+            s.ratio_lo = fmin(s.ratio_lo, process_ratios.v[i]);
+            s.ratio_hi = fmax(s.ratio_hi, process_ratios.v[i]);
+        }
+    }
+    free(tmp);
+    if (ctx->jsonl && !ctx->raw)
+        write_record(ctx, r, &s, &ratios, &process_values);
+    return s;
+}
+
+void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *methods,
+                      size_t n, size_t rounds, const double *samples, size_t baseline,
+                      lab_summary *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        lab_record r = *tmpl;
+        r.series = methods[i].name;
+        r.samples = &samples[i * rounds];
+        r.n = rounds;
+        if (baseline < n && baseline != i) {
+            r.baseline = methods[baseline].name;
+            r.baseline_samples = &samples[baseline * rounds];
+        } else {
+            r.baseline = NULL;
+            r.baseline_samples = NULL;
+        }
+        lab_summary s = lab_record_emit(ctx, &r);
+        if (out)
+            out[i] = s;
+        else
+            lab_summary_free(&s);
+    }
+}
+
+/* The format-1 record, for experiments not yet on lab_record. */
+void lab_emit(lab_ctx *ctx, const lab_measurement *m)
+{
+    FILE *f = ctx->jsonl;
+    if (!f)
+        return;
+    fputs("{\"type\":\"measurement\",\"experiment\":", f);
+    lab_json_string(f, ctx->info->name);
+    fputs(",\"series\":", f);
+    lab_json_string(f, m->series);
+    fprintf(f, ",\"params\":{%s}", m->params_json ? m->params_json : "");
+    fputs(",\"metric\":", f);
+    lab_json_string(f, m->metric);
+    fputs(",\"unit\":", f);
+    lab_json_string(f, m->unit);
+    fputs(",\"stat\":", f);
+    lab_json_string(f, m->stat);
+    fputs(",\"value\":", f);
+    lab_json_number(f, m->value);
+    fputs(",\"min\":", f);
+    lab_json_number(f, m->s.min);
+    fputs(",\"median\":", f);
+    lab_json_number(f, m->s.median);
+    fputs(",\"max\":", f);
+    lab_json_number(f, m->s.max);
+    fprintf(f, ",\"samples\":%zu", m->s.n);
+    if (m->ratio_to) {
+        fputs(",\"ratio_to\":", f);
+        lab_json_string(f, m->ratio_to);
+        fputs(",\"ratio\":", f);
+        lab_json_number(f, m->ratio);
+        fputs(",\"ratio_min\":", f);
+        lab_json_number(f, m->ratio_min);
+        fputs(",\"ratio_max\":", f);
+        lab_json_number(f, m->ratio_max);
+    }
+    fputs("}\n", f);
+    fflush(f);
+}
+
+void lab_summary_free(lab_summary *s)
+{
+    free(s->samples);
+    s->samples = NULL;
+}
