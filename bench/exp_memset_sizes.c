@@ -63,7 +63,7 @@ static int run(lab_ctx *ctx)
     double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
     lab_summary sums[16];
     batch b = {lab_alloc(max + 64), 0, 0};
-    lab_ranking *rk = lab_ranking_new("memset, fixed sizes", 0);
+    lab_ranking *rk = lab_ranking_new("memset, fixed sizes", 0, 1);
 
     printf("memset-sizes: ns per call (mean of the fastest 10%% of %u batches x %u processes), "
            "fill value 0; one size repeated per batch: a trained branch predictor\n",

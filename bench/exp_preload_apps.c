@@ -1,8 +1,10 @@
 /* preload-apps: real programs (bench/apps/workloads.sh) timed with and
- * without LD_PRELOAD=libmemkit_preload.so, interleaved run by run, and the
- * ratio of their wall times with its spread.
+ * without LD_PRELOAD=libmemkit_preload.so in the lab's interleaved rounds
+ * (shuffled order; no warm-up pass: the page cache is warmed once per
+ * program), and memkit's speed-up per pair (libc time / memkit time) with
+ * its interval: "too noisy to tell" when it spans 1.
  *
- *   memkit-exp-preload-apps [--quick] [--preload SO] [--runs N] */
+ * Arguments: see --help. */
 #include "lab.h"
 
 #include <errno.h>
@@ -19,9 +21,11 @@
 #define MEMKIT_SOURCE_DIR "."
 #endif
 
-static const lab_info info = {
-    "preload-apps", "(beyond the seeds)",
-    "real programs (sort, gzip, python3, git, tar) with and without the preload shim, interleaved"};
+static const lab_arg args[] = {
+    {"runs", LAB_INT, "11", "3", "interleaved pairs per program (fewer than 5: no claims)", 2,
+     1000},
+    {"preload", LAB_TEXT, MEMKIT_PRELOAD_SO, NULL, "the preload library", 0, 0},
+};
 
 typedef struct {
     char name[32], tool[32], cmd[512];
@@ -85,27 +89,30 @@ static int have_program(const char *tool)
     return system(cmd) == 0;
 }
 
+typedef struct {
+    const char *dir, *cmd;
+    int failed;
+} program;
+
+/* data: the LD_PRELOAD value (NULL: none); wall ms. */
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    program *p = arg;
+    if (warm)
+        return 0;
+    double ns = run_once(p->dir, p->cmd, m->data);
+    p->failed |= ns < 0;
+    return ns / 1e6;
+}
+
 static int run(lab_ctx *ctx)
 {
-    const char *so = MEMKIT_PRELOAD_SO;
-    int runs = ctx->quick ? 3 : 11;
-    for (int i = 1; i < ctx->argc; i++) {
-        if (!strcmp(ctx->argv[i], "--preload") && i + 1 < ctx->argc)
-            so = ctx->argv[++i];
-        else if (!strcmp(ctx->argv[i], "--runs") && i + 1 < ctx->argc)
-            runs = atoi(ctx->argv[++i]);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
-            return 2;
-        }
-    }
+    const char *so = lab_text(ctx, "preload");
+    int runs = (int)lab_int(ctx, "runs");
     struct stat st;
-    if (!so[0] || stat(so, &st) != 0) {
-        fprintf(stderr, "error: preload library '%s' not found (build it, or pass --preload SO)\n", so);
-        return 2;
-    }
-    if (runs < 2 || runs > 1000) {
-        fprintf(stderr, "error: --runs must be 2..1000\n");
+    if (!so || !so[0] || stat(so, &st) != 0) {
+        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n",
+                so ? so : "");
         return 2;
     }
     char script[512], dir[] = "/tmp/memkit-preload-apps-XXXXXX", cmd[2048];
@@ -135,53 +142,39 @@ static int run(lab_ctx *ctx)
     if (envf)
         pclose(envf);
 
-    printf("%-10s %12s %12s %10s %18s\n", "program", "libc ms", "memkit ms", "ratio", "ratio min..max");
+    const lab_method ms[2] = {{"libc", NULL, 0, NULL}, {"memkit-preload", NULL, 0, so}};
+    double *ms_of = malloc(2 * (size_t)runs * sizeof *ms_of);
+    printf("%-10s %12s %12s %10s %18s\n", "program", "libc ms", "memkit ms", "speed-up",
+           "~95% interval");
     for (int k = 0; k < nw; k++) {
         lab_progress(ctx, (size_t)k, (size_t)nw, w[k].name);
         if (!have_program(w[k].tool)) {
             printf("%-10s skipped: %s is not installed\n", w[k].name, w[k].tool);
             continue;
         }
-        double plain[1000], pre[1000], ratio[1000];
-        int ok = run_once(dir, w[k].cmd, NULL) >= 0;   /* warm the page cache */
-        for (int r = 0; ok && r < runs; r++) {
-            /* Alternate which goes first so drift favours neither. */
-            int preload_first = r & 1;
-            double a = run_once(dir, w[k].cmd, preload_first ? so : NULL);
-            double b = run_once(dir, w[k].cmd, preload_first ? NULL : so);
-            plain[r] = preload_first ? b : a;
-            pre[r] = preload_first ? a : b;
-            ok = plain[r] > 0 && pre[r] > 0;
-            ratio[r] = plain[r] / pre[r];
-        }
-        if (!ok) {
+        program p = {dir, w[k].cmd, run_once(dir, w[k].cmd, NULL) < 0};   /* warm the page cache */
+        if (!p.failed)
+            lab_interleave(ctx, ms, 2, (size_t)runs, pass, &p, ms_of);
+        if (p.failed) {
             printf("%-10s FAILED: the program exited with an error\n", w[k].name);
             continue;
         }
-        lab_stats sp = lab_stats_scaled(lab_stats_of(plain, (size_t)runs), 1e-6);
-        lab_stats sm = lab_stats_scaled(lab_stats_of(pre, (size_t)runs), 1e-6);
-        lab_stats sr = lab_stats_of(ratio, (size_t)runs);
-        printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, sp.median, sm.median,
-               sr.median, sr.min, sr.max);
         char params[96];
         snprintf(params, sizeof params, "\"program\":\"%.32s\"", w[k].name);
-        /* ratio = libc time / memkit time: above 1 means memkit is faster. */
-        lab_emit(ctx, &(lab_measurement){.series = "libc", .params_json = params,
-                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = sp.median, .s = sp});
-        lab_emit(ctx, &(lab_measurement){.series = "memkit-preload", .params_json = params,
-                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = sm.median, .s = sm, .ratio_to = "libc",
-                                         .ratio = sr.median, .ratio_min = sr.min,
-                                         .ratio_max = sr.max});
-        if (sr.min > 1.0)
-            lab_verdict(ctx, "%s: faster with memkit in every pair (median %.3fx)", w[k].name, sr.median);
-        else if (sr.max < 1.0)
-            lab_verdict(ctx, "%s: slower with memkit in every pair (median %.3fx)", w[k].name, sr.median);
-        else
-            lab_verdict(ctx, "%s: no difference beyond the noise (median %.3fx, range %.3f..%.3f)",
-                        w[k].name, sr.median, sr.min, sr.max);
+        lab_record tmpl = {.params_json = params, .metric = "wall_ms", .unit = "ms"};
+        lab_summary s[2];
+        lab_emit_methods(ctx, &tmpl, ms, 2, (size_t)runs, ms_of, 0, s);
+        int j = lab_judge(s[1].ratio_lo, s[1].ratio_hi);
+        printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, s[0].value, s[1].value,
+               s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
+        char iv[80];
+        lab_verdict(ctx, "%s: %s with memkit (speed-up %.3fx, %s, %d pairs)", w[k].name,
+                    j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", s[1].ratio,
+                    lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
+        lab_summary_free(&s[0]);
+        lab_summary_free(&s[1]);
     }
+    free(ms_of);
     lab_progress(ctx, (size_t)nw, (size_t)nw, "done");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
@@ -189,4 +182,12 @@ static int run(lab_ctx *ctx)
     return 0;
 }
 
-int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }
+int main(int argc, char **argv)
+{
+    static const lab_info info = {
+        "preload-apps", "(beyond the seeds)",
+        "real programs (sort, gzip, python3, git, tar) with and without the preload shim, "
+        "interleaved",
+        args, sizeof args / sizeof args[0], 0, 0};
+    return lab_main(argc, argv, &info, run);
+}

@@ -191,6 +191,15 @@ void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *me
  * highest throughputs. */
 double lab_stat_value(const double *samples, size_t n, const char *stat, int higher_is_better);
 
+/* An interval holding the median of n sorted values with ~95% confidence:
+ * order statistics n/2 -+ 0.98 sqrt(n) (normal approximation to the
+ * binomial); 5 to 7 values, their whole range (94-98%); fewer, unbounded
+ * (no claim can be made from them). */
+void lab_median_interval(const double *sorted, size_t n, double *lo, double *hi);
+
+/* "~95% interval 1.02..1.10x", or that there is none (too few rounds). */
+const char *lab_interval_text(double lo, double hi, char *buf, size_t len);
+
 /* Where an interval of speed-ups lies: 1 all above 1 (faster), -1 all
  * below (slower), 0 it spans 1 (too noisy to tell). */
 int lab_judge(double lo, double hi);
@@ -228,7 +237,9 @@ void lab_reexec(lab_ctx *ctx);
  * the fastest other method beyond the noise and by how much (kind "loss"),
  * and which method was fastest where (kind "fastest"). */
 typedef struct lab_ranking lab_ranking;
-lab_ranking *lab_ranking_new(const char *what, int higher_is_better);
+/* ordered: the points are an axis in order (sizes), so ranges make sense;
+ * else each point is its own (matrix rows). */
+lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered);
 /* label: the point ("768 B"); memkit: its index in methods; skip[i] set:
  * method i is not a candidate at this point (NULL: all are). */
 void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,

@@ -70,6 +70,24 @@ void lab_speedups(const double *x, const double *base, size_t n, int higher_is_b
         out[i] = higher_is_better ? x[i] / base[i] : base[i] / x[i];
 }
 
+void lab_median_interval(const double *sorted, size_t n, double *lo, double *hi)
+{
+    if (n < 5) {   /* not even all of them on one side would be 95% sure */
+        *lo = 0;
+        *hi = INFINITY;
+        return;
+    }
+    if (n < 8) {
+        *lo = sorted[0];
+        *hi = sorted[n - 1];
+        return;
+    }
+    double h = 0.98 * sqrt((double)n);
+    long l = (long)floor(n / 2.0 - h), u = (long)ceil(n / 2.0 + h) - 1;
+    *lo = sorted[l < 0 ? 0 : l];
+    *hi = sorted[u >= (long)n ? (long)n - 1 : u];
+}
+
 int lab_judge(double lo, double hi) { return lo > 1 ? 1 : hi < 1 ? -1 : 0; }
 
 void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t rounds,
@@ -91,4 +109,13 @@ void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t ro
         }
     }
     free(order);
+}
+
+const char *lab_interval_text(double lo, double hi, char *buf, size_t len)
+{
+    if (lo <= 0 || !isfinite(hi))
+        snprintf(buf, len, "no interval: fewer than 5 rounds");
+    else
+        snprintf(buf, len, "~95%% interval %.2f..%.2fx", lo, hi);
+    return buf;
 }

@@ -18,14 +18,15 @@ typedef struct {
 
 struct lab_ranking {
     char what[96], memkit[48];
-    int higher;
+    int higher, ordered;
     point *p;
     size_t n, cap;
 };
 
-lab_ranking *lab_ranking_new(const char *what, int higher_is_better)
+lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered)
 {
     lab_ranking *rk = calloc(1, sizeof *rk);
+    rk->ordered = ordered;
     snprintf(rk->what, sizeof rk->what, "%s", what);
     rk->higher = higher_is_better;
     return rk;
@@ -66,18 +67,12 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     double *up = malloc(m * sizeof *up);
     lab_speedups(sums[memkit].samples, sums[rival].samples, m, rk->higher, up);
     lab_stats s = lab_stats_of(up, m);
-    /* the same ~95% interval of the median the records use; below 6 pairs
-     * the whole range */
-    double h = 0.98 * sqrt((double)m);
-    long l = m < 6 ? 0 : (long)floor(m / 2.0 - h), u = m < 6 ? (long)m - 1 : (long)ceil(m / 2.0 + h) - 1;
-    if (l < 0)
-        l = 0;
-    if (u >= (long)m)
-        u = (long)m - 1;
+    double lo, hi;
+    lab_median_interval(up, m, &lo, &hi);   /* up is sorted now */
     /* a loss must be beyond the noise and at least LOSS_MIN: a 1% gap at
      * 48 KiB between one loop and the same loop elsewhere is placement */
-    p->verdict = lab_judge(up[l], up[u]);
-    if (p->verdict < 0 && up[u] > 1 / LOSS_MIN)
+    p->verdict = lab_judge(lo, hi);
+    if (p->verdict < 0 && hi > 1 / LOSS_MIN)
         p->verdict = 0;
     p->slower = 1 / s.median;
     free(up);
@@ -101,7 +96,7 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
         }
         size_t j = i, worst = i;
         char rivals[160] = "";
-        for (; j < rk->n && rk->p[j].verdict < 0; j++) {
+        for (; j < rk->n && rk->p[j].verdict < 0 && (rk->ordered || j == i); j++) {
             if (rk->p[j].slower > rk->p[worst].slower)
                 worst = j;
             if (!strstr(rivals, rk->p[j].rival))
@@ -121,20 +116,33 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
     }
     if (!losses && rk->n && rk->memkit[0])
         lab_verdict_kind(ctx, "note", "%s: %s is nowhere slower than the fastest other method "
-                         "beyond the noise (%zu points, %zu of them too noisy to tell)",
+                         "beyond the noise (points: %zu, too noisy to tell: %zu)",
                          rk->what, rk->memkit, rk->n, noisy);
     char text[3500] = "";
-    for (size_t i = 0; i < rk->n;) {
-        size_t j = i;
-        while (j + 1 < rk->n && !strcmp(rk->p[j + 1].fastest, rk->p[i].fastest))
-            j++;
-        append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
-        if (j == i)
-            append(text, sizeof text, "%s%s", rk->p[i].label, "");
-        else
-            append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
-        i = j + 1;
-    }
+    if (rk->ordered)   /* ranges of consecutive points with one fastest method */
+        for (size_t i = 0; i < rk->n;) {
+            size_t j = i;
+            while (j + 1 < rk->n && !strcmp(rk->p[j + 1].fastest, rk->p[i].fastest))
+                j++;
+            append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
+            if (j == i)
+                append(text, sizeof text, "%s%s", rk->p[i].label, "");
+            else
+                append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
+            i = j + 1;
+        }
+    else   /* per method, the points it won */
+        for (size_t i = 0; i < rk->n; i++) {
+            int first = 1;
+            for (size_t k = 0; k < i && first; k++)
+                first = strcmp(rk->p[k].fastest, rk->p[i].fastest) != 0;
+            if (!first)
+                continue;
+            append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
+            for (size_t k = i; k < rk->n; k++)
+                if (!strcmp(rk->p[k].fastest, rk->p[i].fastest))
+                    append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
+        }
     if (*text)
         lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic: %s", rk->what, text);
     free(rk->p);

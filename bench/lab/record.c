@@ -18,22 +18,6 @@ static void json_array(FILE *f, const char *name, const double *v, size_t n)
     fputc(']', f);
 }
 
-/* Order statistics around the median holding it with ~95% confidence
- * (normal approximation to the binomial, n/2 -+ 0.98 sqrt(n)); below six
- * values, the whole range. */
-static void median_interval(const double *sorted, size_t n, double *lo, double *hi)
-{
-    if (n < 6) {
-        *lo = sorted[0];
-        *hi = sorted[n - 1];
-        return;
-    }
-    double h = 0.98 * sqrt((double)n);
-    long l = (long)floor(n / 2.0 - h), u = (long)ceil(n / 2.0 + h) - 1;
-    *lo = sorted[l < 0 ? 0 : l];
-    *hi = sorted[u >= (long)n ? (long)n - 1 : u];
-}
-
 static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
                          const lab_vec *ratios, const lab_vec *process_values)
 {
@@ -128,7 +112,7 @@ lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
         s.ratio = rs.median;
         s.ratio_min = rs.min;
         s.ratio_max = rs.max;
-        median_interval(tmp, ratios.n, &s.ratio_lo, &s.ratio_hi);
+        lab_median_interval(tmp, ratios.n, &s.ratio_lo, &s.ratio_hi);
         for (size_t i = 0; i < process_ratios.n; i++) {   /* processes must agree too */
             s.ratio_lo = fmin(s.ratio_lo, process_ratios.v[i]);
             s.ratio_hi = fmax(s.ratio_hi, process_ratios.v[i]);
