@@ -195,6 +195,12 @@ def choose_parallel(ms: list[dict], metric: str = "copy_throughput") -> list[Cho
     return out
 
 
+def cpu_line(fp: dict) -> str:
+    """The profile's "cpu=" line, which libmemkit compares with the CPU it runs on."""
+    return (f"cpu={fp.get('vendor', '?')} family={fp.get('family', '?')} model={fp.get('model', '?')} "
+            f"microcode={fp.get('microcode', '?')}")
+
+
 def write_profile(path: Path, choices: list[Choice], fingerprint: dict) -> None:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     lines = [
@@ -204,6 +210,8 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict) -> None:
         f"# measured: {now}.  MEMKIT_TUNABLES overrides any line; delete this file to go back",
         "# to the built-in defaults.",
     ]
+    lines += ["", "# the CPU measured on: libmemkit ignores this profile on another vendor, family or model",
+              cpu_line(fingerprint)]
     for c in choices:
         lines += ["", f"# {c.why}", c.setting()]
     path.parent.mkdir(parents=True, exist_ok=True)

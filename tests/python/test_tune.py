@@ -75,8 +75,10 @@ def test_profile_file(tmp_path):
     path = tmp_path / "sub" / "profile"
     tune.write_profile(path, [tune.Choice("nt_threshold", 64 << 20, "because"),
                               tune.Choice("rep_stosb_threshold", None, "never wins")],
-                       {"cpu_model": "X", "microcode": "0x1"})
+                       {"cpu_model": "X", "microcode": "0x1", "vendor": "AuthenticAMD", "family": 26,
+                        "model": 2})
     text = path.read_text()
+    assert "\ncpu=AuthenticAMD family=26 model=2 microcode=0x1\n" in text
     assert "nt_threshold=67108864\n" in text
     assert "rep_stosb_threshold=never\n" in text
     assert "# because" in text
