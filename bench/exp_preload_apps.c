@@ -22,7 +22,7 @@
 #endif
 
 static const lab_arg args[] = {
-    {"runs", LAB_INT, "11", "3", "interleaved pairs per program (fewer than 5: no claims)", 2,
+    {"runs", LAB_INT, "11", "2", "interleaved pairs per program (fewer than 5: no claims)", 2,
      1000},
     {"preload", LAB_TEXT, MEMKIT_PRELOAD_SO, NULL, "the preload library", 0, 0},
 };

@@ -5,15 +5,17 @@
  * So an experiment that declares info.processes runs again in fresh
  * executions of itself (each with its own address-space layout and shuffle
  * seed), one after the other, never at once (they would time each other).
- * A helper writes one line per record to a private file: the record's
+ * A helper writes one line per record to a private (unlinked) file: the record's
  * identity, its per-round samples and paired speed-ups.  The main process
  * reads them all, then runs the experiment itself; lab_record_emit pools
  * what every process measured for the same record. */
 #include "internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,11 +93,14 @@ static int read_vec(char **p, lab_vec *v)
     return 0;
 }
 
-static int load_raw(const char *path, raw_file *out)
+/* Reads (and closes) the helper's file, from its start. */
+static int load_raw(int fd, raw_file *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *f = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        close(fd);
         return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -128,17 +133,17 @@ int lab_helper_setup(lab_ctx *ctx)
     if (!h)
         return 0;
     unsigned index, count;
-    char path[4096];
-    if (sscanf(h, "%u %u %4095s", &index, &count, path) != 3 || index >= count) {
+    int fd;
+    if (sscanf(h, "%u %u %d", &index, &count, &fd) != 3 || index >= count) {
         fprintf(stderr, "error: bad %s\n", HELPER_ENV);
         exit(2);
     }
     unsetenv(HELPER_ENV);
     ctx->process = index;
     ctx->nprocesses = count;
-    ctx->raw = fopen(path, "w");
+    ctx->raw = fdopen(fd, "w");
     if (!ctx->raw) {
-        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "error: cannot write the samples file: %s\n", strerror(errno));
         exit(2);
     }
     return 1;
@@ -160,18 +165,24 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
     ctx->pool->files = calloc(ctx->nprocesses, sizeof *ctx->pool->files);
     int rc = 0;
     for (unsigned p = 0; p + 1 < ctx->nprocesses && !rc; p++) {
-        char path[] = "/tmp/memkit-lab-samples-XXXXXX", env[4200];
+        /* an unlinked file the helper inherits: nothing is left behind if
+         * either is killed */
+        char path[] = "/tmp/memkit-lab-samples-XXXXXX", env[64];
         int fd = mkstemp(path);
         if (fd < 0) {
             fprintf(stderr, "error: cannot create a temporary file: %s\n", strerror(errno));
             rc = -1;
             break;
         }
-        close(fd);
-        snprintf(env, sizeof env, "%u %u %s", p, ctx->nprocesses, path);
+        unlink(path);
+        snprintf(env, sizeof env, "%u %u %d", p, ctx->nprocesses, fd);
         fflush(NULL);
-        pid_t pid = fork();
+        pid_t parent = getpid(), pid = fork();
         if (pid == 0) {
+            /* dies with the main process (the front end kills only that one) */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(127);
             setenv(HELPER_ENV, env, 1);
             if (!freopen("/dev/null", "w", stdout))
                 _exit(127);
@@ -184,13 +195,13 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
         if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             fprintf(stderr, "error: %s: helper process %u of %u failed\n", ctx->info->name, p + 1,
                     ctx->nprocesses);
+            close(fd);
             rc = -1;
-        } else if (load_raw(path, &ctx->pool->files[ctx->pool->n++])) {
+        } else if (load_raw(fd, &ctx->pool->files[ctx->pool->n++])) {
             fprintf(stderr, "error: %s: unreadable samples from helper process %u\n",
                     ctx->info->name, p + 1);
             rc = -1;
         }
-        unlink(path);
     }
     free(hargv);
     return rc;

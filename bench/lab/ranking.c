@@ -131,15 +131,20 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
                 append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
             i = j + 1;
         }
-    else   /* per method, the points it won */
+    else   /* per method, the points it won (named when there are few) */
         for (size_t i = 0; i < rk->n; i++) {
-            int first = 1;
-            for (size_t k = 0; k < i && first; k++)
-                first = strcmp(rk->p[k].fastest, rk->p[i].fastest) != 0;
-            if (!first)
+            size_t won = 0, k;
+            for (k = 0; k < i && strcmp(rk->p[k].fastest, rk->p[i].fastest); k++)
+                ;
+            if (k < i)   /* counted with its first point */
                 continue;
-            append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
-            for (size_t k = i; k < rk->n; k++)
+            for (k = i; k < rk->n; k++)
+                won += !strcmp(rk->p[k].fastest, rk->p[i].fastest);
+            char count[48];
+            snprintf(count, sizeof count, "%zu of %zu", won, rk->n);
+            append(text, sizeof text, "%s%s in ", *text ? "; " : "", rk->p[i].fastest);
+            append(text, sizeof text, "%s%s", count, won <= 4 ? ": " : "");
+            for (k = i; k < rk->n && won <= 4; k++)
                 if (!strcmp(rk->p[k].fastest, rk->p[i].fastest))
                     append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
         }

@@ -18,37 +18,62 @@ static void json_array(FILE *f, const char *name, const double *v, size_t n)
     fputc(']', f);
 }
 
+/* ,"key":"text" and ,"key":number */
+static void str_member(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ",\"%s\":", key);
+    lab_json_string(f, v);
+}
+
+static void num_member(FILE *f, const char *key, double v)
+{
+    fprintf(f, ",\"%s\":", key);
+    lab_json_number(f, v);
+}
+
+/* What both record formats begin with: whose, which series, which point. */
+static void write_head(lab_ctx *ctx, const char *series, const char *params)
+{
+    FILE *f = ctx->jsonl;
+    fputs("{\"type\":\"measurement\"", f);
+    str_member(f, "experiment", ctx->info->name);
+    str_member(f, "series", series);
+    fprintf(f, ",\"params\":{%s}", params ? params : "");
+}
+
+/* ... and the statistic with its spread; then the ratio, min and max. */
+static void write_stat(FILE *f, const char *stat, double value, lab_stats s)
+{
+    str_member(f, "stat", stat ? stat : "median");
+    num_member(f, "value", value);
+    num_member(f, "min", s.min);
+    num_member(f, "median", s.median);
+    num_member(f, "max", s.max);
+}
+
+static void write_ratio(FILE *f, double ratio, double min, double max)
+{
+    num_member(f, "ratio", ratio);
+    num_member(f, "ratio_min", min);
+    num_member(f, "ratio_max", max);
+}
+
 static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
                          const lab_vec *ratios, const lab_vec *process_values)
 {
     FILE *f = ctx->jsonl;
-    fputs("{\"type\":\"measurement\",\"experiment\":", f);
-    lab_json_string(f, ctx->info->name);
-    fputs(",\"series\":", f);
-    lab_json_string(f, r->series);
-    fprintf(f, ",\"params\":{%s}", r->params_json ? r->params_json : "");
+    write_head(ctx, r->series, r->params_json);
     if (r->axis) {
         fputs(",\"axis\":{\"name\":", f);
         lab_json_string(f, r->axis);
-        fputs(",\"unit\":", f);
-        lab_json_string(f, r->axis_unit ? r->axis_unit : "");
+        str_member(f, "unit", r->axis_unit ? r->axis_unit : "");
         fputc('}', f);
     } else
         fputs(",\"axis\":null", f);
-    fputs(",\"metric\":", f);
-    lab_json_string(f, r->metric);
-    fputs(",\"unit\":", f);
-    lab_json_string(f, r->unit);
-    fprintf(f, ",\"better\":\"%s\",\"stat\":", r->higher_is_better ? "higher" : "lower");
-    lab_json_string(f, r->stat ? r->stat : "median");
-    fputs(",\"value\":", f);
-    lab_json_number(f, s->value);
-    fputs(",\"min\":", f);
-    lab_json_number(f, s->s.min);
-    fputs(",\"median\":", f);
-    lab_json_number(f, s->s.median);
-    fputs(",\"max\":", f);
-    lab_json_number(f, s->s.max);
+    str_member(f, "metric", r->metric);
+    str_member(f, "unit", r->unit);
+    str_member(f, "better", r->higher_is_better ? "higher" : "lower");
+    write_stat(f, r->stat, s->value, s->s);
     json_array(f, "samples", s->samples, s->n);
     if (process_values->n > 1)
         json_array(f, "process_samples", process_values->v, process_values->n);
@@ -58,12 +83,7 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
         fprintf(f, ",\"params\":{%s}}", r->baseline_params_json ? r->baseline_params_json
                                         : r->params_json ? r->params_json : "");
         json_array(f, "ratios", ratios->v, ratios->n);
-        fputs(",\"ratio\":", f);
-        lab_json_number(f, s->ratio);
-        fputs(",\"ratio_min\":", f);
-        lab_json_number(f, s->ratio_min);
-        fputs(",\"ratio_max\":", f);
-        lab_json_number(f, s->ratio_max);
+        write_ratio(f, s->ratio, s->ratio_min, s->ratio_max);
     } else
         fputs(",\"baseline\":null", f);
     fputs("}\n", f);
@@ -154,35 +174,14 @@ void lab_emit(lab_ctx *ctx, const lab_measurement *m)
     FILE *f = ctx->jsonl;
     if (!f)
         return;
-    fputs("{\"type\":\"measurement\",\"experiment\":", f);
-    lab_json_string(f, ctx->info->name);
-    fputs(",\"series\":", f);
-    lab_json_string(f, m->series);
-    fprintf(f, ",\"params\":{%s}", m->params_json ? m->params_json : "");
-    fputs(",\"metric\":", f);
-    lab_json_string(f, m->metric);
-    fputs(",\"unit\":", f);
-    lab_json_string(f, m->unit);
-    fputs(",\"stat\":", f);
-    lab_json_string(f, m->stat);
-    fputs(",\"value\":", f);
-    lab_json_number(f, m->value);
-    fputs(",\"min\":", f);
-    lab_json_number(f, m->s.min);
-    fputs(",\"median\":", f);
-    lab_json_number(f, m->s.median);
-    fputs(",\"max\":", f);
-    lab_json_number(f, m->s.max);
+    write_head(ctx, m->series, m->params_json);
+    str_member(f, "metric", m->metric);
+    str_member(f, "unit", m->unit);
+    write_stat(f, m->stat, m->value, m->s);
     fprintf(f, ",\"samples\":%zu", m->s.n);
     if (m->ratio_to) {
-        fputs(",\"ratio_to\":", f);
-        lab_json_string(f, m->ratio_to);
-        fputs(",\"ratio\":", f);
-        lab_json_number(f, m->ratio);
-        fputs(",\"ratio_min\":", f);
-        lab_json_number(f, m->ratio_min);
-        fputs(",\"ratio_max\":", f);
-        lab_json_number(f, m->ratio_max);
+        str_member(f, "ratio_to", m->ratio_to);
+        write_ratio(f, m->ratio, m->ratio_min, m->ratio_max);
     }
     fputs("}\n", f);
     fflush(f);
