@@ -349,7 +349,7 @@ static child_result run_with_profile(const char *text)
 static void profile_cpu(void)
 {
     const mk_cpu_info *cpu = mk_cpu();
-    char text[512];
+    char text[768];
     /* measured here (any microcode): applied, silently */
     snprintf(text, sizeof text, "# tuned\ncpu=%s family=%u model=%u microcode=0x1\nnt_threshold=777K\n",
              cpu->vendor, cpu->family, cpu->model);
