@@ -168,9 +168,11 @@ static int run(lab_ctx *ctx)
         printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, s[0].value, s[1].value,
                s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
         char iv[80];
-        lab_verdict(ctx, "%s: %s with memkit (speed-up %.3fx, %s, %d pairs)", w[k].name,
-                    j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", s[1].ratio,
-                    lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
+        /* slower beyond the noise is a loss of memkit's, in the summary's first lines */
+        lab_verdict_kind(ctx, j < 0 ? "loss" : NULL,
+                         "%s: %s with memkit (speed-up %.3fx, %s, %d pairs)", w[k].name,
+                         j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", s[1].ratio,
+                         lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
         lab_summary_free(&s[0]);
         lab_summary_free(&s[1]);
     }

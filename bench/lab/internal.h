@@ -7,6 +7,8 @@
 void lab_json_string(FILE *f, const char *s);
 void lab_json_number(FILE *f, double v);
 void lab_print_args(const lab_info *info, FILE *f);
+/* The note on how far apart the processes' values were (record.c). */
+void lab_spread_note(lab_ctx *ctx);
 
 /* ---- several processes (processes.c) ---- */
 /* Runs the helper processes (this executable again, argv without --jsonl),

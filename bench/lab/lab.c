@@ -378,6 +378,8 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         }
     }
     int rc = run(&ctx);
+    if (rc == 0)
+        lab_spread_note(&ctx);
     if (rc == 0 && ctx.jsonl) {
         fputs("{\"type\":\"end\",\"experiment\":", ctx.jsonl);
         lab_json_string(ctx.jsonl, info->name);

@@ -86,6 +86,11 @@ typedef struct {
     FILE *raw;                /* a helper process's sample file; NULL in the main one */
     struct lab_pool *pool;    /* the helper processes' samples, in the main one */
     char *fingerprint;        /* the fingerprint members as written (re-executing keeps it) */
+    /* the spread between processes, over the records: (max-min)/min of
+     * each record's per-process values */
+    size_t spread_n;
+    double *spread;
+    char worst_spread[160];
 } lab_ctx;
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));

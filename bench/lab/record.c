@@ -90,6 +90,35 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
     fflush(f);
 }
 
+/* Remembers how far the processes' values were apart, for the note at
+ * the end (lab_spread_note). */
+static void note_spread(lab_ctx *ctx, const lab_record *r, double spread)
+{
+    ctx->spread = realloc(ctx->spread, (ctx->spread_n + 1) * sizeof *ctx->spread);
+    double worst = 0;
+    for (size_t i = 0; i < ctx->spread_n; i++)
+        worst = fmax(worst, ctx->spread[i]);
+    if (spread > worst)
+        snprintf(ctx->worst_spread, sizeof ctx->worst_spread, "%s, %s {%s}", r->series, r->metric,
+                 r->params_json ? r->params_json : "");
+    ctx->spread[ctx->spread_n++] = spread;
+}
+
+void lab_spread_note(lab_ctx *ctx)
+{
+    if (!ctx->spread_n || ctx->raw)
+        return;
+    lab_stats s = lab_stats_of(ctx->spread, ctx->spread_n);
+    lab_verdict_kind(ctx, "note", "between the %u processes, a measurement's values were %.1f%% "
+                     "apart at the median of %zu measurements, %.1f%% at the 90th percentile, "
+                     "%.1f%% at most (%s)", ctx->nprocesses, 100 * s.median, s.n,
+                     100 * ctx->spread[(size_t)(0.9 * (double)(s.n - 1))], 100 * s.max,
+                     ctx->worst_spread);
+    free(ctx->spread);
+    ctx->spread = NULL;
+    ctx->spread_n = 0;
+}
+
 lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
 {
     static lab_vec samples, ratios, process_values, process_ratios;
@@ -125,6 +154,8 @@ lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
     lab_stats ps = lab_stats_of(tmp, process_values.n);
     s.process_min = ps.min;
     s.process_max = ps.max;
+    if (process_values.n > 1 && ps.min > 0)
+        note_spread(ctx, r, (ps.max - ps.min) / ps.min);
     if (r->baseline && ratios.n) {
         s.has_ratio = 1;
         memcpy(tmp, ratios.v, ratios.n * sizeof *tmp);
