@@ -4,6 +4,8 @@
  * program), and memkit's speed-up per pair (libc time / memkit time) with
  * its interval: "too noisy to tell" when it spans 1.
  *
+ * record=1 compares the preload with and without `memkit record`'s
+ * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs.
  * Arguments: see --help. */
 #include "lab.h"
 
@@ -25,14 +27,17 @@ static const lab_arg args[] = {
     {"runs", LAB_INT, "11", "2", "interleaved pairs per program (fewer than 5: no claims)", 2,
      1000},
     {"preload", LAB_TEXT, MEMKIT_PRELOAD_SO, NULL, "the preload library", 0, 0},
+    {"record", LAB_INT, "0", NULL, "1: the preload without and with recording (MEMKIT_RECORD)",
+     0, 1},
 };
 
 typedef struct {
     char name[32], tool[32], cmd[512];
 } workload;
 
-/* Runs cmd in dir through the shell; returns wall ns, or -1 if it failed. */
-static double run_once(const char *dir, const char *cmd, const char *preload)
+/* Runs cmd in dir through the shell, recording into record_dir if not
+ * NULL; returns wall ns, or -1 if it failed. */
+static double run_once(const char *dir, const char *cmd, const char *preload, const char *record_dir)
 {
     fflush(NULL);   /* or the child's freopen writes our buffered output again */
     double t0 = lab_now_ns();
@@ -46,6 +51,10 @@ static double run_once(const char *dir, const char *cmd, const char *preload)
             setenv("LD_PRELOAD", preload, 1);
         else
             unsetenv("LD_PRELOAD");
+        if (record_dir)
+            setenv("MEMKIT_RECORD", record_dir, 1);
+        else
+            unsetenv("MEMKIT_RECORD");
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "r", stdin))
             _exit(127);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -94,13 +103,19 @@ typedef struct {
     int failed;
 } program;
 
-/* data: the LD_PRELOAD value (NULL: none); wall ms. */
+/* One arm: what LD_PRELOAD and MEMKIT_RECORD are (NULL: unset). */
+typedef struct {
+    const char *so, *record_dir;
+} arm;
+
+/* data: the arm; wall ms. */
 static double pass(const lab_method *m, void *arg, int warm)
 {
     program *p = arg;
+    const arm *a = m->data;
     if (warm)
         return 0;
-    double ns = run_once(p->dir, p->cmd, m->data);
+    double ns = run_once(p->dir, p->cmd, a->so, a->record_dir);
     p->failed |= ns < 0;
     return ns / 1e6;
 }
@@ -142,17 +157,30 @@ static int run(lab_ctx *ctx)
     if (envf)
         pclose(envf);
 
-    const lab_method ms[2] = {{"libc", NULL, 0, NULL}, {"memkit-preload", NULL, 0, so}};
+    /* The two arms: libc and the preload, or (record=1) the preload without
+     * and with recording into DIR/rec. */
+    int record = (int)lab_int(ctx, "record");
+    char rec_dir[sizeof dir + 8];
+    snprintf(rec_dir, sizeof rec_dir, "%s/rec", dir);
+    if (record && mkdir(rec_dir, 0755) != 0) {
+        fprintf(stderr, "error: cannot create %s: %s\n", rec_dir, strerror(errno));
+        return 2;
+    }
+    const arm arms[2] = {{record ? so : NULL, NULL}, {so, record ? rec_dir : NULL}};
+    const lab_method ms[2] = {{record ? "memkit-preload" : "libc", NULL, 0, &arms[0]},
+                              {record ? "memkit-record" : "memkit-preload", NULL, 0, &arms[1]}};
+    const char *with = record ? "recording" : "memkit";
     double *ms_of = malloc(2 * (size_t)runs * sizeof *ms_of);
-    printf("%-10s %12s %12s %10s %18s\n", "program", "libc ms", "memkit ms", "speed-up",
-           "~95% interval");
+    printf("%-10s %12s %12s %10s %18s\n", "program", record ? "preload ms" : "libc ms",
+           record ? "record ms" : "memkit ms", "speed-up", "~95% interval");
     for (int k = 0; k < nw; k++) {
         lab_progress(ctx, (size_t)k, (size_t)nw, w[k].name);
         if (!have_program(w[k].tool)) {
             printf("%-10s skipped: %s is not installed\n", w[k].name, w[k].tool);
             continue;
         }
-        program p = {dir, w[k].cmd, run_once(dir, w[k].cmd, NULL) < 0};   /* warm the page cache */
+        /* warm the page cache */
+        program p = {dir, w[k].cmd, run_once(dir, w[k].cmd, arms[0].so, NULL) < 0};
         if (!p.failed)
             lab_interleave(ctx, ms, 2, (size_t)runs, pass, &p, ms_of);
         if (p.failed) {
@@ -169,9 +197,9 @@ static int run(lab_ctx *ctx)
                s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
         char iv[80];
         /* slower beyond the noise is a loss of memkit's, in the summary's first lines */
-        lab_verdict_kind(ctx, j < 0 ? "loss" : NULL,
-                         "%s: %s with memkit (speed-up %.3fx, %s, %d pairs)", w[k].name,
-                         j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", s[1].ratio,
+        lab_verdict_kind(ctx, j < 0 && !record ? "loss" : NULL,
+                         "%s: %s with %s (speed-up %.3fx, %s, %d pairs)", w[k].name,
+                         j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", with, s[1].ratio,
                          lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
         lab_summary_free(&s[0]);
         lab_summary_free(&s[1]);

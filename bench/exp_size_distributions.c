@@ -14,12 +14,16 @@
  * the routines, not memory.  The methods run the same batch in the lab's
  * interleaved rounds; per round, memkit's speed-up over glibc.  Small
  * calls depend on where code and data landed, so it runs in several
- * processes and pools them.  Arguments: see --help. */
+ * processes and pools them.  A directory other than the shipped one
+ * (data=DIR or $MEMKIT_DATA; `memkit record` writes such directories) is
+ * named in every measurement ("data": its absolute path), so the report can
+ * find a recording's files.  Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +263,17 @@ static double pass(const lab_method *m, void *arg, int warm)
 
 /* ---- the experiment ---- */
 
+/* ,"data":"/abs/dir" for a directory given by the user, else "" */
+static char data_param[PATH_MAX + 16];
+
+static void name_data_dir(const char *dir)
+{
+    char abs[PATH_MAX];
+    if (!realpath(dir, abs) || strpbrk(abs, "\"\\\n\t"))
+        return;
+    snprintf(data_param, sizeof data_param, ",\"data\":\"%s\"", abs);
+}
+
 static const lab_arg args[] = {
     {"data", LAB_TEXT, NULL, NULL, "directory of distribution files (default: $MEMKIT_DATA, "
                                    "else the source tree's data/fleet-size-distributions)", 0, 0},
@@ -275,6 +290,8 @@ static int run(lab_ctx *ctx)
     size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
     if (!dir)
         dir = getenv("MEMKIT_DATA");
+    if (dir)
+        name_data_dir(dir);
 #ifdef MEMKIT_SOURCE_DIR
     if (!dir)
         dir = MEMKIT_SOURCE_DIR "/data/fleet-size-distributions";
@@ -322,9 +339,9 @@ static int run(lab_ctx *ctx)
         lab_interleave(ctx, m, 2, rounds, pass, &b, ns);
         lab_free(b.arena, arena_len);
 
-        char params[200];
-        snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu",
-                 d->name, op_names[d->op], ncalls);
+        char params[sizeof data_param + 200];
+        snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s",
+                 d->name, op_names[d->op], ncalls, data_param);
         lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
         lab_summary sums[2];
         lab_emit_methods(ctx, &tmpl, m, 2, rounds, ns, 0, sums);
