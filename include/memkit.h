@@ -108,7 +108,11 @@ void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n);
 /* ---- page services ---- */
 
 typedef enum { MK_PREFAULT_TOUCH, MK_PREFAULT_POPULATE, MK_PREFAULT_LOCK } mk_prefault_mode;
-/* Returns 0, or an errno value saying what the kernel refused. */
+/* Returns 0, or an errno value saying what the kernel refused; never raises
+ * a signal: touch and populate return ENOMEM for an unmapped page, EINVAL
+ * for one that may not be written (read-only, PROT_NONE), EFAULT for one past
+ * the end of its file; lock returns mlock's errno.  (Without /proc, touch
+ * can only check for unmapped pages.) */
 int mk_prefault(void *p, size_t n, mk_prefault_mode mode);
 
 typedef enum { MK_PAGES_NORMAL = 0, MK_PAGES_THP = 1, MK_PAGES_HUGETLB = 2 } mk_page_kind;

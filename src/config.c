@@ -11,9 +11,15 @@ size_t mk_memset_large_from = SIZE_MAX;
 size_t mk_copy_large_from = SIZE_MAX;
 static int cfg_once;
 
+/* Problems are reported one line each, up to a few: 120 KB of junk settings
+ * once printed a thousand lines into the host program's stderr. */
+enum { MAX_REPORTED = 8 };
+
 MK_EARLY static void report_stderr(void *ctx, const char *line)
 {
-    (void)ctx;
+    unsigned *lines = ctx;
+    if ((*lines)++ >= MAX_REPORTED)
+        return;
     mk_raw_write_stderr(line);
     mk_raw_write_stderr("\n");
 }
@@ -29,29 +35,52 @@ MK_EARLY static size_t str_copy(char *dst, size_t cap, const char *src)
     return n;
 }
 
+MK_EARLY static size_t str_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+MK_EARLY static char *put_count(char *p, unsigned v)
+{
+    char digits[12];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 12);
+    while (n > 0)
+        *p++ = digits[--n];
+    *p = '\0';
+    return p;
+}
+
 /* Where the profile lives: $MEMKIT_PROFILE ("" or "none": no profile), else
  * $XDG_CONFIG_HOME/memkit/profile, else $HOME/.config/memkit/profile.
- * Returns 1 if the path was named explicitly (then a missing file is worth
- * reporting). */
-MK_EARLY static int profile_path(char *path, size_t cap, int *named)
+ * Returns 0 when there is none; *named says the path was given explicitly
+ * (then a missing file is worth reporting).  A path that does not fit is
+ * reported, never cut short: a shorter path may name another file. */
+MK_EARLY static int profile_path(const mk_raw_env *env, char *path, size_t cap, int *named)
 {
-    char base[200];
-    *named = 0;
-    if (mk_raw_getenv("MEMKIT_PROFILE", path, cap)) {
-        *named = 1;
-        return path[0] != '\0' && !(path[0] == 'n' && path[1] == 'o' && path[2] == 'n' &&
-                                    path[3] == 'e' && path[4] == '\0');
-    }
-    size_t n;
-    if (mk_raw_getenv("XDG_CONFIG_HOME", base, sizeof base) && base[0]) {
-        n = str_copy(path, cap, base);
-    } else if (mk_raw_getenv("HOME", base, sizeof base) && base[0]) {
-        n = str_copy(path, cap, base);
-        n += str_copy(path + n, cap - n, "/.config");
+    const char *explicit = mk_raw_env_get(env, "MEMKIT_PROFILE");
+    *named = explicit != 0;
+    const char *base = explicit, *tail = "";
+    if (explicit) {
+        if (!explicit[0] || (explicit[0] == 'n' && explicit[1] == 'o' && explicit[2] == 'n' &&
+                             explicit[3] == 'e' && explicit[4] == '\0'))
+            return 0;
+    } else if ((base = mk_raw_env_get(env, "XDG_CONFIG_HOME")) && base[0]) {
+        tail = "/memkit/profile";
+    } else if ((base = mk_raw_env_get(env, "HOME")) && base[0]) {
+        tail = "/.config/memkit/profile";
     } else {
         return 0;
     }
-    str_copy(path + n, cap - n, "/memkit/profile");
+    if (str_len(base) + str_len(tail) >= cap) {
+        mk_raw_write_stderr("memkit: the profile's path is too long; using the defaults\n");
+        return 0;
+    }
+    size_t n = str_copy(path, cap, base);
+    str_copy(path + n, cap - n, tail);
     return 1;
 }
 
@@ -101,22 +130,31 @@ MK_EARLY static int profile_cpu_matches(const char *line, long n)
 /* A profile is MEMKIT_TUNABLES settings one per line, '#' comments, and the
  * "cpu=" line above.  Any bad line makes the whole file suspect: it is
  * reported once and ignored; so is a profile measured on another CPU. */
-MK_EARLY static void apply_profile(mk_tunables *cfg)
+MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
 {
-    char path[256];
+    static char path[4096];
     int named;
-    if (!profile_path(path, sizeof path, &named))
+    if (!profile_path(env, path, sizeof path, &named))
         return;
     static char text[8192];
-    long len = mk_raw_read_file(path, text, sizeof text);
+    const char *why;
+    long len = mk_raw_read_regular_file(path, text, sizeof text, &why);
     if (len < 0) {
-        if (named) {
+        /* The default path missing is the normal case; anything else there
+         * (a FIFO, a directory, a device) is said once. */
+        if (named || len != -2) {
             mk_raw_write_stderr("memkit: profile ");
             mk_raw_write_stderr(path);
-            mk_raw_write_stderr(" (MEMKIT_PROFILE) cannot be read; using the defaults\n");
+            mk_raw_write_stderr(named ? " (MEMKIT_PROFILE) cannot be read: " : " cannot be read: ");
+            mk_raw_write_stderr(why);
+            mk_raw_write_stderr("; using the defaults\n");
         }
         return;
     }
+    /* A NUL byte would end the settings early without a word. */
+    int has_nul = 0;
+    for (long i = 0; i < len; i++)
+        has_nul |= text[i] == '\0';
     /* Turn the lines into one "a=b:c=d" spec, dropping comments and blanks. */
     static char spec[8192];
     size_t s = 0;
@@ -154,14 +192,30 @@ MK_EARLY static void apply_profile(mk_tunables *cfg)
     spec[s] = '\0';
     mk_tunables trial = *cfg;
     int problems = mk_tunables_parse(&trial, spec, 0, 0);
-    if (problems || len >= (long)sizeof text - 1) {
+    if (problems || has_nul) {
         mk_raw_write_stderr("memkit: profile ");
         mk_raw_write_stderr(path);
         mk_raw_write_stderr(" is corrupt (run `memkit tune` again); ignored\n");
         return;
     }
     *cfg = trial;
-    str_copy(cfg->profile, sizeof cfg->profile, path);
+    /* For display: a path longer than the field ends in "...". */
+    size_t n = str_copy(cfg->profile, sizeof cfg->profile, path);
+    if (path[n])
+        str_copy(cfg->profile + sizeof cfg->profile - 4, 4, "...");
+}
+
+MK_EARLY static void apply_settings(mk_tunables *cfg, const char *spec)
+{
+    unsigned lines = 0;
+    mk_tunables_parse(cfg, spec, report_stderr, &lines);
+    if (lines > MAX_REPORTED) {
+        char line[96], *p = line;
+        p += str_copy(p, 40, "memkit: MEMKIT_TUNABLES: ");
+        p = put_count(p, lines - MAX_REPORTED);
+        str_copy(p, 40, " more problems not shown\n");
+        mk_raw_write_stderr(line);
+    }
 }
 
 MK_EARLY static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
@@ -169,10 +223,16 @@ MK_EARLY static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 MK_EARLY static void config_init(void)
 {
     mk_tunables_defaults(&mk_cfg, mk_cpu_early());
-    apply_profile(&mk_cfg);
-    static char spec[4096];
-    if (mk_raw_getenv("MEMKIT_TUNABLES", spec, sizeof spec))
-        mk_tunables_parse(&mk_cfg, spec, report_stderr, 0);
+    /* In a setuid/setgid program the environment and the files it names
+     * belong to the invoker: ignored, as glibc ignores GLIBC_TUNABLES. */
+    mk_raw_env env;
+    if (!mk_raw_secure_execution() && mk_raw_env_load(&env)) {
+        apply_profile(&mk_cfg, &env);
+        const char *spec = mk_raw_env_get(&env, "MEMKIT_TUNABLES");
+        if (spec)
+            apply_settings(&mk_cfg, spec);
+        mk_raw_env_release(&env);
+    }
     /* The one compare each routine's common path makes for large sizes. */
     mk_memset_large_from = min_size(min_size(mk_cfg.rep_stosb_threshold, mk_cfg.nt_threshold),
                                     mk_cfg.nt_threshold_zero);

@@ -127,14 +127,17 @@ MK_EARLY const mk_cpu_info *mk_cpu_early(void)
     return &cpu_info;
 }
 
+MK_EARLY unsigned mk_cpu_features(const mk_cpu_info *c)
+{
+    return (c->has_sse2 ? MK_FEAT_SSE2 : 0) | (c->has_avx2 ? MK_FEAT_AVX2 : 0) |
+           (c->has_bmi2 ? MK_FEAT_BMI2 : 0) | (c->has_avx512f ? MK_FEAT_AVX512F : 0) |
+           (c->has_avx512bw ? MK_FEAT_AVX512BW : 0) | (c->has_avx512vl ? MK_FEAT_AVX512VL : 0) |
+           (c->os_avx ? MK_FEAT_OS_AVX : 0) | (c->os_avx512 ? MK_FEAT_OS_AVX512 : 0);
+}
+
 MK_EARLY int mk_cpu_satisfies(const mk_cpu_info *c, unsigned needs)
 {
-    if ((needs & MK_NEED_AVX2) && !(c->has_avx2 && c->os_avx))
-        return 0;
-    if ((needs & MK_NEED_AVX512) &&
-        !(c->has_avx512f && c->has_avx512bw && c->has_avx512vl && c->os_avx512 && c->has_bmi2))
-        return 0;
-    return 1;
+    return (mk_cpu_features(c) & needs) == needs;
 }
 
 static unsigned parse_microcode(void)

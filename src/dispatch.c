@@ -1,90 +1,67 @@
-/* Picks each public routine's variant once, at load time.
+/* Every public routine's binding to its variant, chosen once, at load time.
  *
  * mk_memset & co. are GNU indirect functions: the dynamic loader (or, in a
  * static program, the C library's start-up code) calls the resolver once and
  * binds the symbol to the chosen variant, so a call costs exactly what an
  * ifunc-resolved libc call costs.  Resolvers run before libc is initialised,
- * so everything they reach uses raw system calls only (rawio.c). */
+ * so everything they reach uses raw system calls only (rawio.c).
+ *
+ * Each routine is defined under its hidden name (what the library's own
+ * calls use, see MK_BIND_LOCALLY) with the public name as an alias: another
+ * object exporting mk_memset cannot capture the library's internal calls. */
 #include "internal.h"
-#include "once.h"
 
-MK_EARLY size_t mk_variant_def_count(void)
-{
-    return mk_set_variant_count + mk_copy_variant_count;
-}
-
-MK_EARLY const mk_variant_def *mk_variant_def_at(size_t i)
-{
-    return i < mk_set_variant_count ? &mk_set_variant_defs[i]
-                                    : &mk_copy_variant_defs[i - mk_set_variant_count];
-}
-
-MK_EARLY static int name_eq(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
-MK_EARLY static const mk_variant_def *pick(mk_op op)
+MK_EARLY const mk_variant_row *mk_pick_variant_row(mk_op op)
 {
     const mk_tunables *cfg = mk_config();
     const mk_cpu_info *cpu = mk_cpu_early();
     const char *forced = op == MK_OP_MEMSET ? cfg->force_memset
                        : op == MK_OP_MEMCPY ? cfg->force_memcpy : cfg->force_memmove;
-    const mk_variant_def *best = 0;
-    for (size_t i = 0; i < mk_variant_def_count(); i++) {
-        const mk_variant_def *v = mk_variant_def_at(i);
-        if (v->op != op || !mk_cpu_satisfies(cpu, v->needs))
-            continue;
-        if (forced[0] && name_eq(forced, v->name))
-            return v;
-        if (!best)
-            best = v;   /* tables list the best variant first */
+    if (forced[0]) {
+        size_t len = 0;
+        while (forced[len])
+            len++;
+        const mk_variant_row *r = mk_variant_named(forced, len);
+        if (r && mk_cpu_satisfies(cpu, r->needs))
+            return r;
     }
-    return best;
+    for (size_t i = 0; i < mk_variant_row_count; i++)
+        if (mk_cpu_satisfies(cpu, mk_variant_rows[i].needs))
+            return &mk_variant_rows[i];
+    return &mk_variant_rows[mk_variant_row_count - 1];   /* the baseline ISA */
 }
 
 MK_EARLY void (*mk_pick_variant(mk_op op))(void)
 {
-    const mk_variant_def *v = pick(op);
-    return v ? v->fn : 0;
+    return mk_variant_fn(mk_pick_variant_row(op), op);
 }
 
 const char *mk_selected_variant(mk_op op)
 {
-    const mk_variant_def *v = pick(op);
-    return v ? v->name : "none";
-}
-
-/* ---- the registry ---- */
-
-static mk_variant registry[32];
-static size_t registry_count;
-static int registry_once;
-
-static void registry_init(void)
-{
-    const mk_cpu_info *cpu = mk_cpu_early();
-    for (size_t i = 0; i < mk_variant_def_count() && registry_count < 32; i++) {
-        const mk_variant_def *v = mk_variant_def_at(i);
-        registry[registry_count++] =
-            (mk_variant){v->name, v->op, mk_cpu_satisfies(cpu, v->needs), v->fn};
-    }
-}
-
-const mk_variant *mk_variants(size_t *count)
-{
-    mk_once(&registry_once, registry_init);
-    if (count)
-        *count = registry_count;
-    return registry;
+    return mk_pick_variant_row(op)->name;
 }
 
 /* ---- the indirect functions ---- */
 
-MK_EARLY static mk_memset_fn resolve_memset(void)
+MK_EARLY static mk_memset_fn resolve_memset(void) { return mk_pick_variant_row(MK_OP_MEMSET)->memset; }
+MK_EARLY static mk_memset_fn resolve_memset_nt(void) { return mk_pick_variant_row(MK_OP_MEMSET)->memset_nt; }
+MK_EARLY static void (*resolve_zero_aligned16(void))(void *, size_t)
 {
-    return (mk_memset_fn)mk_pick_variant(MK_OP_MEMSET);
+    return mk_pick_variant_row(MK_OP_MEMSET)->zero_aligned16;
 }
-void *mk_memset(void *dst, int c, size_t n) __attribute__((ifunc("resolve_memset")));
+MK_EARLY static mk_memcpy_fn resolve_memcpy(void) { return mk_pick_variant_row(MK_OP_MEMCPY)->memmove; }
+MK_EARLY static mk_memcpy_fn resolve_memmove(void) { return mk_pick_variant_row(MK_OP_MEMMOVE)->memmove; }
+MK_EARLY static mk_memcpy_fn resolve_memcpy_nt(void) { return mk_pick_variant_row(MK_OP_MEMCPY)->memcpy_nt; }
+
+/* The routine under its hidden name, and the public name as an alias. */
+#define ENTRY_POINT(name, resolver)                                            \
+    __typeof(name) name __attribute__((ifunc(#resolver)));                     \
+    extern __typeof(name) name##_public __asm__(#name)                         \
+        __attribute__((alias(MK_LOCAL_NAME(name)), visibility("default")));
+
+ENTRY_POINT(mk_memset, resolve_memset)
+ENTRY_POINT(mk_memset_nt, resolve_memset_nt)
+ENTRY_POINT(mk_zero_aligned16, resolve_zero_aligned16)
+ENTRY_POINT(mk_memcpy, resolve_memcpy)
+ENTRY_POINT(mk_memmove, resolve_memmove)
+ENTRY_POINT(mk_memcpy_nt, resolve_memcpy_nt)

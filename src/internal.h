@@ -1,4 +1,12 @@
-/* Library-internal declarations shared across src/. */
+/* Library-internal declarations shared across src/.
+ *
+ * The load-time layers, each using only those above it:
+ *   cpu.c, rawio.c   cpuid; raw system calls
+ *   strategy.c       the per-CPU strategy table (the CPU's row)
+ *   variants.c       the variant registry: one row per ISA of isa.def
+ *   tunables.c       the tunables' table, defaults and parsing
+ *   config.c         defaults, then the profile, then MEMKIT_TUNABLES
+ *   dispatch.c       every ifunc binding, from the configuration and registry */
 #ifndef MEMKIT_INTERNAL_H
 #define MEMKIT_INTERNAL_H
 
@@ -31,12 +39,30 @@
 MK_HIDDEN const mk_cpu_info *mk_cpu_early(void);
 
 /* ---- rawio.c: raw system calls, usable before libc is up ---- */
+/* The file's contents, NUL-terminated, or -1 (open or read failed). */
 MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
+/* The same for a regular file only, opened without blocking; otherwise -2
+ * (no such file) or -1, with *why ("not a regular file", ...). */
+MK_HIDDEN long mk_raw_read_regular_file(const char *path, char *buf, size_t cap,
+                                        const char **why);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);
-/* Value of NAME in the process's initial environment (/proc/self/environ,
- * read on the first call), copied to buf; returns 1 if found.  Not thread-safe:
- * for the configuration's one-time initialisation only. */
+/* The process's initial environment (/proc/self/environ), whole, in memory
+ * mapped by mk_raw_env_load and unmapped by mk_raw_env_release. */
+typedef struct {
+    char  *text;
+    size_t len, cap;
+} mk_raw_env;
+MK_HIDDEN int mk_raw_env_load(mk_raw_env *e);
+/* NAME's value (NUL-terminated, inside e), or NULL. */
+MK_HIDDEN const char *mk_raw_env_get(const mk_raw_env *e, const char *name);
+MK_HIDDEN void mk_raw_env_release(mk_raw_env *e);
+/* NAME's value copied to buf: 1 if set and it fits whole; 0 if unset, too
+ * long (never cut short) or in secure execution (an invoker's setting). */
 MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
+/* Whether the program runs with privileges its invoker lacks (setuid,
+ * setgid, file capabilities: AT_SECURE); then the environment and the
+ * invoker's files are not to be trusted. */
+MK_HIDDEN int mk_raw_secure_execution(void);
 
 /* ---- tunables.c ---- */
 MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);
@@ -47,7 +73,7 @@ MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu);
 /* The row a CPU gets (mk_strategy() is this for the running CPU). */
 MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
 
-/* ---- dispatch.c ----
+/* ---- config.c ----
  * The configuration every routine reads: set once by mk_config() (called by
  * the ifunc resolvers, so before any routine runs), constant afterwards. */
 MK_HIDDEN extern mk_tunables mk_cfg;
@@ -69,32 +95,62 @@ MK_HIDDEN int mk_start_background_thread(pthread_t *tid, void *(*fn)(void *), vo
  * cannot be read), at least 1. */
 MK_HIDDEN unsigned mk_usable_cpus(void);
 
-/* ---- the variant tables (src/set, src/copy) ---- */
-typedef struct {
-    const char *name;        /* "sse2", "avx2", "avx512" */
-    mk_op       op;
-    unsigned    needs;       /* MK_NEED_* bits the CPU and OS must provide */
-    void      (*fn)(void);
-} mk_variant_def;
+/* ---- cpu.c: the features the ISA table (isa.def) asks for ---- */
+enum {
+    MK_FEAT_SSE2 = 1u << 0, MK_FEAT_AVX2 = 1u << 1, MK_FEAT_BMI2 = 1u << 2,
+    MK_FEAT_AVX512F = 1u << 3, MK_FEAT_AVX512BW = 1u << 4, MK_FEAT_AVX512VL = 1u << 5,
+    MK_FEAT_OS_AVX = 1u << 6, MK_FEAT_OS_AVX512 = 1u << 7,
+};
+/* What one ISA's code needs (MK_NEED_AVX2: whatever a *_avx2.c file needs). */
+#define F(feature) MK_FEAT_##feature
+#define MK_ISA_ROW(suffix, flags, needs) enum { MK_NEED_##suffix = (needs) };
+#include "isa.def"
+#undef MK_ISA_ROW
+#undef F
+#define MK_NEED_AVX2 MK_NEED_avx2
+#define MK_NEED_AVX512 MK_NEED_avx512
 
-enum { MK_NEED_AVX2 = 1u << 0, MK_NEED_AVX512 = 1u << 1 };
-
+/* The MK_FEAT_* bits this CPU and OS provide. */
+MK_HIDDEN unsigned mk_cpu_features(const mk_cpu_info *cpu);
+/* Whether the CPU and OS provide every feature in needs. */
 MK_HIDDEN int mk_cpu_satisfies(const mk_cpu_info *cpu, unsigned needs);
-
-/* Each family's table, best variant first; the registry concatenates them. */
-MK_HIDDEN extern const mk_variant_def mk_set_variant_defs[];
-MK_HIDDEN extern const size_t mk_set_variant_count;
-MK_HIDDEN extern const mk_variant_def mk_copy_variant_defs[];
-MK_HIDDEN extern const size_t mk_copy_variant_count;
-
-/* All variant definitions, set family first. */
-MK_HIDDEN size_t mk_variant_def_count(void);
-MK_HIDDEN const mk_variant_def *mk_variant_def_at(size_t i);
-
-/* The best usable variant of op (honouring a forced name in the tunables). */
-MK_HIDDEN void (*mk_pick_variant(mk_op op))(void);
 
 typedef void *(*mk_memset_fn)(void *, int, size_t);
 typedef void *(*mk_memcpy_fn)(void *, const void *, size_t);
+
+/* ---- variants.c: the variant registry ----
+ * One row per ISA of isa.def, best first, with the whole family of entry
+ * points built for it: choosing a row chooses them all together. */
+typedef struct {
+    const char  *name;        /* the ISA: "avx512", "avx2", "sse2" */
+    unsigned     needs;       /* MK_FEAT_* bits */
+    mk_memset_fn memset, memset_nt;
+    void       (*zero_aligned16)(void *, size_t);
+    mk_memcpy_fn memmove, memcpy_nt;   /* memcpy is memmove (overlap-safe) */
+} mk_variant_row;
+MK_HIDDEN extern const mk_variant_row mk_variant_rows[];
+MK_HIDDEN extern const size_t mk_variant_row_count;
+/* The row called name[0..len), or NULL. */
+MK_HIDDEN const mk_variant_row *mk_variant_named(const char *name, size_t len);
+/* The row's routine for op (cast to the op's signature). */
+MK_HIDDEN void (*mk_variant_fn(const mk_variant_row *row, mk_op op))(void);
+
+/* ---- dispatch.c: every ifunc binding ---- */
+/* The row op runs: the one forced in the configuration, else the best usable. */
+MK_HIDDEN const mk_variant_row *mk_pick_variant_row(mk_op op);
+MK_HIDDEN void (*mk_pick_variant(mk_op op))(void);
+
+/* Calls from inside the library bind to the library's own routines, not to
+ * whatever object exports the same public name first (a preload, another
+ * copy of memkit): each is referred to by a hidden name that dispatch.c
+ * defines beside the public one (glibc's hidden_proto, by hand). */
+#define MK_LOCAL_NAME(name) #name "_local"
+#define MK_BIND_LOCALLY(name) extern __typeof(name) name __asm__(MK_LOCAL_NAME(name)) MK_HIDDEN;
+MK_BIND_LOCALLY(mk_memset)
+MK_BIND_LOCALLY(mk_memcpy)
+MK_BIND_LOCALLY(mk_memmove)
+MK_BIND_LOCALLY(mk_memset_nt)
+MK_BIND_LOCALLY(mk_memcpy_nt)
+MK_BIND_LOCALLY(mk_zero_aligned16)
 
 #endif

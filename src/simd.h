@@ -2,7 +2,7 @@
  *
  * A file that instantiates a template defines MK_VEC_BYTES (16, 32 or 64) and
  * is compiled with the matching -m flags (CMake sets them from the file-name
- * suffix: *_sse2.c, *_avx2.c, *_avx512.c).  Everything here is static inline,
+ * suffix: *_sse2.c, *_avx2.c, *_avx512.c, per the table in isa.def).  Everything here is static inline,
  * so each instantiation gets code for its own ISA only. */
 #ifndef MEMKIT_SIMD_H
 #define MEMKIT_SIMD_H
@@ -47,8 +47,9 @@ MK_INLINE vec_t vec_load_a(const void *p) { return _mm512_load_si512(p); }
 MK_INLINE void vec_store(void *p, vec_t v) { _mm512_storeu_si512(p, v); }
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm512_store_si512(p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm512_stream_si512((void *)p, v); }
-/* Bytes [0, n) of a vector, n <= 64; masked-off bytes are never touched
- * (no fault, no write), so the store may run past a mapping's end. */
+/* Bytes [0, n) of a vector, n <= 64 (bzhi: no branch).  Masked-off bytes
+ * never fault and are never written, but an access whose vector crosses a
+ * page is slow (see mk_in_page's callers). */
 MK_INLINE __mmask64 vec_mask(size_t n) { return _bzhi_u64(~0ull, (unsigned)n); }
 MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm512_mask_storeu_epi8(p, vec_mask(n), v); }
 MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_epi8(vec_mask(n), p); }
@@ -64,6 +65,12 @@ MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_
 MK_INLINE __m128i v16_splat(uint8_t b) { return _mm_set1_epi8((char)b); }
 MK_INLINE void v16_store(void *p, __m128i v) { _mm_storeu_si128((__m128i *)p, v); }
 MK_INLINE __m128i v16_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+
+/* [p, p+span) lies inside one 4 KiB page (span <= 4096). */
+MK_INLINE int mk_in_page(const void *p, size_t span)
+{
+    return ((uintptr_t)p & 4095) <= 4096 - span;
+}
 
 MK_INLINE uintptr_t align_down(uintptr_t p, size_t a) { return p & ~(uintptr_t)(a - 1); }
 MK_INLINE uintptr_t align_up(uintptr_t p, size_t a) { return (p + a - 1) & ~(uintptr_t)(a - 1); }

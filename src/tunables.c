@@ -75,7 +75,8 @@ MK_EARLY static void report_problem(void (*report)(void *, const char *), void *
         report(ctx, line);
 }
 
-/* "4096", "64K", "64M", "1G", "never" (SIZE_MAX).  Returns 0 on success. */
+/* "4096", "64K", "64KB", "64KiB", "64M", "1G", "never" (SIZE_MAX).  Returns 0
+ * on success. */
 MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
 {
     if (str_eq_n(s, n, "never") || str_eq_n(s, n, "max")) {
@@ -101,9 +102,9 @@ MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
         if (shift == 99)
             return -1;
         i++;
-        if (i < n && (s[i] == 'i' || s[i] == 'B')) /* "64KiB", "64KB" */
-            i++;
-        if (i < n && s[i] == 'B')
+        if (i + 1 < n && s[i] == 'i' && s[i + 1] == 'B')   /* "64KiB" */
+            i += 2;
+        else if (i < n && s[i] == 'B')                      /* "64KB" */
             i++;
     }
     if (i != n || (shift && v > (SIZE_MAX >> shift)))
@@ -112,17 +113,12 @@ MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
     return 0;
 }
 
-MK_EARLY static int variant_known(mk_op op, const char *s, size_t n, int *usable)
+MK_EARLY static int variant_known(const char *s, size_t n, int *usable)
 {
-    const mk_cpu_info *cpu = mk_cpu_early();
-    for (size_t i = 0; i < mk_variant_def_count(); i++) {
-        const mk_variant_def *v = mk_variant_def_at(i);
-        if (v->op == op && str_eq_n(s, n, v->name)) {
-            *usable = mk_cpu_satisfies(cpu, v->needs);
-            return 1;
-        }
-    }
-    return 0;
+    const mk_variant_row *r = mk_variant_named(s, n);
+    if (r)
+        *usable = mk_cpu_satisfies(mk_cpu_early(), r->needs);
+    return r != 0;
 }
 
 MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
@@ -181,7 +177,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
             int usable = 0;
             if (str_eq_n(val, val_len, "auto")) {
                 field[0] = '\0';
-            } else if (!variant_known(row->op, val, val_len, &usable)) {
+            } else if (!variant_known(val, val_len, &usable)) {
                 report_problem(report, ctx, "unknown variant in", item, item_len,
                                "no such variant (see mk_variants())");
                 problems++;

@@ -37,6 +37,9 @@ if(NOT MEMKIT_SANITIZE)
   set_tests_properties(shared_library_with_tunables PROPERTIES ENVIRONMENT "${SETTINGS}"
     PASS_REGULAR_EXPRESSION "memset variant: sse2")
   if(TARGET memkit_preload)
+    add_test(NAME preload_beside_shared_library
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/beside_library.sh
+              $<TARGET_FILE:memkit_preload> $<TARGET_FILE:smoke_shared>)
     add_test(NAME preload_probe_with_tunables COMMAND preload_probe)
     set_tests_properties(preload_probe_with_tunables PROPERTIES
       ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memkit_preload>;${SETTINGS}")

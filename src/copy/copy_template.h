@@ -1,22 +1,20 @@
 /* memmove (and so memcpy, which is overlap-safe here), written once and
  * instantiated per vector width (see simd.h): memcpy_sse2.c, memcpy_avx2.c,
- * memcpy_avx512.c.
- *
- * The ladder (V = vector bytes):
- *   n <= 16       two overlapping scalar loads, then two stores (8/4/2/1)
- *   16 < n <= 32  two overlapping 16-byte loads, then stores
- *   32 < n <= 64  four 16-byte loads, then stores (only when V is 64)
- *   V < n <= 8V   two, four or eight V-byte loads, then the stores
- *   8V < n        the first and last vectors loaded up front, then an
- *                 aligned-destination loop of 4 vectors, forward or
- *                 backward (backward only when dst lies inside the source),
- *                 then the saved vectors stored
- *   large         rep movsb in [rep_movsb_threshold, rep_movsb_stop) when
- *                 dst and src share their offset in a cache line, else
- *                 non-temporal stores (no overlap, above nt_copy_threshold)
+ * memcpy_avx512.c.  Built from named pieces, each written once:
+ *   copy_masked_2v     n <= 2V: two masked loads, then two masked stores,
+ *                      no branch on n (AVX-512, where no access crosses a page)
+ *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
+ *                      2/4/8, 16-byte, V-byte), loaded before they are stored
+ *   copy_4v, copy_8v   two or four vectors from each end
+ *   copy_block4_fwd,   4 vectors, aligned destination (cached or
+ *   copy_block4_bwd    non-temporal stores): the body of every loop
+ *   align_forward      where an aligned-destination loop starts
+ *   copy_forward, copy_backward, copy_stream, copy_rep_movsb: above 8V,
+ *                      the method chosen by the thresholds of the CPU's
+ *                      strategy row (src/strategy.c)
  * Every size up to 8V loads all of its source before it stores anything,
  * which makes it overlap-safe without looking at the addresses.
- * The AVX-512 instantiation does n <= 64 with one masked load and store.
+ * Measurements behind the choices: docs/strategy.md.
  * Nothing here calls memcpy except with a constant size (an inline move):
  * the library is built with -fno-tree-loop-distribute-patterns. */
 #include "simd.h"
@@ -51,7 +49,7 @@ MK_INLINE void copy_upto16(char *d, const char *s, size_t n)
 }
 
 /* 16 <= n <= 32. */
-MK_INLINE void copy_16_to_32(char *d, const char *s, size_t n)
+MK_INLINE void copy_head_tail_16(char *d, const char *s, size_t n)
 {
     __m128i a = v16_load(s), b = v16_load(s + n - 16);
     v16_store(d, a);
@@ -69,10 +67,23 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
     v16_store(d + n - 16, e);
 }
 
+#ifdef MK_HAVE_MASKED_STORES
+/* n <= 2V, [s, s+2V) and [d, d+2V) each inside one page (a masked access
+ * crossing a page is slow: docs/strategy.md): both vectors loaded before
+ * either is stored, masks from bzhi and a cmov. */
+MK_INLINE void copy_masked_2v(char *d, const char *s, size_t n)
+{
+    size_t n2 = n > V ? n - V : 0;
+    vec_t a = vec_load_n(s, n), b = vec_load_n(s + V, n2);
+    vec_store_n(d, a, n);
+    vec_store_n(d + V, b, n2);
+}
+#endif
+
 /* V <= n <= 2V, 2V <= n <= 4V, 4V <= n <= 8V: the first and the last
  * half of the vectors. Named registers, not an array: an array of vectors
  * makes the compiler realign the stack on every call. */
-MK_INLINE void copy_2v(char *d, const char *s, size_t n)
+MK_INLINE void copy_head_tail_v(char *d, const char *s, size_t n)
 {
     vec_t a = vec_load(s), b = vec_load(s + n - V);
     vec_store(d, a);
@@ -104,6 +115,52 @@ MK_INLINE void copy_8v(char *d, const char *s, size_t n)
     vec_store(d + n - V, i);
 }
 
+/* 4V bytes from q to the V-aligned p: all four loads, then the stores,
+ * through the cache or non-temporal (a constant). */
+MK_INLINE void copy_block4_fwd(char *p, const char *q, int stream)
+{
+    vec_t a = vec_load(q), b = vec_load(q + V), c = vec_load(q + 2 * V), e = vec_load(q + 3 * V);
+    if (stream) {
+        vec_stream(p, a);
+        vec_stream(p + V, b);
+        vec_stream(p + 2 * V, c);
+        vec_stream(p + 3 * V, e);
+    } else {
+        vec_store_a(p, a);
+        vec_store_a(p + V, b);
+        vec_store_a(p + 2 * V, c);
+        vec_store_a(p + 3 * V, e);
+    }
+}
+
+/* The 4V bytes below q to the 4V below the V-aligned p, highest first. */
+MK_INLINE void copy_block4_bwd(char *p, const char *q)
+{
+    vec_t a = vec_load(q - V), b = vec_load(q - 2 * V), c = vec_load(q - 3 * V), e = vec_load(q - 4 * V);
+    vec_store_a(p - V, a);
+    vec_store_a(p - 2 * V, b);
+    vec_store_a(p - 3 * V, c);
+    vec_store_a(p - 4 * V, e);
+}
+
+/* The first a-aligned destination address above d (a whole vector above
+ * when d is aligned: the head store covers [d, d+V)) and its source. */
+MK_INLINE char *align_forward(char *d, const char **s, size_t a)
+{
+    size_t skip = a - ((uintptr_t)d & (a - 1));
+    *s += skip;
+    return d + skip;
+}
+
+/* The last 4V bytes, loaded up front (before a loop may overwrite them
+ * when dst is below src) and stored at the end. */
+#define COPY_SAVE_TAIL(s, n) \
+    vec_t t0 = vec_load(s + n - 4 * V), t1 = vec_load(s + n - 3 * V); \
+    vec_t t2 = vec_load(s + n - 2 * V), t3 = vec_load(s + n - V)
+#define COPY_STORE_TAIL(end) \
+    vec_store(end - 4 * V, t0), vec_store(end - 3 * V, t1), \
+    vec_store(end - 2 * V, t2), vec_store(end - V, t3)
+
 /* n > 8V, dst not inside (src, src+n): the 4V loop runs upward from the
  * first V-aligned destination address; the first vector and the last 4 are
  * loaded before the loop and stored after it, so a source that the loop
@@ -111,23 +168,12 @@ MK_INLINE void copy_8v(char *d, const char *s, size_t n)
 MK_INLINE void copy_forward(char *d, const char *s, size_t n)
 {
     vec_t head = vec_load(s);
-    vec_t t0 = vec_load(s + n - 4 * V), t1 = vec_load(s + n - 3 * V);
-    vec_t t2 = vec_load(s + n - 2 * V), t3 = vec_load(s + n - V);
+    COPY_SAVE_TAIL(s, n);
     char *end = d + n;
-    size_t skip = V - ((uintptr_t)d & (V - 1));
-    char *p = d + skip;
-    const char *q = s + skip;
-    for (; p < end - 4 * V; p += 4 * V, q += 4 * V) {
-        vec_t a = vec_load(q), b = vec_load(q + V), c = vec_load(q + 2 * V), e = vec_load(q + 3 * V);
-        vec_store_a(p, a);
-        vec_store_a(p + V, b);
-        vec_store_a(p + 2 * V, c);
-        vec_store_a(p + 3 * V, e);
-    }
-    vec_store(end - 4 * V, t0);
-    vec_store(end - 3 * V, t1);
-    vec_store(end - 2 * V, t2);
-    vec_store(end - V, t3);
+    const char *q = s;
+    for (char *p = align_forward(d, &q, V); p < end - 4 * V; p += 4 * V, q += 4 * V)
+        copy_block4_fwd(p, q, 0);
+    COPY_STORE_TAIL(end);
     vec_store(d, head);
 }
 
@@ -139,13 +185,8 @@ MK_INLINE void copy_backward(char *d, const char *s, size_t n)
     vec_t h0 = vec_load(s), h1 = vec_load(s + V), h2 = vec_load(s + 2 * V), h3 = vec_load(s + 3 * V);
     char *p = (char *)align_down((uintptr_t)(d + n), V);
     const char *q = s + (p - d);
-    for (; p > d + 4 * V; p -= 4 * V, q -= 4 * V) {
-        vec_t a = vec_load(q - V), b = vec_load(q - 2 * V), c = vec_load(q - 3 * V), e = vec_load(q - 4 * V);
-        vec_store_a(p - V, a);
-        vec_store_a(p - 2 * V, b);
-        vec_store_a(p - 3 * V, c);
-        vec_store_a(p - 4 * V, e);
-    }
+    for (; p > d + 4 * V; p -= 4 * V, q -= 4 * V)
+        copy_block4_bwd(p, q);
     vec_store(d, h0);
     vec_store(d + V, h1);
     vec_store(d + 2 * V, h2);
@@ -164,15 +205,11 @@ MK_INLINE void copy_stream(char *d, const char *s, size_t n)
     char *end = d + n;
     for (size_t i = 0; i < 64; i += V)
         vec_store(d + i, vec_load(s + i));
-    char *p = (char *)align_down((uintptr_t)d + 64, 64);
-    const char *q = s + (p - d);
+    const char *q = s;
+    char *p = align_forward(d, &q, 64);
     for (; p + 4 * V <= end; p += 4 * V, q += 4 * V) {
         _mm_prefetch(q + MK_STREAM_PREFETCH, _MM_HINT_NTA);
-        vec_t a = vec_load(q), b = vec_load(q + V), c = vec_load(q + 2 * V), e = vec_load(q + 3 * V);
-        vec_stream(p, a);
-        vec_stream(p + V, b);
-        vec_stream(p + 2 * V, c);
-        vec_stream(p + 3 * V, e);
+        copy_block4_fwd(p, q, 1);
     }
     _mm_sfence();
     for (size_t i = 4 * V; i > 0; i -= V)
@@ -185,8 +222,8 @@ MK_INLINE void copy_rep_movsb(char *d, const char *s, size_t n)
 {
     for (size_t i = 0; i < 64; i += V)
         vec_store(d + i, vec_load(s + i));
-    char *p = (char *)align_down((uintptr_t)d + 64, 64);
-    const char *q = s + (p - d);
+    const char *q = s;
+    char *p = align_forward(d, &q, 64);
     size_t left = (size_t)(d + n - p);
     __asm__ volatile("rep movsb" : "+D"(p), "+S"(q), "+c"(left) : : "memory");
 }
@@ -243,13 +280,31 @@ static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s,
     return d;
 }
 
+/* n <= 64 by the ladder of head-tail pieces. */
+MK_INLINE void copy_upto64(char *d, const char *s, size_t n)
+{
+    if (n <= 16)
+        copy_upto16(d, s, n);
+    else if (n <= 32)
+        copy_head_tail_16(d, s, n);
+    else
+        copy_32_to_64(d, s, n);
+}
+
 MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
 {
     char *d = dst;
     const char *s = src;
 #ifdef MK_HAVE_MASKED_STORES
-    if (n <= V) {
-        vec_store_n(d, vec_load_n(s, n), n);
+    if (n <= 2 * V) {
+        if (MK_LIKELY(mk_in_page(d, 2 * V) & mk_in_page(s, 2 * V))) {
+            copy_masked_2v(d, s, n);
+            return dst;
+        }
+        if (n <= 64)
+            copy_upto64(d, s, n);
+        else
+            copy_head_tail_v(d, s, n);
         return dst;
     }
 #else
@@ -258,18 +313,14 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         return dst;
     }
     if (n <= 32) {
-        copy_16_to_32(d, s, n);
+        copy_head_tail_16(d, s, n);
         return dst;
     }
-    if (V >= 64 && n <= 64) {
-        copy_32_to_64(d, s, n);
+    if (n <= 2 * V) {
+        copy_head_tail_v(d, s, n);
         return dst;
     }
 #endif
-    if (n <= 2 * V) {
-        copy_2v(d, s, n);
-        return dst;
-    }
     if (n <= 4 * V) {
         copy_4v(d, s, n);
         return dst;

@@ -12,8 +12,12 @@
 #include "pages_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -33,17 +37,95 @@ static size_t page_size(void)
     return p;
 }
 
-/* A hole in the range would fault the toucher; mincore says ENOMEM first.
- * (A mapping without write permission still faults: touch is for memory the
- * caller is about to write.) */
+/* Whether every page of [lo, lo+len) of a file mapping can be read: one
+ * process_vm_readv of one byte per page, which fails where an access would
+ * raise SIGBUS (past the end of the file) instead of raising it.  0, EFAULT,
+ * or 0 where the call is not allowed (seccomp): then unchecked. */
+static int file_pages_exist(uintptr_t lo, size_t len, size_t page)
+{
+    enum { BATCH = 512 };
+    struct iovec remote[BATCH];
+    char sink[BATCH];
+    struct iovec local = {sink, BATCH};
+    for (size_t off = 0; off < len;) {
+        size_t k = 0;
+        for (; k < BATCH && off < len; k++, off += page)
+            remote[k] = (struct iovec){(void *)(lo + off), 1};
+        local.iov_len = k;
+        ssize_t got = process_vm_readv(getpid(), &local, 1, remote, k, 0);
+        if (got < 0 && (errno == ENOSYS || errno == EPERM))
+            return 0;
+        if (got != (ssize_t)k)
+            return EFAULT;
+    }
+    return 0;
+}
+
+/* What touching [lo, hi) would run into, from /proc/self/maps, as the kernel
+ * says it for MADV_POPULATE_WRITE: ENOMEM for a hole, EINVAL for a page that
+ * may not be written (read-only, PROT_NONE), EFAULT past the end of a mapped
+ * file (SIGBUS).  -1: the maps cannot be read. */
+static int check_mappings(uintptr_t lo, uintptr_t hi, size_t page)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[8192];
+    size_t have = 0;
+    uintptr_t covered = lo;   /* [lo, covered) checked */
+    int err = 0, eof = 0;
+    while (!err && covered < hi) {
+        char *nl = memchr(buf, '\n', have);
+        if (!nl) {
+            if (eof || have == sizeof buf)
+                break;
+            ssize_t got = read(fd, buf + have, sizeof buf - have);
+            if (got <= 0)
+                eof = 1;
+            else
+                have += (size_t)got;
+            continue;
+        }
+        *nl = '\0';
+        unsigned long start, end, inode;
+        char perms[8];
+        if (sscanf(buf, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &inode) == 4 &&
+            end > covered && start < hi) {
+            if (start > covered)
+                err = ENOMEM;
+            else if (perms[1] != 'w')
+                err = EINVAL;
+            else if (inode != 0) {
+                uintptr_t to = end < hi ? end : hi;
+                err = file_pages_exist(covered, to - covered, page);
+            }
+            covered = end;
+        }
+        size_t used = (size_t)(nl + 1 - buf);   /* shift the rest down */
+        for (size_t i = used; i < have; i++)
+            buf[i - used] = buf[i];
+        have -= used;
+    }
+    close(fd);
+    return err ? err : covered < hi ? ENOMEM : 0;
+}
+
+/* A hole would fault the toucher, and so would a page it may not write or
+ * one past the end of its file: checked first, reported as an errno. */
 static int touch(unsigned char *lo, size_t len, size_t page)
 {
-    unsigned char vec[256];
-    for (size_t off = 0; off < len; off += 256 * page) {
-        size_t part = len - off < 256 * page ? len - off : 256 * page;
-        if (mincore(lo + off, part, vec) != 0)
-            return errno;
+    int err = check_mappings((uintptr_t)lo, (uintptr_t)lo + len, page);
+    if (err < 0) {   /* no /proc: holes are all mincore can tell */
+        unsigned char vec[256];
+        for (size_t off = 0; off < len; off += 256 * page) {
+            size_t part = len - off < 256 * page ? len - off : 256 * page;
+            if (mincore(lo + off, part, vec) != 0)
+                return errno;
+        }
+        err = 0;
     }
+    if (err)
+        return err;
     for (size_t off = 0; off < len; off += page)
         __atomic_fetch_add(lo + off, 0, __ATOMIC_RELAXED);
     return 0;

@@ -16,7 +16,12 @@
  *           or done
  *
  * At most `awake` workers zero at once; the others sleep on a condition
- * variable, as do idle workers, whatever the lock kind. */
+ * variable, as do idle workers, whatever the lock kind.
+ *
+ * A forked child has none of its parent's threads: fork() is held off while
+ * a service's lists change (pthread_atfork), and in the child every block
+ * not yet zeroed is queued again from its start and new workers start on the
+ * service's next use. */
 #include "../internal.h"
 
 #include <errno.h>
@@ -36,7 +41,10 @@ typedef struct block {
     size_t         done;      /* bytes zeroed (atomic) */
     unsigned       claimers;  /* atomic kind: workers holding it outside the lock */
     int            queued;    /* still has grains to claim (queue lock) */
+    int            state;     /* REC_* (queue lock) */
 } block;
+
+enum { REC_FREE, REC_DIRTY, REC_CLEAN };
 
 struct mk_zeroing {
     mk_zeroing_config cfg;
@@ -58,8 +66,11 @@ struct mk_zeroing {
     int             stopping;             /* atomic */
 
     uint64_t        bytes_zeroed, blocks_zeroed;   /* atomic */
-    unsigned        nworkers;
+    unsigned        nworkers;             /* atomic */
     pthread_t      *tids;
+
+    int             restart;              /* a forked child's: start workers (atomic) */
+    mk_zeroing     *live_prev, *live_next;   /* every service (live_lock) */
 };
 
 /* ---- the queue lock ---- */
@@ -177,6 +188,7 @@ static int claim_atomic(mk_zeroing *z, grain *g)
 /* Every grain of b is zero: hand it out (queue lock held). */
 static void to_clean_list(mk_zeroing *z, block *b)
 {
+    b->state = REC_CLEAN;
     b->next = z->clean;
     z->clean = b;
 }
@@ -267,6 +279,134 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* ---- workers, and fork ---- */
+
+static void start_workers(mk_zeroing *z)
+{
+    unsigned n = 0;
+    while (n < z->cfg.threads &&
+           mk_start_background_thread(&z->tids[n], worker_main, z, "memkit-zero") == 0)
+        n++;
+    __atomic_store_n(&z->nworkers, n, __ATOMIC_RELEASE);
+}
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static mk_zeroing *live;   /* every service not destroyed (live_lock) */
+
+static void live_remove(mk_zeroing *z)
+{
+    pthread_mutex_lock(&live_lock);
+    if (z->live_prev)
+        z->live_prev->live_next = z->live_next;
+    else
+        live = z->live_next;
+    if (z->live_next)
+        z->live_next->live_prev = z->live_prev;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* fork() waits until no service's lists are half changed. */
+static void before_fork(void)
+{
+    pthread_mutex_lock(&live_lock);
+    for (mk_zeroing *z = live; z; z = z->live_next) {
+        pthread_mutex_lock(&z->idle);
+        qlock(z);
+    }
+}
+
+static void after_fork_in_parent(void)
+{
+    for (mk_zeroing *z = live; z; z = z->live_next) {
+        qunlock(z);
+        pthread_mutex_unlock(&z->idle);
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* In the child, single-threaded: the locks afresh, and every block not yet
+ * zero queued again from its start (grains the parent's workers were zeroing
+ * are zeroed again); workers start on the next use (resume_after_fork). */
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&live_lock, NULL);
+    for (mk_zeroing *z = live; z; z = z->live_next) {
+        pthread_mutex_init(&z->qmutex, NULL);
+        pthread_mutex_init(&z->idle, NULL);
+        pthread_cond_init(&z->wake, NULL);
+        pthread_cond_init(&z->drained, NULL);
+        z->spin = 0;
+        z->dirty_head = z->dirty_tail = z->current = NULL;
+        size_t dirty = 0;
+        for (block *b = z->all; b; b = b->all_next) {
+            b->claimers = 0;
+            if (b->state != REC_DIRTY)
+                continue;
+            b->cursor = b->done = 0;
+            b->queued = 1;
+            b->next = NULL;
+            if (z->dirty_tail)
+                z->dirty_tail->next = b;
+            else
+                z->dirty_head = b;
+            z->dirty_tail = b;
+            dirty++;
+        }
+        z->pending = z->outstanding = dirty;
+        z->sleepers = z->awake = 0;
+        z->nworkers = 0;
+        z->restart = 1;
+    }
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) { pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); }
+
+static void live_add(mk_zeroing *z)
+{
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&live_lock);
+    z->live_prev = NULL;
+    z->live_next = live;
+    if (live)
+        live->live_prev = z;
+    live = z;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* A forked child's service: its workers start on first use; if none can,
+ * the blocks waiting for them are zeroed here. */
+static void resume_after_fork(mk_zeroing *z)
+{
+    if (MK_LIKELY(!__atomic_load_n(&z->restart, __ATOMIC_ACQUIRE)))
+        return;
+    pthread_mutex_lock(&z->idle);
+    if (z->restart) {
+        start_workers(z);
+        __atomic_store_n(&z->restart, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&z->idle);
+    if (__atomic_load_n(&z->nworkers, __ATOMIC_ACQUIRE) > 0) {
+        pthread_mutex_lock(&z->idle);
+        pthread_cond_broadcast(&z->wake);
+        pthread_mutex_unlock(&z->idle);
+        return;
+    }
+    qlock(z);
+    block *b;
+    size_t done = 0;
+    while ((b = pop_dirty(z))) {
+        mk_memset(b->ptr, 0, b->n);
+        b->cursor = b->done = b->n;
+        unqueue(z, b);
+        to_clean_list(z, b);
+        done++;
+    }
+    qunlock(z);
+    while (done--)
+        block_done(z);
+}
+
 /* ---- the public side ---- */
 
 mk_zeroing *mk_zeroing_create(const mk_zeroing_config *cfg)
@@ -306,9 +446,8 @@ mk_zeroing *mk_zeroing_create(const mk_zeroing_config *cfg)
     pthread_mutex_init(&z->idle, NULL);
     pthread_cond_init(&z->wake, NULL);
     pthread_cond_init(&z->drained, NULL);
-    while (z->nworkers < c.threads &&
-           mk_start_background_thread(&z->tids[z->nworkers], worker_main, z, "memkit-zero") == 0)
-        z->nworkers++;
+    start_workers(z);
+    live_add(z);
     return z;   /* without workers, mk_zeroing_put zeroes in the caller */
 }
 
@@ -316,6 +455,7 @@ void mk_zeroing_destroy(mk_zeroing *z)
 {
     if (!z)
         return;
+    live_remove(z);
     pthread_mutex_lock(&z->idle);
     __atomic_store_n(&z->stopping, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&z->wake);
@@ -355,7 +495,8 @@ void mk_zeroing_put(mk_zeroing *z, void *p, size_t n)
 {
     if (!z || !p || n == 0)
         return;
-    int background = z->nworkers > 0;
+    resume_after_fork(z);
+    int background = __atomic_load_n(&z->nworkers, __ATOMIC_ACQUIRE) > 0;
     if (!background) {   /* no worker could be created: zero it here */
         mk_memset(p, 0, n);
         __atomic_fetch_add(&z->bytes_zeroed, n, __ATOMIC_RELAXED);
@@ -372,6 +513,7 @@ void mk_zeroing_put(mk_zeroing *z, void *p, size_t n)
     b->ptr = p;
     b->n = n;
     b->next = NULL;
+    b->state = background ? REC_DIRTY : REC_CLEAN;
     __atomic_store_n(&b->done, background ? 0 : n, __ATOMIC_RELAXED);
     __atomic_store_n(&b->cursor, background ? 0 : n, __ATOMIC_RELEASE);
     b->queued = background;
@@ -415,6 +557,7 @@ void *mk_zeroing_get(mk_zeroing *z, size_t n, size_t *got)
     void *p = NULL;
     size_t size = 0;
     if (z) {
+        resume_after_fork(z);
         qlock(z);
         for (block **pp = &z->clean; *pp; pp = &(*pp)->next)
             if ((*pp)->n >= n) {
@@ -422,6 +565,7 @@ void *mk_zeroing_get(mk_zeroing *z, size_t n, size_t *got)
                 *pp = b->next;
                 p = b->ptr;
                 size = b->n;
+                b->state = REC_FREE;
                 b->next = z->free_records;
                 z->free_records = b;
                 break;
@@ -437,6 +581,7 @@ void mk_zeroing_drain(mk_zeroing *z)
 {
     if (!z)
         return;
+    resume_after_fork(z);
     pthread_mutex_lock(&z->idle);
     while (__atomic_load_n(&z->outstanding, __ATOMIC_ACQUIRE))
         pthread_cond_wait(&z->drained, &z->idle);

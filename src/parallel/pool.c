@@ -180,27 +180,39 @@ mk_pool *mk_pool_create(unsigned threads)
     return p;
 }
 
-void mk_pool_destroy(mk_pool *p)
+/* Stops and joins p's workers. */
+static void stop_workers(mk_pool *p)
 {
-    if (!p || p == __atomic_load_n(&default_pool, __ATOMIC_ACQUIRE))
-        return;   /* the shared pool lives as long as the process */
+    pthread_mutex_lock(&p->lock);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->nworkers; i++)
+        pthread_join(p->tids[i], NULL);
+}
+
+/* Frees a pool whose workers are stopped, or a parent's pool in a forked
+ * child: its workers do not exist here and its locks may be held by threads
+ * that never will, so only its memory is freed. */
+static void release(mk_pool *p)
+{
     if (!inherited(p)) {
-        pthread_mutex_lock(&p->lock);
-        p->stopping = 1;
-        pthread_cond_broadcast(&p->wake);
-        pthread_mutex_unlock(&p->lock);
-        for (unsigned i = 0; i < p->nworkers; i++)
-            pthread_join(p->tids[i], NULL);
         pthread_mutex_destroy(&p->lock);
         pthread_mutex_destroy(&p->submit);
         pthread_cond_destroy(&p->wake);
         pthread_cond_destroy(&p->left);
     }
-    /* else: a parent's pool in a forked child; its workers do not exist here
-     * and its locks may be held by threads that never will: free the memory
-     * only. */
     free(p->tids);
     free(p);
+}
+
+void mk_pool_destroy(mk_pool *p)
+{
+    if (!p || p == __atomic_load_n(&default_pool, __ATOMIC_ACQUIRE))
+        return;   /* the shared pool lives as long as the library */
+    if (!inherited(p))
+        stop_workers(p);
+    release(p);
 }
 
 unsigned mk_pool_threads(const mk_pool *p)
@@ -216,6 +228,8 @@ static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static mk_pool no_workers = {.lock = PTHREAD_MUTEX_INITIALIZER, .submit = PTHREAD_MUTEX_INITIALIZER,
                              .wake = PTHREAD_COND_INITIALIZER, .left = PTHREAD_COND_INITIALIZER};
 
+static int unloaded;   /* the library's destructor ran (default_lock) */
+
 mk_pool *mk_pool_default(void)
 {
     mk_pool *p = __atomic_load_n(&default_pool, __ATOMIC_ACQUIRE);
@@ -224,7 +238,7 @@ mk_pool *mk_pool_default(void)
     pthread_mutex_lock(&default_lock);
     p = default_pool;
     if (!p) {
-        p = mk_pool_create(0);
+        p = unloaded ? NULL : mk_pool_create(0);
         if (!p) {
             no_workers.fork_gen = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
             p = &no_workers;
@@ -243,4 +257,31 @@ static void after_fork_in_child(void)
     __atomic_store_n(&fork_generation, fork_generation + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&default_pool, NULL, __ATOMIC_RELAXED);
     pthread_mutex_init(&default_lock, NULL);
+}
+
+/* The library is being unloaded (dlclose) or the process is exiting: the
+ * default pool's workers would run code about to be unmapped (dlopen, one
+ * parallel copy, dlclose crashed 5 times in 6 and leaked a thread per
+ * cycle), so they are stopped and joined.  A job in flight is waited for;
+ * calls from here on work in the calling thread. */
+__attribute__((destructor)) static void stop_default_pool(void)
+{
+    pthread_mutex_lock(&default_lock);
+    unloaded = 1;
+    mk_pool *p = default_pool;
+    if (p && p != &no_workers) {
+        no_workers.fork_gen = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+        __atomic_store_n(&default_pool, &no_workers, __ATOMIC_RELEASE);
+    } else {
+        p = NULL;
+    }
+    pthread_mutex_unlock(&default_lock);
+    if (!p)
+        return;
+    if (!inherited(p)) {
+        pthread_mutex_lock(&p->submit);   /* the job in flight, if any, ends */
+        stop_workers(p);
+        pthread_mutex_unlock(&p->submit);
+    }
+    release(p);
 }

@@ -1,18 +1,16 @@
 /* memset, written once and instantiated per vector width (see simd.h):
- * memset_sse2.c, memset_avx2.c, memset_avx512.c.
- *
- * The ladder (V = vector bytes), after the MSRC seed:
- *   n < 16        four overlapping 4-byte stores (4..15), branches for 0..3
- *   16 <= n < 64  four overlapping 16-byte stores, no branches
- *   (the AVX-512 instantiation does n < 64 with one masked store instead:
- *    on Zen 4 it measured as fast as glibc's masked store, which the
- *    16-byte ladder was not)
- *   n <= 8V       2, 4 or 8 V-byte stores from both ends
- *   larger        one unaligned head store, an aligned loop of 4 stores,
- *                 a tail of 3 aligned + 1 unaligned store ending at dst+n
- *   large         rep stosb from a 64-byte-aligned address, or
- *                 non-temporal stores, above per-CPU thresholds (which
- *                 therefore only act above 8V)
+ * memset_sse2.c, memset_avx2.c, memset_avx512.c.  Built from named pieces,
+ * each store pattern written once:
+ *   set_masked_2v    n <= 2V by two masked stores, no branch on n (AVX-512)
+ *   set_below16,     the MSRC seed's overlapping-store ladders (n < 64; on
+ *   set_16_to_63     AVX-512 only where a masked store would cross a page)
+ *   set_head_tail    V <= n <= 2V: one store at each end
+ *   set_upto_8v      2, 4 or 8 stores from both ends
+ *   set_block4       4 aligned stores (cached or non-temporal): every loop's body
+ *   set_tail         3 aligned + 1 unaligned store ending exactly at dst+n
+ *   set_loop, set_rep_stosb, set_stream: the large methods, chosen by the
+ *                    thresholds of the CPU's strategy row (src/strategy.c)
+ * Measurements behind the choices: docs/strategy.md.
  * Nothing here calls memset: the library is built with
  * -fno-tree-loop-distribute-patterns, so no loop is turned into a call. */
 #include "simd.h"
@@ -58,6 +56,26 @@ MK_INLINE void set_16_to_63(char *d, size_t n, __m128i x)
     v16_store(d + n - 16 - half, x);
 }
 
+#ifdef MK_HAVE_MASKED_STORES
+/* n <= 2V: bytes [0, n) of two vectors, masks from bzhi and a cmov, no
+ * branch on n.  Only where [d, d+2V) stays inside one page (mk_in_page):
+ * a masked store crossing a page costs ~200 ns on Zen 4 even when both
+ * pages are mapped, and ~1.4 us when the masked-off bytes reach an unmapped
+ * one (docs/strategy.md, masked accesses). */
+MK_INLINE void set_masked_2v(char *d, size_t n, vec_t v)
+{
+    vec_store_n(d, v, n);
+    vec_store_n(d + V, v, n > V ? n - V : 0);
+}
+#endif
+
+/* V <= n <= 2V. */
+MK_INLINE void set_head_tail(char *d, size_t n, vec_t v)
+{
+    vec_store(d, v);
+    vec_store(d + n - V, v);
+}
+
 /* V < n: stores from the front issued before each size test, so that a
  * mispredicted test (sizes are often random) leaves them done, as glibc
  * orders its AVX-512 memset; measured in memset-random, rows of random
@@ -68,8 +86,7 @@ MK_INLINE bool set_upto_8v(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
     if (MK_LIKELY(n <= 2 * V)) {
-        vec_store(d, v);
-        vec_store(end - V, v);
+        set_head_tail(d, n, v);
         return true;
     }
     vec_store(d, v);
@@ -90,6 +107,18 @@ MK_INLINE bool set_upto_8v(char *d, size_t n, vec_t v)
     return true;
 }
 
+/* 4V bytes at the V-aligned p: through the cache, or non-temporal (a
+ * constant, so each caller's loop gets only its kind of store). */
+MK_INLINE void set_block4(char *p, vec_t v, int stream)
+{
+    for (size_t i = 0; i < 4 * V; i += V) {
+        if (stream)
+            vec_stream(p + i, v);
+        else
+            vec_store_a(p + i, v);
+    }
+}
+
 /* The last 4V bytes before end, dst <= end - 4V: 3 aligned stores + 1
  * unaligned ending exactly at end (seed, "efficiently set trailing bytes"). */
 MK_INLINE void set_tail(char *end, vec_t v)
@@ -107,12 +136,8 @@ MK_INLINE void set_after_head(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
     char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
-    for (char *p = (char *)align_down((uintptr_t)d, V) + 4 * V; p < t; p += 4 * V) {
-        vec_store_a(p, v);
-        vec_store_a(p + V, v);
-        vec_store_a(p + 2 * V, v);
-        vec_store_a(p + 3 * V, v);
-    }
+    for (char *p = (char *)align_down((uintptr_t)d, V) + 4 * V; p < t; p += 4 * V)
+        set_block4(p, v, 0);
     set_tail(end, v);
 }
 
@@ -142,12 +167,8 @@ MK_INLINE void set_stream(char *d, size_t n, vec_t v)
     char *end = d + n;
     vec_store(d, v);
     char *p = (char *)align_down((uintptr_t)d + V, V);
-    for (; p + 4 * V <= end; p += 4 * V) {
-        vec_stream(p, v);
-        vec_stream(p + V, v);
-        vec_stream(p + 2 * V, v);
-        vec_stream(p + 3 * V, v);
-    }
+    for (; p + 4 * V <= end; p += 4 * V)
+        set_block4(p, v, 1);
     _mm_sfence();
     set_tail(end, v);
 }
@@ -167,27 +188,37 @@ static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c)
         set_loop(d, n, v);
 }
 
-/* Laid out as glibc lays out its AVX-512 memset: the entry on a 64-byte
- * line holding the whole 64..2V path (falls through, no taken branch), the
- * n < 64 path at the next 64-byte line (-falign-jumps=64 for the GCC build
- * of the AVX-512 file, see CMakeLists.txt).  With either path straddling a
- * line, calls of 1..128 bytes took one cycle more than glibc's (1 in ~9);
- * laid out so, none is slower (1..16, 64..128 equal; mixed 1..128 0.70x). */
+/* n < 64 without masked stores (or where they would cross a page). */
+MK_INLINE void set_small(char *d, size_t n, int c)
+{
+    if (n < 16)
+        set_below16(d, n, c);
+    else
+        set_16_to_63(d, n, v16_splat((uint8_t)c));
+}
+
+/* The entry falls through into the masked n <= 2V path (no taken branch);
+ * every path it jumps to starts a 64-byte line (-falign-jumps=64 for the
+ * GCC build of the AVX-512 file, see CMakeLists.txt): with a path
+ * straddling a line, calls of 1..128 bytes took one cycle more in ~9. */
 MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, size_t n)
 {
     char *d = dst;
 #ifdef MK_HAVE_MASKED_STORES
-    if (n < V) {
-        vec_store_n(d, vec_splat((uint8_t)c), n);
+    if (n <= 2 * V) {
+        if (MK_LIKELY(mk_in_page(d, 2 * V))) {
+            set_masked_2v(d, n, vec_splat((uint8_t)c));
+            return dst;
+        }
+        if (n < 64)
+            set_small(d, n, c);
+        else
+            set_head_tail(d, n, vec_splat((uint8_t)c));
         return dst;
     }
 #else
-    if (n < 16) {
-        set_below16(d, n, c);
-        return dst;
-    }
     if (n < 64) {
-        set_16_to_63(d, n, v16_splat((uint8_t)c));
+        set_small(d, n, c);
         return dst;
     }
 #endif

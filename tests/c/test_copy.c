@@ -3,7 +3,9 @@
  *    301..4096 at every dst alignment with two src alignments, each buffer at
  *    either end of its own guarded region (over-reads fault too), canaries
  *    around the destination, return values;
- *  - overlaps both ways: every distance up to +-(n+3) for n <= 512, random
+ *  - overlaps both ways: every distance up to +-(n+3) for n <= 256 (for
+ *    n <= 136 both at a page's end and at its start, so that the masked
+ *    and the page-crossing small paths each see every distance), random
  *    distances for larger n, against the C library's memmove;
  *  - random large sizes; and the public routines again with the thresholds
  *    lowered so the rep movsb and non-temporal paths run at small sizes. */
@@ -172,10 +174,14 @@ static void sweep_overlap(const routine *r, size_t exhaustive_upto, int randoms)
      * each distance meets different (dst, src) alignment pairs */
     for (size_t n = 0; n <= exhaustive_upto && check_failed == failures; n++) {
         size_t len = 3 * n + 2 * 64 + 8;
-        unsigned char *region = g.hi - len;   /* ends at the trailing guard */
-        for (long delta = -(long)n - 3; delta <= (long)n + 3; delta++) {
-            size_t src_off = n + 64 + ((size_t)(n * 5 + (size_t)delta) & 63) - 32;
-            check_overlap(r, region, ref, len, src_off, delta, n, &rng);
+        /* ends at the trailing guard; and, up to the masked sizes (2 x 64),
+         * at the start of a page too, where those are taken */
+        for (int at_start = 0; at_start <= (n <= 136); at_start++) {
+            unsigned char *region = at_start ? g.lo : g.hi - len;
+            for (long delta = -(long)n - 3; delta <= (long)n + 3; delta++) {
+                size_t src_off = n + 64 + ((size_t)(n * 5 + (size_t)delta) & 63) - 32;
+                check_overlap(r, region, ref, len, src_off, delta, n, &rng);
+            }
         }
     }
     /* random distances for larger n: short distances, distances near n,

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 static size_t page;
@@ -116,20 +117,62 @@ static void unmapped_range(void)
     munmap(p + 2 * page, page);
 }
 
-/* A range the process may not write: populate refuses (the kernel would
- * raise SIGSEGV on a write), lock of PROT_NONE refuses too. */
+/* A range the process may not write: touch and populate (and populate's
+ * fallback) say EINVAL where a write would raise SIGSEGV, whether the whole
+ * range or one page in its middle is protected; lock of PROT_NONE refuses.
+ * Nothing is written. */
 static void protected_range(void)
 {
+    static const struct { int prot; const char *name; } prots[] = {
+        {PROT_READ, "read-only"}, {PROT_NONE, "PROT_NONE"}};
+    for (size_t k = 0; k < 2; k++)
+        for (int whole = 0; whole < 2; whole++)
+            for (int m = 0; m < 3; m++) {
+                int fallback = m == 2;   /* populate without MADV_POPULATE_WRITE */
+                mk_prefault_mode mode = m == 0 ? MK_PREFAULT_TOUCH : MK_PREFAULT_POPULATE;
+                unsigned char *p = fresh(4);
+                memset(p, 0x3c, 4 * page);
+                mprotect(whole ? p : p + 2 * page, whole ? 4 * page : page, prots[k].prot);
+                mk_prefault_test_no_populate = fallback;
+                int err = mk_prefault(p, 4 * page, mode);
+                mk_prefault_test_no_populate = 0;
+                CHECK(err == EINVAL, "%s%s of a %s %s: %d (%s), expected EINVAL", mode_name(mode),
+                      fallback ? " (fallback)" : "", whole ? "wholly" : "partly", prots[k].name,
+                      err, strerror(err));
+                mprotect(p, 4 * page, PROT_READ);
+                CHECK(p[0] == 0x3c && p[4 * page - 1] == 0x3c, "contents changed");
+                munmap(p, 4 * page);
+            }
     unsigned char *p = fresh(4);
-    mprotect(p, 4 * page, PROT_READ);
-    int err = mk_prefault(p, 4 * page, MK_PREFAULT_POPULATE);
-    CHECK(err != 0, "populate of a read-only range succeeded");
     mprotect(p, 4 * page, PROT_NONE);
-    err = mk_prefault(p, 4 * page, MK_PREFAULT_POPULATE);
-    CHECK(err != 0, "populate of a PROT_NONE range succeeded");
-    err = mk_prefault(p, 4 * page, MK_PREFAULT_LOCK);
+    int err = mk_prefault(p, 4 * page, MK_PREFAULT_LOCK);
     CHECK(err != 0 || !lock_works, "lock of a PROT_NONE range succeeded");
     munmap(p, 4 * page);
+}
+
+/* A shared file mapping longer than its file: the pages past the end would
+ * raise SIGBUS; touch and populate say EFAULT, and work on the pages before. */
+static void past_end_of_file(void)
+{
+    char path[] = "/tmp/memkit-prefault-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)(2 * page + 100)) == 0, "file: %s", strerror(errno));
+    unlink(path);
+    unsigned char *p = mmap(NULL, 8 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+    for (int m = 0; m < 3; m++) {
+        mk_prefault_mode mode = m == 0 ? MK_PREFAULT_TOUCH : MK_PREFAULT_POPULATE;
+        mk_prefault_test_no_populate = m == 2;
+        int err = mk_prefault(p, 8 * page, mode);
+        int before = mk_prefault(p, 3 * page, mode);
+        mk_prefault_test_no_populate = 0;
+        CHECK(err == EFAULT, "%s%s past the end of a file: %d (%s), expected EFAULT",
+              mode_name(mode), m == 2 ? " (fallback)" : "", err, strerror(err));
+        CHECK(before == 0, "%s of the file's own pages: %d (%s)", mode_name(mode), before,
+              strerror(before));
+    }
+    munmap(p, 8 * page);
+    close(fd);
 }
 
 /* mlock beyond RLIMIT_MEMLOCK, in a child without CAP_IPC_LOCK (root gives
@@ -224,6 +267,7 @@ int main(void)
     empty_and_bad_arguments();
     unmapped_range();
     protected_range();
+    past_end_of_file();
     lock_beyond_rlimit();
     huge_page_allocation();
     check_finish();

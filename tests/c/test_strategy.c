@@ -14,7 +14,7 @@ static mk_cpu_info cpu(const char *vendor, unsigned family, unsigned model, int 
     c.family = family;
     c.model = model;
     c.has_sse2 = 1;
-    c.has_avx2 = c.os_avx = 1;
+    c.has_avx2 = c.has_bmi2 = c.os_avx = 1;   /* every AVX2 CPU has BMI2; the avx2 code needs both */
     c.has_erms = erms;
     c.has_fsrm = fsrm;
     c.l2_bytes = (size_t)1 << 20;

@@ -66,7 +66,8 @@ static void bad_values(void)
         "nt_threshold=1e3", "nt_threshold= 64", "nt_threshold=64 ", "nt_threshold=0x40",
         "nt_threshold=18446744073709551616", "nt_threshold=99999999999999999999999",
         "nt_threshold=17179869184G", "nt_threshold=64KK", "nt_threshold=64KiBB",
-        "nt_threshold=never!", "nt_threshold=\xff\xfe",
+        "nt_threshold=never!", "nt_threshold=\xff\xfe", "nt_threshold=1KBB", "nt_threshold=1Ki",
+        "nt_threshold=1MiBB", "nt_threshold=1GiBi",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mk_tunables t = base();
@@ -241,28 +242,10 @@ static int report_main(void)
     return 0;
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
 /* "name=value" as the child's formatted tunables show it. */
 static int child_has(const child_result *r, const char *setting)
 {
-    const char *line = strstr(r->out, "tunables ");
-    if (!line)
-        return 0;
-    char want[128];
-    snprintf(want, sizeof want, "%s:", setting);
-    char copy[1100];
-    snprintf(copy, sizeof copy, "%.*s:", (int)strcspn(line + 9, "\n"), line + 9);
-    for (char *p = copy; (p = strstr(p, want)); p++)
-        if (p == copy || p[-1] == ':' || p[-1] == ' ')
-            return 1;
-    return 0;
+    return tunables_line_has(r->out, setting);
 }
 
 static int exited_ok(const child_result *r)

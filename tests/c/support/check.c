@@ -13,6 +13,27 @@ _Noreturn void check_finish(void)
     exit(check_failed ? 1 : 0);
 }
 
+int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+int tunables_line_has(const char *output, const char *setting)
+{
+    const char *t = strstr(output, "tunables ");
+    if (!t)
+        return 0;
+    size_t n = strlen(setting);
+    const char *end = t + strcspn(t, "\n");
+    for (const char *p = t + 9; p < end; p += strcspn(p, ":\n") + 1)
+        if (!strncmp(p, setting, n) && (p[n] == ':' || p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 guarded guarded_alloc(size_t bytes)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

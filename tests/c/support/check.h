@@ -27,6 +27,12 @@ extern unsigned long check_passed, check_failed;
 /* Prints the closing line and exits 0 if nothing failed. */
 _Noreturn void check_finish(void);
 
+/* Newlines in s. */
+int count_lines(const char *s);
+/* Whether output has a line "tunables a=b:c=d..." (mk_tunables_format's) in
+ * which setting ("name=value") is one of the items. */
+int tunables_line_has(const char *output, const char *setting);
+
 /* A region of `pages` read-write pages with a PROT_NONE page on each side:
  * any access just outside it faults. */
 typedef struct {
