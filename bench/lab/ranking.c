@@ -10,10 +10,14 @@
 
 #define LOSS_MIN 1.02
 
+#define MAX_TIED 8
+
 typedef struct {
     char label[64], fastest[48], rival[48];
     int verdict;          /* memkit vs the fastest other: 1 faster, -1 slower, 0 noisy */
     double slower;        /* how many times slower memkit was (median, > 1: slower) */
+    char tied[MAX_TIED][48];   /* not slower than the fastest beyond the noise */
+    size_t ntied;
 } point;
 
 struct lab_ranking {
@@ -33,6 +37,39 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 }
 
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
+
+/* a's paired per-round speed-up over b: 1 faster, -1 slower (beyond the
+ * noise and by at least LOSS_MIN: a 1% gap at 48 KiB between one loop and
+ * the same loop elsewhere is placement), 0 neither; its median too. */
+static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
+                       double *median)
+{
+    size_t m = a->n < b->n ? a->n : b->n;
+    if (median)
+        *median = 1;
+    if (m == 0)
+        return 0;
+    double *up = malloc(m * sizeof *up), lo, hi;
+    lab_speedups(a->samples, b->samples, m, rk->higher, up);
+    lab_stats s = lab_stats_of(up, m);
+    lab_median_interval(up, m, &lo, &hi);   /* up is sorted now */
+    free(up);
+    if (median)
+        *median = s.median;
+    int j = lab_judge(lo, hi);
+    return j < 0 && hi > 1 / LOSS_MIN ? 0 : j;
+}
+
+/* Is `name` the fastest at p, or within its noise? */
+static int leads(const point *p, const char *name)
+{
+    if (!strcmp(p->fastest, name))
+        return 1;
+    for (size_t i = 0; i < p->ntied; i++)
+        if (!strcmp(p->tied[i], name))
+            return 1;
+    return 0;
+}
 
 void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
                      size_t memkit, const lab_summary *sums, const unsigned char *skip)
@@ -57,25 +94,17 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     snprintf(p->label, sizeof p->label, "%s", label);
     snprintf(p->fastest, sizeof p->fastest, "%s", methods[best].name);
     snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
+    for (size_t i = 0; i < n && p->ntied < MAX_TIED; i++)
+        if (i != best && !(skip && skip[i]) && isfinite(sums[i].value) &&
+            interval_vs(rk, &sums[i], &sums[best], NULL) == 0)
+            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", methods[i].name);
     if (rival == SIZE_MAX || (skip && skip[memkit]))
         return;
     snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
     /* memkit's paired per-round speed-up over the fastest other method */
-    size_t m = sums[memkit].n < sums[rival].n ? sums[memkit].n : sums[rival].n;
-    if (m == 0)
-        return;
-    double *up = malloc(m * sizeof *up);
-    lab_speedups(sums[memkit].samples, sums[rival].samples, m, rk->higher, up);
-    lab_stats s = lab_stats_of(up, m);
-    double lo, hi;
-    lab_median_interval(up, m, &lo, &hi);   /* up is sorted now */
-    /* a loss must be beyond the noise and at least LOSS_MIN: a 1% gap at
-     * 48 KiB between one loop and the same loop elsewhere is placement */
-    p->verdict = lab_judge(lo, hi);
-    if (p->verdict < 0 && hi > 1 / LOSS_MIN)
-        p->verdict = 0;
-    p->slower = 1 / s.median;
-    free(up);
+    double median;
+    p->verdict = interval_vs(rk, &sums[memkit], &sums[rival], &median);
+    p->slower = 1 / median;
 }
 
 static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
@@ -119,10 +148,11 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
                          "beyond the noise (points: %zu, too noisy to tell: %zu)",
                          rk->what, rk->memkit, rk->n, noisy);
     char text[3500] = "";
-    if (rk->ordered)   /* ranges of consecutive points with one fastest method */
+    if (rk->ordered)   /* ranges of consecutive points one method leads (or ties within
+                        * the noise: noise alone must not cut a range in pieces) */
         for (size_t i = 0; i < rk->n;) {
             size_t j = i;
-            while (j + 1 < rk->n && !strcmp(rk->p[j + 1].fastest, rk->p[i].fastest))
+            while (j + 1 < rk->n && leads(&rk->p[j + 1], rk->p[i].fastest))
                 j++;
             append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
             if (j == i)
@@ -149,7 +179,9 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
                     append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
         }
     if (*text)
-        lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic: %s", rk->what, text);
+        lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic%s: %s", rk->what,
+                         rk->ordered ? " (a range goes on while its method is within the noise "
+                                       "of the fastest)" : "", text);
     free(rk->p);
     free(rk);
 }
