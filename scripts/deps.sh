@@ -9,6 +9,7 @@
 set -euo pipefail
 
 need=()
+pg_missing=0
 have() { command -v "$1" >/dev/null 2>&1; }
 have cc || have gcc || need+=(gcc)
 have cmake || need+=(cmake)
@@ -27,6 +28,8 @@ fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [[ "${1:-}" == "--test" ]]; then
   have chromium || need+=(chromium)
+  # The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { need+=(postgresql); pg_missing=1; }
 fi
 
 if ((${#need[@]})); then
@@ -34,6 +37,11 @@ if ((${#need[@]})); then
   SUDO=""
   [[ $(id -u) -ne 0 ]] && SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
+  if ((pg_missing)); then
+    # The tests make their own clusters: no default one created and started.
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/memkit.conf >/dev/null
+  fi
   # Another apt-get may hold the lock (a shared machine): wait for it.
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -10,6 +10,7 @@ from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.fingerprint import changed_keys, differences
+from memkit.fleet import latest_runs
 
 NAME = "compare"
 HELP = "compare two runs (default: the last two): changes beyond the noise, what changed on the machine"
@@ -22,6 +23,8 @@ def add_arguments(p):
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit with status 1 when any change is worse (for CI)")
+    p.add_argument("--machine", action="append", metavar="HOST",
+                   help="twice: compare the latest runs of two hosts (see `memkit fleet`)")
     add_db_option(p)
 
 
@@ -69,14 +72,19 @@ def _busy_notes(a: dict, b: dict) -> list[str]:
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
-        a, b = pick_runs(db.runs(), args.runs)
+        if args.machine:
+            if len(args.machine) != 2 or args.runs:
+                raise MemkitError("--machine takes two hosts (--machine A --machine B) and no run ids")
+            a, b = latest_runs(db, args.machine)
+        else:
+            a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
     busy = bool(a.get("busy") or b.get("busy"))
     result = cmp.compare_measurements(ma, mb, busy=busy)
     worse = [c for c in result.flagged if c.direction == "worse"]
     if args.json:
         print(json.dumps({
-            "run_a": a["id"], "run_b": b["id"],
+            "run_a": a["id"], "run_b": b["id"], "host_a": a["hostname"], "host_b": b["hostname"],
             "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
             "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
                                 for line in part],
@@ -89,8 +97,8 @@ def main(args) -> int:
         }, indent=1))
         return 1 if args.fail_on_regression and worse else 0
 
-    print(f"run {a['id']} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
-          f"run {b['id']} ({b['started_at']}{', quick' if b['quick'] else ''})")
+    print(f"run {a['id']} of {a['hostname'] or '?'} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
+          f"run {b['id']} of {b['hostname'] or '?'} ({b['started_at']}{', quick' if b['quick'] else ''})")
     for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
     if a["quick"] != b["quick"]:
