@@ -4,6 +4,7 @@
  *
  *   memkit-exp-preload-apps [--quick] [--preload SO] [--runs N] */
 #include "lab.h"
+#include "resources.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,12 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MEMKIT_PRELOAD_SO
-#define MEMKIT_PRELOAD_SO ""
-#endif
-#ifndef MEMKIT_SOURCE_DIR
-#define MEMKIT_SOURCE_DIR "."
-#endif
 
 static const lab_info info = {
     "preload-apps", "(beyond the seeds)",
@@ -87,7 +82,8 @@ static int have_program(const char *tool)
 
 static int run(lab_ctx *ctx)
 {
-    const char *so = MEMKIT_PRELOAD_SO;
+    char built_so[4096];
+    const char *so = lab_preload_path(built_so, sizeof built_so);
     int runs = ctx->quick ? 3 : 11;
     for (int i = 1; i < ctx->argc; i++) {
         if (!strcmp(ctx->argv[i], "--preload") && i + 1 < ctx->argc)
@@ -109,7 +105,7 @@ static int run(lab_ctx *ctx)
         return 2;
     }
     char script[512], dir[] = "/tmp/memkit-preload-apps-XXXXXX", cmd[2048];
-    snprintf(script, sizeof script, "%s/bench/apps/workloads.sh", MEMKIT_SOURCE_DIR);
+    lab_resource_path("apps/workloads.sh", "bench/apps/workloads.sh", script, sizeof script);
     if (!mkdtemp(dir)) {
         fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
         return 2;

@@ -15,6 +15,7 @@
  * Arguments: --data DIR (default: $MEMKIT_DATA, else the source tree's
  * data/fleet-size-distributions), rounds=N, only=SUBSTRING. */
 #include "lab.h"
+#include "resources.h"
 #include "memkit.h"
 
 #include <errno.h>
@@ -230,11 +231,11 @@ static double run_batch(const method *m, char *arena, const call *calls)
 
 static const char *data_dir(lab_ctx *ctx, const char **only, size_t *rounds)
 {
+    static char shipped[4096];
     const char *dir = getenv("MEMKIT_DATA");
-#ifdef MEMKIT_SOURCE_DIR
     if (!dir)
-        dir = MEMKIT_SOURCE_DIR "/data/fleet-size-distributions";
-#endif
+        dir = lab_resource_path("fleet-size-distributions", "data/fleet-size-distributions",
+                                shipped, sizeof shipped);
     for (int i = 1; i < ctx->argc; i++) {
         const char *a = ctx->argv[i];
         if (!strcmp(a, "--data") && i + 1 < ctx->argc)

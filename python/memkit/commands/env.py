@@ -16,11 +16,12 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    fp = lab.fingerprint(lab.discover(lab.find_bench_dir(args.build)))
+    bench_dir = lab.find_bench_dir(args.build)
+    fp = lab.fingerprint(lab.discover(bench_dir))
     if args.json:
         print(json.dumps(fp, indent=2, sort_keys=True))
         return 0
-    rows = describe_lines(fp)
+    rows = describe_lines(fp) + [("library", lab.library_version(bench_dir))]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
