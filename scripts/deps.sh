@@ -5,29 +5,35 @@
 # system.
 set -euo pipefail
 
-need=()
+need=()   # Debian package names
+why=()    # and what each is for, said before anything is installed
+want() { need+=("$1"); why+=("$1: $2"); }
 have() { command -v "$1" >/dev/null 2>&1; }
-have cc || have gcc || need+=(gcc)
-have cmake || need+=(cmake)
-have ninja || need+=(ninja-build)
-have git || need+=(git)
-have pkg-config || need+=(pkg-config)
+have cc || have gcc || want gcc "the C compiler for the library, tests and experiments"
+have cmake || want cmake "the build system"
+have ninja || want ninja-build "the build tool CMake drives"
+have git || want git "the commit the library records (mk_version, fingerprints)"
+have pkg-config || want pkg-config "the install test builds the pkg-config example"
 # clang builds the libFuzzer targets; its runtime ships in libclang-rt.
-have clang-14 || have clang || need+=(clang-14)
+have clang-14 || have clang || want clang-14 "the libFuzzer targets of make test"
 if have clang-14 || have clang; then
   cl=$(command -v clang-14 || command -v clang)
   rt=$("$cl" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
-  [[ -f "$rt" ]] || need+=(libclang-rt-14-dev)
+  [[ -f "$rt" ]] || want libclang-rt-14-dev "libFuzzer's runtime for the fuzz targets"
 else
-  need+=(libclang-rt-14-dev)
+  want libclang-rt-14-dev "libFuzzer's runtime for the fuzz targets"
 fi
-python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+python3 -c 'import venv, ensurepip' 2>/dev/null || want python3-venv "the lab's Python front end lives in ./.venv"
 
 if ((${#need[@]})); then
-  echo "deps: installing ${need[*]}"
+  echo "deps: memkit needs these Debian packages, not yet installed:"
+  printf '  %s\n' "${why[@]}"
   SUDO=""
-  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  if [[ $(id -u) -ne 0 ]]; then
+    SUDO=sudo
+    echo "deps: installing them needs root: running 'sudo apt-get install' (it may ask for your password)"
+  fi
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
