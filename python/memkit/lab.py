@@ -264,7 +264,13 @@ def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
             return Result(exp.name, exp.seed, exp.description, "failed", 0.0, args,
                           error=f"cannot start {exp.path}: {e.strerror or e}")
         out_chunks: list[str] = []
-        reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)
+        def read_stdout():
+            # A signal sent to the process (kill -INT) may land on any thread
+            # that does not block it; here it would interrupt nothing and the
+            # main thread would stay blocked reading the experiment's stderr.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            out_chunks.append(proc.stdout.read())
+        reader = threading.Thread(target=read_stdout, daemon=True)
         reader.start()
         err_lines = []
         try:
