@@ -55,8 +55,52 @@ MK_EARLY static int profile_path(char *path, size_t cap, int *named)
     return 1;
 }
 
-/* A profile is MEMKIT_TUNABLES settings one per line, '#' comments.  Any bad
- * line makes the whole file suspect: it is reported once and ignored. */
+MK_EARLY static int starts_with(const char *s, long n, const char *prefix)
+{
+    long i = 0;
+    for (; prefix[i]; i++)
+        if (i >= n || s[i] != prefix[i])
+            return 0;
+    return 1;
+}
+
+/* The decimal number after " key" (key ends in '=') in line[0..n), or -1. */
+MK_EARLY static long field_after(const char *line, long n, const char *key)
+{
+    long klen = 0;
+    while (key[klen])
+        klen++;
+    for (long i = 1; i + klen < n; i++) {
+        if (line[i - 1] != ' ' || !starts_with(line + i, n - i, key))
+            continue;
+        long v = -1;
+        for (i += klen; i < n && line[i] >= '0' && line[i] <= '9'; i++)
+            v = (v < 0 ? 0 : v * 10) + (line[i] - '0');
+        return v;
+    }
+    return -1;
+}
+
+/* "cpu=VENDOR family=F model=M microcode=0x..." names the CPU `memkit tune`
+ * measured on.  Thresholds measured on another model say nothing about this
+ * one, so the profile counts only on the same vendor, family and model (a
+ * microcode update keeps it: `memkit tune --check` is how to see whether it
+ * still helps). */
+MK_EARLY static int profile_cpu_matches(const char *line, long n)
+{
+    const mk_cpu_info *cpu = mk_cpu_early();
+    long v = 4;                       /* past "cpu=" */
+    long k = 0;
+    for (; v < n && line[v] != ' '; v++, k++)
+        if (k >= (long)sizeof cpu->vendor - 1 || cpu->vendor[k] != line[v])
+            return 0;
+    return cpu->vendor[k] == '\0' && field_after(line, n, "family=") == (long)cpu->family &&
+           field_after(line, n, "model=") == (long)cpu->model;
+}
+
+/* A profile is MEMKIT_TUNABLES settings one per line, '#' comments, and the
+ * "cpu=" line above.  Any bad line makes the whole file suspect: it is
+ * reported once and ignored; so is a profile measured on another CPU. */
 MK_EARLY static void apply_profile(mk_tunables *cfg)
 {
     char path[256];
@@ -85,7 +129,21 @@ MK_EARLY static void apply_profile(mk_tunables *cfg)
             a++;
         while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r'))
             b--;
-        if (a < b && text[a] != '#' && s + (size_t)(b - a) + 2 < sizeof spec) {
+        if (a < b && starts_with(text + a, b - a, "cpu=")) {
+            if (!profile_cpu_matches(text + a, b - a)) {
+                mk_raw_write_stderr("memkit: profile ");
+                mk_raw_write_stderr(path);
+                char what[96];
+                long w = 0;
+                for (long k = a + 4; k < b && w < (long)sizeof what - 1; k++)
+                    what[w++] = text[k];
+                what[w] = '\0';
+                mk_raw_write_stderr(" was measured on another CPU model (");
+                mk_raw_write_stderr(what);
+                mk_raw_write_stderr("); ignored (run `memkit tune` on this one)\n");
+                return;
+            }
+        } else if (a < b && text[a] != '#' && s + (size_t)(b - a) + 2 < sizeof spec) {
             if (s)
                 spec[s++] = ':';
             for (long k = a; k < b; k++)

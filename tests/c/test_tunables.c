@@ -182,8 +182,9 @@ static void read_all(int fd, char *buf, size_t cap)
     buf[len] = '\0';
 }
 
-/* Runs this test as "--report" with MEMKIT_TUNABLES=spec (unset if NULL). */
-static child_result run_child(const char *spec)
+/* Runs this test as "--report" with MEMKIT_TUNABLES=spec and
+ * MEMKIT_PROFILE=profile (each unset if NULL). */
+static child_result run_child_with(const char *spec, const char *profile)
 {
     child_result r = {0};
     char path_out[] = "/tmp/memkit-tunables-outXXXXXX", path_err[] = "/tmp/memkit-tunables-errXXXXXX";
@@ -202,6 +203,10 @@ static child_result run_child(const char *spec)
             setenv("MEMKIT_TUNABLES", spec, 1);
         else
             unsetenv("MEMKIT_TUNABLES");
+        if (profile)
+            setenv("MEMKIT_PROFILE", profile, 1);
+        else
+            unsetenv("MEMKIT_PROFILE");
         execl("/proc/self/exe", "test_tunables", "--report", (char *)NULL);
         _exit(127);
     }
@@ -216,6 +221,8 @@ static child_result run_child(const char *spec)
     unlink(path_err);
     return r;
 }
+
+static child_result run_child(const char *spec) { return run_child_with(spec, NULL); }
 
 /* The child: fills through the dispatched routines, then prints the
  * tunables and the memset variant in force. */
@@ -323,6 +330,53 @@ static void end_to_end(void)
           count_lines(r.err));
 }
 
+/* ---- the profile's CPU line: a profile counts only on the model it was measured on ---- */
+
+static child_result run_with_profile(const char *text)
+{
+    char path[] = "/tmp/memkit-tunables-profileXXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        perror("profile");
+        exit(2);
+    }
+    close(fd);
+    child_result r = run_child_with(NULL, path);
+    unlink(path);
+    return r;
+}
+
+static void profile_cpu(void)
+{
+    const mk_cpu_info *cpu = mk_cpu();
+    char text[768];
+    /* measured here (any microcode): applied, silently */
+    snprintf(text, sizeof text, "# tuned\ncpu=%s family=%u model=%u microcode=0x1\nnt_threshold=777K\n",
+             cpu->vendor, cpu->family, cpu->model);
+    child_result same = run_with_profile(text);
+    CHECK(exited_ok(&same) && same.err[0] == '\0' && child_has(&same, "nt_threshold=795648"),
+          "profile from this CPU: status 0x%x out '%s' err '%s'", same.status, same.out, same.err);
+
+    /* another model, another family, another vendor: one line, the defaults kept */
+    const char *def = strstr(run_child(NULL).out, "tunables ");
+    char other[3][160];
+    snprintf(other[0], sizeof other[0], "cpu=%s family=%u model=%u", cpu->vendor, cpu->family,
+             cpu->model + 1);
+    snprintf(other[1], sizeof other[1], "cpu=%s family=%u model=%u", cpu->vendor, cpu->family + 1,
+             cpu->model);
+    snprintf(other[2], sizeof other[2], "cpu=%sX family=%u model=%u", cpu->vendor, cpu->family,
+             cpu->model);
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "%s microcode=0x1\nnt_threshold=777K\n", other[i]);
+        child_result r = run_with_profile(text);
+        CHECK(exited_ok(&r) && count_lines(r.err) == 1 && strstr(r.err, "another CPU model") &&
+                  strstr(r.err, other[i] + 4),
+              "'%s': want one line naming it, got '%s'", other[i], r.err);
+        CHECK(def && strstr(r.out, def) && !child_has(&r, "nt_threshold=795648"),
+              "'%s': profile applied anyway: '%s'", other[i], r.out);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--report"))
@@ -333,5 +387,6 @@ int main(int argc, char **argv)
     good_and_bad_mixed();
     format_round_trip();
     end_to_end();
+    profile_cpu();
     check_finish();
 }

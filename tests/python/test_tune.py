@@ -1,85 +1,82 @@
-"""memkit tune: the crossover logic on synthetic curves, the profile it
-writes, and the library's reading of profiles (good, corrupt, missing,
-overridden by MEMKIT_TUNABLES) through a real experiment's --fingerprint."""
+"""memkit tune: the decision rule on synthetic paired rounds, the whole
+command against a fake probe whose speeds are known (an obviously bad
+strategy must not be chosen, a good one must, with its confidence stated),
+--out checked before measuring, --check's comparison, and the real
+library: the profile carries the CPU and loads; corrupt, missing and
+overridden profiles."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
-from conftest import real_bench_dir
+from conftest import FINGERPRINT, real_bench_dir
 from memkit import tune
 
-
-def m(series, size, v, metric="fill_throughput", **params):
-    return {"type": "measurement", "series": series, "metric": metric, "value": v,
-            "params": dict(size=size, **params)}
+# ---- the rule ----
 
 
-def test_crossover_needs_a_consistent_win():
-    inc = tune.Curve("a", {1: 10, 2: 10, 4: 10, 8: 10, 16: 10})
-    # wins at 2, loses at 4, wins from 8 on: the threshold is 8
-    ch = tune.Curve("b", {1: 9, 2: 12, 4: 9, 8: 12, 16: 13})
-    assert tune.crossover(ch, inc) == 8
-    # within the margin is not a win
-    assert tune.crossover(tune.Curve("c", {s: 10.2 for s in inc.points}), inc) is None
-    # `below` ignores sizes where another method takes over
-    assert tune.crossover(tune.Curve("d", {1: 9, 2: 12, 4: 12, 8: 9, 16: 9}), inc, below=8) == 2
+def times_of(config_ns: dict, op="set0", size=4096) -> dict:
+    """{config: {(op, size): per-round ns}}"""
+    return {c: {(op, size): list(ns)} for c, ns in config_ns.items()}
 
 
-def test_memset_choices_from_fill_regions():
-    ms = []
-    for size in (4096, 65536, 1 << 20, 64 << 20, 256 << 20):
-        for value in (0, 90):
-            ms.append(m("vector-loop", size, 50, value=value))
-            ms.append(m("rep-stosb", size, 40 if size < 65536 else 60, value=value))
-            nt = 30 if size < (64 << 20) else (90 if value == 0 else 61)   # > vector's 50
-            ms.append(m("nt-stores", size, nt, value=value))
-    got = {c.name: c for c in tune.choose_memset(ms)}
-    # against the vector loop memkit would otherwise run (50), not against rep stosb
-    assert got["nt_threshold_zero"].value == 64 << 20
-    assert got["nt_threshold"].value == 64 << 20
-    assert got["rep_stosb_threshold"].value == 65536
-    assert "rep stosb" in got["rep_stosb_threshold"].why
+def test_sign_test_and_wins_needed():
+    assert tune.sign_test(7, 7) == pytest.approx(1 / 128)
+    assert tune.sign_test(0, 5) == 1.0
+    assert tune.wins_needed(7) == 7 and tune.wins_needed(12) == 11 and tune.wins_needed(5) is None
 
 
-def test_memset_never_when_nothing_wins():
-    ms = [m(s, size, v, value=val) for size in (4096, 1 << 20, 1 << 28) for val in (0, 7)
-          for s, v in (("vector-loop", 50), ("rep-stosb", 51), ("nt-stores", 30))]
-    got = {c.name: c.value for c in tune.choose_memset(ms)}
-    assert got == {"nt_threshold_zero": None, "nt_threshold": None, "rep_stosb_threshold": None}
+def test_pick_needs_confidence_and_margin():
+    inc = [100.0] * 7
+    clear = times_of({"memset:loop": inc, "memset:nt": [80.0] * 7})
+    p = tune.pick(clear, "memset", ["loop", "nt"], ["set0"], 4096, "loop")
+    assert p.chosen == "nt" and p.evidence.wins == 7 and p.evidence.median == pytest.approx(1.25)
+    # faster in 6 of 7 rounds: p = 8/128 > 0.01, the default stays
+    six = times_of({"memset:loop": inc, "memset:nt": [80.0] * 6 + [120.0]})
+    assert tune.pick(six, "memset", ["loop", "nt"], ["set0"], 4096, "loop").chosen == "loop"
+    # always faster but by 1%: within the margin, the default stays
+    tiny = times_of({"memset:loop": inc, "memset:nt": [99.0] * 7})
+    assert tune.pick(tiny, "memset", ["loop", "nt"], ["set0"], 4096, "loop").chosen == "loop"
 
 
-def test_memset_nt_threshold_when_it_wins():
-    ms = [m(s, size, v, value=1) for size in (1 << 20, 1 << 28)
-          for s, v in (("vector-loop", 50), ("rep-stosb", 50), ("nt-stores", 40 if size < 1 << 28 else 80))]
-    got = {c.name: c.value for c in tune.choose_memset(ms)}
-    assert got["nt_threshold"] == 1 << 28
+def test_pick_rejects_a_challenger_slower_on_one_workload():
+    t = {"memcpy:loop": {("copy", 4096): [100.0] * 7, ("copy3", 4096): [100.0] * 7},
+         "memcpy:rep_movsb": {("copy", 4096): [25.0] * 7, ("copy3", 4096): [150.0] * 7}}
+    # 2x faster in the geometric mean, but 1.5x slower misaligned: not taken
+    assert tune.pick(t, "memcpy", ["loop", "rep_movsb"], ["copy", "copy3"], 4096, "loop").chosen == "loop"
 
 
-def test_parallel_choices():
-    ms = []
-    for size in (1 << 20, 16 << 20, 256 << 20):
-        ms.append(m("threads=1", size, 20, metric="copy_throughput"))
-        ms.append(m("threads=2", size, 18 if size == 1 << 20 else 32, metric="copy_throughput"))
-        ms.append(m("threads=4", size, 17 if size == 1 << 20 else 32.5, metric="copy_throughput"))
-    got = {c.name: c.value for c in tune.choose_parallel(ms)}
-    assert got["threads"] == 2
-    assert got["parallel_threshold"] == 16 << 20
+def test_threshold_keeps_a_default_the_grid_agrees_with():
+    grid = [1 << 20, 2 << 20, 4 << 20]
+    picks = [tune.Pick(s, "nt" if s >= 3 << 20 else "loop", "nt" if s >= 3 << 20 else "loop", None)
+             for s in grid]
+    c = tune.threshold("nt_threshold", 3 << 20, tune.suffix_start(picks, "nt"), grid, picks, "nt", "nt")
+    assert not c.moved and c.value == 3 << 20
+
+
+def test_size_grid():
+    assert tune.size_grid(1024, 8192, 1) == [1024, 2048, 4096, 8192]
+    assert tune.size_grid(1024, 4096, 2) == [1024, 1472, 2048, 2880, 4096]
+    held_out = tune.size_grid(1024, 4096, 2, offset=0.5)
+    assert not set(held_out) & set(tune.size_grid(1024, 4096, 2))
 
 
 def test_profile_file(tmp_path):
     path = tmp_path / "sub" / "profile"
-    tune.write_profile(path, [tune.Choice("nt_threshold", 64 << 20, "because"),
-                              tune.Choice("rep_stosb_threshold", None, "never wins")],
-                       {"cpu_model": "X", "microcode": "0x1"})
+    tune.write_profile(path, [tune.Choice("nt_threshold", 1 << 25, 1 << 26, "because", True),
+                              tune.Choice("rep_stosb_threshold", None, None, "never wins", False)],
+                       {"cpu_model": "X", "microcode": "0x1", "vendor": "AuthenticAMD", "family": 26,
+                        "model": 2}, "the method")
     text = path.read_text()
-    assert "nt_threshold=67108864\n" in text
-    assert "rep_stosb_threshold=never\n" in text
-    assert "# because" in text
+    assert "\ncpu=AuthenticAMD family=26 model=2 microcode=0x1\n" in text
+    assert "\n# because\nnt_threshold=67108864\n" in text
+    assert "\nrep_stosb_threshold" not in text and "#   rep_stosb_threshold=never: never wins" in text
+    assert "# method: the method" in text
     assert not (tmp_path / "sub" / "profile.tmp").exists()
 
 
@@ -89,7 +86,109 @@ def test_default_profile_path():
     assert str(tune.default_profile_path({"HOME": "/h"})) == "/h/.config/memkit/profile"
 
 
-# ---- the library reading profiles (real build) ----
+# ---- the command, against a fake probe with known speeds ----
+
+# Defaults: no rep instructions, non-temporal from 1 MiB.  Truth: rep stosb
+# 3x slower everywhere (obviously bad); non-temporal fills 2x faster from
+# 256 KiB; rep movsb 1.5x faster for aligned copies from 64 KiB (the same
+# as the loop misaligned); non-temporal copies 1.3x slower everywhere.
+# Each time +-2% noise.  A `time` request is logged to $FAKE_PROBE_LOG.
+FAKE_PROBE = '''#!{python}
+import json, os, random, sys
+fp = {fp}
+defaults = dict(rep_stosb_threshold="never", nt_threshold=str(1 << 20), nt_threshold_zero=str(1 << 20),
+                rep_movsb_threshold="never", rep_movsb_stop="never", nt_copy_threshold=str(1 << 20),
+                parallel_threshold="4194304", threads="0")
+def fmt(t): return ":".join(f"{{k}}={{v}}" for k, v in t.items())
+if sys.argv[1:] == ["--fingerprint"]:
+    print(json.dumps(dict(fp, type="fingerprint", tunables=fmt(defaults), profile=""))); sys.exit(0)
+t, prof = dict(defaults), ""
+path = os.environ.get("MEMKIT_PROFILE", "none")
+if path != "none":
+    lines = [l.strip() for l in open(path) if l.strip() and not l.startswith("#")]
+    t.update(l.split("=", 1) for l in lines if not l.startswith("cpu="))
+    prof = path
+for item in filter(None, os.environ.get("MEMKIT_TUNABLES", "").split(":")):
+    k, v = item.split("=", 1); t[k] = v
+num = lambda k: float("inf") if t[k] == "never" else int(t[k])
+rng = random.Random(os.getpid())
+def ns(op, n):
+    if op.startswith("set"):
+        nt = num("nt_threshold_zero" if op == "set0" else "nt_threshold")
+        if n >= nt: return n / (2.0 if n >= 256 << 10 else 0.5)
+        if n >= num("rep_stosb_threshold"): return n / (1 / 3)
+        return n / 1.0
+    if num("rep_movsb_threshold") <= n < num("rep_movsb_stop") and op == "copy":
+        return n / (1.5 if n >= 64 << 10 else 0.7)
+    if n >= num("nt_copy_threshold"): return n / (1 / 1.3)
+    return n / 1.0
+log = os.environ.get("FAKE_PROBE_LOG")
+for line in sys.stdin:
+    w = line.split()
+    if w == ["quit"]: break
+    if w == ["tunables"]: print(f"tunables {{fmt(t)}}  profile {{prof}}", flush=True); continue
+    if log: open(log, "a").write(line)
+    op, n, reps = w[1], int(w[2]), int(w[3])
+    print(ns(op, n) * reps * rng.uniform(0.98, 1.02), flush=True)
+'''
+
+
+@pytest.fixture
+def fake_probe(tmp_path):
+    p = tmp_path / "fake-probe"
+    p.write_text(FAKE_PROBE.format(python=sys.executable, fp=repr(FINGERPRINT)))
+    p.chmod(0o755)
+    return p
+
+
+def run_tune(cli, probe, *args, **env):
+    from conftest import cli_env
+    return cli("tune", "--probe", probe, "--quick", *args, env=cli_env(**env), timeout=300)
+
+
+def profile_settings(path):
+    return dict(l.split("=", 1) for l in path.read_text().splitlines() if l and not l.startswith("#"))
+
+
+def test_tune_chooses_from_measurements(tmp_path, cli, fake_probe):
+    out = tmp_path / "profile"
+    p = run_tune(cli, fake_probe, "--out", out)
+    assert p.returncode == 0, p.stderr
+    got = profile_settings(out)
+    assert got["cpu"] == "AuthenticAMD family=25 model=17 microcode=0xa0"
+    assert got["nt_threshold_zero"] == got["nt_threshold"] == str(256 << 10)
+    assert got["rep_movsb_threshold"] == str(64 << 10)
+    assert got["nt_copy_threshold"] == "never"
+    assert "rep_stosb_threshold" not in got            # 3x slower: left at its default (never)
+    text = out.read_text()
+    assert "7/7 rounds" in text and "sign test" in text
+    assert "rep_stosb_threshold" in p.stdout and "(default)" in p.stdout
+
+
+def test_tune_out_checked_before_measuring(tmp_path, cli, fake_probe):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    log = tmp_path / "log"
+    p = run_tune(cli, fake_probe, "--out", blocker / "profile", FAKE_PROBE_LOG=str(log))
+    assert p.returncode == 1 and "cannot write the profile" in p.stderr
+    assert not log.exists()                            # nothing was timed
+    p = run_tune(cli, fake_probe, "--out", tmp_path, FAKE_PROBE_LOG=str(log))
+    assert p.returncode == 1 and "is a directory" in p.stderr and not log.exists()
+
+
+def test_check_reports_help_and_harm(tmp_path, cli, fake_probe):
+    good = tmp_path / "good"
+    assert run_tune(cli, fake_probe, "--out", good).returncode == 0
+    p = run_tune(cli, fake_probe, "--check", "--out", good)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "helped" in p.stdout and "hurt nowhere beyond noise" in p.stdout
+    bad = tmp_path / "bad"
+    bad.write_text("cpu=AuthenticAMD family=25 model=17\nrep_stosb_threshold=0\n")
+    p = run_tune(cli, fake_probe, "--check", "--out", bad)
+    assert p.returncode == 1 and "HURT" in p.stdout and "memset of zero" in p.stdout
+
+
+# ---- the real library reading profiles ----
 
 def fingerprint(env_extra, tmp_path):
     exe = real_bench_dir() / "memkit-exp-fill-regions"
@@ -136,11 +235,15 @@ def test_library_reports_missing_named_profile(tmp_path):
 
 
 def test_tune_end_to_end_quick(tmp_path, cli):
+    """The real probe and library: a profile for this CPU that loads."""
     bench = real_bench_dir()
     out = tmp_path / "profile"
-    p = cli("tune", "--quick", "--build", bench.parent, "--out", out, timeout=600)
+    p = cli("tune", "--quick", "--max-size", "1M", "--build", bench.parent, "--out", out, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "tunable" in p.stdout and "why" in p.stdout
-    assert out.exists() and "memkit tune" in out.read_text()
     fp, _, err = fingerprint({"MEMKIT_PROFILE": str(out)}, tmp_path)
     assert fp["profile"] == str(out) and err == ""
+    assert f"\ncpu={fp['vendor']} family={fp['family']} model={fp['model']} " in out.read_text()
+    p = cli("tune", "--check", "--quick", "--max-size", "1M", "--build", bench.parent, "--out", out,
+            timeout=600)
+    assert "helped at" in p.stdout and ("hurt nowhere" in p.stdout or "HURT" in p.stdout), p.stdout

@@ -1,107 +1,222 @@
-"""memkit tune: measure this machine's crossover points with the lab's
-experiments, write the profile the library reads, say what was chosen and why."""
+"""memkit tune: time memkit's own paths under each strategy (forced through
+MEMKIT_TUNABLES, one process each, interleaved), move a threshold off the
+built-in table only with a stated confidence, write the profile the library
+reads.  --check: the profile against the defaults, on sizes between the
+tuning grid's, and where it helped or hurt."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
+import tempfile
 from pathlib import Path
 
-from memkit import lab, tune
+from memkit import lab, tune, tune_probe
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.terminal import ProgressLine
 
 NAME = "tune"
-HELP = "measure this machine's thresholds and write the profile libmemkit reads"
+HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
 
-# Each probe: an experiment, the arguments that give the grid tuning needs
-# (the quick grid under --quick), and the function that turns its
-# measurements into choices.  Adding a tunable family is adding a row.
-PROBES = [
-    ("fill-regions", ["min=4K", "max=1G", "per_octave=2", "budget=0.15"], tune.choose_memset),
-    ("copy-sweep", [], tune.choose_copy),
-    ("parallel-sweep", [], tune.choose_parallel),
-]
+# (per-octave sizes, rounds, generations of processes, batch length in ns)
+FULL = dict(per_octave=2, rounds=12, generations=3, batch_ns=7e5)
+QUICK = dict(per_octave=1, rounds=7, generations=1, batch_ns=1e5)
 
 
 def add_arguments(p):
-    p.add_argument("--quick", action="store_true", help="the experiments' reduced grids (a rough profile)")
+    p.add_argument("--quick", action="store_true",
+                   help="a coarse grid, 7 rounds, one set of processes (seconds; a rough profile)")
+    p.add_argument("--check", action="store_true",
+                   help="measure the profile against the built-in defaults and say where it helped "
+                        "or hurt (writes nothing)")
     p.add_argument("--out", metavar="PATH",
-                   help=f"where to write the profile (default: $MEMKIT_PROFILE, else "
-                        f"$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
+                   help="the profile to write (or --check) (default: $MEMKIT_PROFILE, else "
+                        "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write nothing")
+    p.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 12, --quick 7)")
+    p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
+    p.add_argument("--max-size", metavar="SIZE",
+                   help="largest size timed (default 4x the L3 cache, 16M..256M; --quick 4M)")
+    p.add_argument("--probe", metavar="PATH", help="the timing program (default: the build's "
+                   f"bench/{tune_probe.PROBE})")
     add_build_option(p)
 
 
-def _current(fp: dict) -> dict:
-    """The tunables in force by default, from the fingerprint's string."""
-    out = {}
-    for item in (fp.get("tunables") or "").split(":"):
-        if "=" in item:
-            k, v = item.split("=", 1)
-            out[k] = v
-    return out
+def parse_size(text: str) -> int:
+    units = {"K": 10, "M": 20, "G": 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    try:
+        return int(t[:-1]) << units[t[-1]] if t and t[-1] in units else int(t)
+    except ValueError:
+        raise MemkitError(f"bad size '{text}' (expected e.g. 4096, 64K, 1M)")
 
 
-def _check_profile_loads(exp: lab.Experiment, path: Path) -> dict:
-    env = dict(os.environ, MEMKIT_PROFILE=str(path))
-    env.pop("MEMKIT_TUNABLES", None)
-    p = subprocess.run([str(exp.path), "--fingerprint"], capture_output=True, text=True, env=env)
-    if p.returncode != 0 or p.stderr.strip():
-        raise MemkitError(f"the library rejected the profile it was given: {p.stderr.strip() or p.returncode}")
-    fp = json.loads(p.stdout)
-    if fp.get("profile") != str(path):
-        raise MemkitError(f"the library did not load {path} (it reports profile '{fp.get('profile')}')")
-    return fp
+def check_writable(path: Path) -> None:
+    """Fails now, not after minutes of measuring."""
+    if path.is_dir():
+        raise MemkitError(f"--out {path} is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=True):
+            pass
+    except OSError as e:
+        raise MemkitError(f"cannot write the profile to {path}: {e.strerror or e}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise MemkitError(f"cannot write the profile to {path}: not writable")
 
 
-def main(args) -> int:
-    exps = {e.name: e for e in lab.discover(lab.find_bench_dir(args.build))}
-    probes = [(exps[name], extra, choose) for name, extra, choose in PROBES if name in exps]
-    if not probes:
-        raise MemkitError("none of the experiments tuning needs is built ("
-                          + ", ".join(n for n, _, _ in PROBES) + "); run `make` first")
+def settings(args, fp: dict) -> dict:
+    s = dict(QUICK if args.quick else FULL)
+    l3 = int((fp.get("cache") or {}).get("l3") or 32 << 20)
+    big = 1 << max(24, min(28, (4 * l3 - 1).bit_length()))
+    s["lo"] = parse_size(args.min_size) if args.min_size else (16 << 10 if args.quick else 1 << 10)
+    s["hi"] = parse_size(args.max_size) if args.max_size else (4 << 20 if args.quick else big)
+    if args.rounds:
+        s["rounds"] = args.rounds
+    if s["rounds"] < 2 or s["lo"] < 1 or s["hi"] < s["lo"]:
+        raise MemkitError("need --rounds of at least 2 and --min-size <= --max-size")
+    s["generations"] = min(s["generations"], s["rounds"])
+    return s
+
+
+def method_text(s: dict, grid: list[int]) -> str:
+    need = tune.wins_needed(s["rounds"])
+    rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
+            f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
+            f"at least {tune.MARGIN:.0%} at the median" if need is not None else
+            f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
+            "no threshold can move")
+    return (f"memkit's own mk_memset/mk_memcpy, each strategy forced through MEMKIT_TUNABLES in its own "
+            f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
+            f"{len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}; {rule}")
+
+
+def measure_family(probe, family, grid, s, progress, step) -> dict:
+    ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
+    strats = tune.strategies(family)
+    plan = tune_probe.Plan(
+        configs={tune.candidate_name(st): tune_probe.Config(
+                     tune_probe.clean_env(MEMKIT_TUNABLES=st.tunables()),
+                     tunables={k: str(v) for k, v in st.settings}) for st in strats},
+        cells=[(op, size) for op in ops for size in grid],
+        rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
+    print(f"== {step} {family}: {', '.join(st.says for st in strats)}; "
+          f"{len(plan.cells)} cells x {len(strats)} processes x {plan.rounds} rounds", flush=True)
+    times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, f"{family} "))
+    progress.clear()
+    return times
+
+
+def describe_picks(label: str, picks: list[tune.Pick]) -> str:
+    """"loop 1 KiB..24 MiB, nt 32 MiB..128 MiB" and whether it is the default's."""
+    runs = []
+    for p in picks:
+        if runs and runs[-1][0] == p.chosen:
+            runs[-1][2] = p.size
+        else:
+            runs.append([p.chosen, p.size, p.size])
+    text = ", ".join(f"{n} {tune.fmt_size(a)}" + (f"..{tune.fmt_size(b)}" if b != a else "") for n, a, b in runs)
+    moved = sum(p.chosen != p.default for p in picks)
+    return f"  {label:<28} {text}" + (f"   ({moved} size(s) off the default)" if moved else "   (= default)")
+
+
+def tune_main(args, probe: Path, fp: dict) -> int:
     out = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
-    # Measure the built-in defaults, not a profile from an earlier tune.
-    os.environ["MEMKIT_PROFILE"] = "none"
-    os.environ.pop("MEMKIT_TUNABLES", None)
-    fp = lab.fingerprint([probes[0][0]])
-    defaults = _current(fp)
-
+    if not args.dry_run:
+        check_writable(out)
+    s = settings(args, fp)
+    grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"])
+    defaults = tune.parse_tunables(fp.get("tunables", ""))
+    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]})")
+    print(f"method: {method_text(s, grid)}", flush=True)
     progress = ProgressLine()
-    choices: list[tune.Choice] = []
-    for i, (exp, extra, choose) in enumerate(probes, 1):
-        argv = [] if args.quick else extra
-        print(f"== tune {i}/{len(probes)}: {exp.name} {' '.join(argv)}".rstrip(), flush=True)
-        res = lab.run_experiment(exp, args.quick, argv, on_progress=progress.update)
-        progress.clear()
-        if res.status != "ok":
-            raise MemkitError(f"tuning stopped: {res.error}")
-        got = choose(res.measurements)
-        if not got:
-            print(f"   ({exp.name} gave nothing to decide from)")
+    choices = []
+    families = list(tune.DECIDERS)
+    for i, family in enumerate(families, 1):
+        times = measure_family(probe, family, grid, s, progress, f"{i}/{len(families)}")
+        got, picks = tune.DECIDERS[family](times, grid, defaults)
+        for key, ps in picks.items():
+            print(describe_picks(PICK_LABELS.get(key, key), ps))
         choices += got
-    missing = [n for n, _, _ in PROBES if n not in exps]
 
     print()
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
     for c in choices:
-        d = defaults.get(c.name, "?")
-        d_fmt = tune.fmt_size(int(d)) if d.isdigit() and c.name != "threads" else d
-        v_fmt = (tune.fmt_size(c.value) if c.name != "threads" else str(c.value))
-        print(f"{c.name:<22} {d_fmt:>10} {v_fmt:>10}  {c.why}")
-    for n in missing:
-        print(f"(not tuned: the {n} experiment is not built)")
-
+        print(f"{c.name:<22} {tune.fmt_size(c.default):>10} "
+              f"{(tune.fmt_size(c.value) if c.moved else '(default)'):>10}  {c.why}")
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
-    if not choices:
-        raise MemkitError("nothing was measured that a profile could hold")
-    tune.write_profile(out, choices, fp)
-    _check_profile_loads(probes[0][0], out)
-    print(f"\nwrote {out}; libmemkit loads it at start-up (MEMKIT_TUNABLES still overrides it).")
-    print("`memkit run` now records it in the fingerprint; `memkit compare` shows the difference.")
+    tune.write_profile(out, choices, fp, method_text(s, grid))
+    check_loads(probe, out)
+    moved = sum(c.moved for c in choices)
+    print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
+          "(MEMKIT_TUNABLES still overrides it).")
+    print("`memkit tune --check` measures it against the defaults.")
     return 0
+
+
+PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
+               "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):"}
+
+
+def check_loads(probe: Path, path: Path) -> None:
+    proc = tune_probe.Process(probe, 4096, tune_probe.clean_env(MEMKIT_PROFILE=str(path)), "profile")
+    try:
+        _, prof = proc.tunables()
+        err = proc.stderr()
+    finally:
+        proc.close()
+    if err or prof != str(path):
+        raise MemkitError(f"libmemkit did not load {path}: {err or 'it reports profile ' + repr(prof)}")
+
+
+def check_main(args, probe: Path, fp: dict) -> int:
+    path = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
+    if not path.is_file():
+        raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
+    s = settings(args, fp)
+    # Sizes between the tuning grid's: the check is not the data the profile came from.
+    grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
+    plan = tune_probe.Plan(
+        configs={"defaults": tune_probe.Config(tune_probe.clean_env()),
+                 "profile": tune_probe.Config(tune_probe.clean_env(MEMKIT_PROFILE=str(path)),
+                                              profile=str(path))},
+        cells=[(op, size) for op in tune.WORKLOADS for size in grid],
+        rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
+    print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
+          f"each in its own process, {plan.rounds} interleaved rounds, {len(plan.cells)} cells "
+          f"({', '.join(tune.WORKLOADS)} at {len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
+          "between the tuning grid's)", flush=True)
+    progress = ProgressLine()
+    times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
+    progress.clear()
+    helped, hurt, same = [], [], []
+    for op, size in plan.cells:
+        ev = tune.paired(times, "profile", "defaults", [op], size)
+        (helped if ev.faster() else hurt if ev.slower() else same).append((op, ev))
+    print(f"\n{'workload':<34} {'size':>10} {'profile vs defaults':>20}  rounds faster")
+    for verdict, rows in (("helped", helped), ("HURT", hurt)):
+        for op, ev in rows:
+            print(f"{tune.WORKLOADS[op][1]:<34} {tune.fmt_size(ev.size):>10} {ev.median:>19.2f}x  "
+                  f"{ev.wins}/{ev.rounds}  {verdict}")
+    worst = min(same, key=lambda row: row[1].median, default=None)
+    print()
+    print(f"helped at {len(helped)} of {len(plan.cells)} cells" +
+          (f" (up to {max(ev.median for _, ev in helped):.2f}x)" if helped else ""))
+    if hurt:
+        print(f"HURT at {len(hurt)} cell(s) beyond noise: the profile is worse than the defaults there; "
+              "run `memkit tune` again")
+        return 1
+    rule = (f"slower in at least {tune.wins_needed(plan.rounds)}/{plan.rounds} rounds and by "
+            f"{tune.MARGIN:.0%} at the median")
+    slowest = (f"; the slowest cell: {worst[1].median:.2f}x, {tune.WORKLOADS[worst[0]][1]} "
+               f"{tune.fmt_size(worst[1].size)}" if worst else "")
+    print(f"hurt nowhere beyond noise (hurt would be: {rule}{slowest})")
+    return 0
+
+
+def main(args) -> int:
+    probe = Path(args.probe) if args.probe else tune_probe.find_probe(lab.find_bench_dir(args.build))
+    fp = tune_probe.fingerprint(probe)
+    return check_main(args, probe, fp) if args.check else tune_main(args, probe, fp)
