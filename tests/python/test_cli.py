@@ -162,9 +162,12 @@ def test_killed_run_leaves_earlier_runs(fake_build, tmp_path):
 
 def test_interrupted_run_says_so(fake_build, tmp_path):
     db = tmp_path / "m.db"
+    # SIG_DFL first: started from a background job (make test &), SIGINT
+    # arrives ignored, and Python then installs no KeyboardInterrupt handler.
     p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(fake_build), "--db", str(db),
                           "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
-                         start_new_session=True)
+                         start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_line(p, "slow: 0/4")
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
