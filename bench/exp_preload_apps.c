@@ -2,7 +2,10 @@
  * without LD_PRELOAD=libmemkit_preload.so, interleaved run by run, and the
  * ratio of their wall times with its spread.
  *
- *   memkit-exp-preload-apps [--quick] [--preload SO] [--runs N] */
+ *   memkit-exp-preload-apps [--quick] [--preload SO] [--runs N] [--record]
+ *
+ * --record compares the preload with and without `memkit record`'s
+ * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs. */
 #include "lab.h"
 #include "resources.h"
 
@@ -22,8 +25,9 @@ typedef struct {
     char name[32], tool[32], cmd[512];
 } workload;
 
-/* Runs cmd in dir through the shell; returns wall ns, or -1 if it failed. */
-static double run_once(const char *dir, const char *cmd, const char *preload)
+/* Runs cmd in dir through the shell, recording into record_dir if not
+ * NULL; returns wall ns, or -1 if it failed. */
+static double run_once(const char *dir, const char *cmd, const char *preload, const char *record_dir)
 {
     fflush(NULL);   /* or the child's freopen writes our buffered output again */
     double t0 = lab_now_ns();
@@ -37,6 +41,10 @@ static double run_once(const char *dir, const char *cmd, const char *preload)
             setenv("LD_PRELOAD", preload, 1);
         else
             unsetenv("LD_PRELOAD");
+        if (record_dir)
+            setenv("MEMKIT_RECORD", record_dir, 1);
+        else
+            unsetenv("MEMKIT_RECORD");
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "r", stdin))
             _exit(127);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -84,12 +92,14 @@ static int run(lab_ctx *ctx)
 {
     char built_so[4096];
     const char *so = lab_preload_path(built_so, sizeof built_so);
-    int runs = ctx->quick ? 3 : 11;
+    int runs = ctx->quick ? 3 : 11, record = 0;
     for (int i = 1; i < ctx->argc; i++) {
         if (!strcmp(ctx->argv[i], "--preload") && i + 1 < ctx->argc)
             so = ctx->argv[++i];
         else if (!strcmp(ctx->argv[i], "--runs") && i + 1 < ctx->argc)
             runs = atoi(ctx->argv[++i]);
+        else if (!strcmp(ctx->argv[i], "--record"))
+            record = 1;
         else {
             fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
             return 2;
@@ -131,7 +141,20 @@ static int run(lab_ctx *ctx)
     if (envf)
         pclose(envf);
 
-    printf("%-10s %12s %12s %10s %18s\n", "program", "libc ms", "memkit ms", "ratio", "ratio min..max");
+    /* The two arms: libc and the preload, or (--record) the preload without
+     * and with recording into DIR/rec. */
+    char rec_dir[sizeof dir + 8];
+    snprintf(rec_dir, sizeof rec_dir, "%s/rec", dir);
+    if (record && mkdir(rec_dir, 0755) != 0) {
+        fprintf(stderr, "error: cannot create %s: %s\n", rec_dir, strerror(errno));
+        return 2;
+    }
+    const char *base_so = record ? so : NULL, *rec = record ? rec_dir : NULL;
+    const char *base_name = record ? "memkit-preload" : "libc";
+    const char *arm_name = record ? "memkit-record" : "memkit-preload";
+    const char *with = record ? "recording" : "memkit";
+    printf("%-10s %12s %12s %10s %18s\n", "program", record ? "preload ms" : "libc ms",
+           record ? "record ms" : "memkit ms", "ratio", "ratio min..max");
     for (int k = 0; k < nw; k++) {
         lab_progress(ctx, (size_t)k, (size_t)nw, w[k].name);
         if (!have_program(w[k].tool)) {
@@ -139,12 +162,14 @@ static int run(lab_ctx *ctx)
             continue;
         }
         double plain[1000], pre[1000], ratio[1000];
-        int ok = run_once(dir, w[k].cmd, NULL) >= 0;   /* warm the page cache */
+        int ok = run_once(dir, w[k].cmd, base_so, NULL) >= 0;   /* warm the page cache */
         for (int r = 0; ok && r < runs; r++) {
             /* Alternate which goes first so drift favours neither. */
             int preload_first = r & 1;
-            double a = run_once(dir, w[k].cmd, preload_first ? so : NULL);
-            double b = run_once(dir, w[k].cmd, preload_first ? NULL : so);
+            double a = preload_first ? run_once(dir, w[k].cmd, so, rec)
+                                     : run_once(dir, w[k].cmd, base_so, NULL);
+            double b = preload_first ? run_once(dir, w[k].cmd, base_so, NULL)
+                                     : run_once(dir, w[k].cmd, so, rec);
             plain[r] = preload_first ? b : a;
             pre[r] = preload_first ? a : b;
             ok = plain[r] > 0 && pre[r] > 0;
@@ -161,19 +186,21 @@ static int run(lab_ctx *ctx)
                sr.median, sr.min, sr.max);
         char params[96];
         snprintf(params, sizeof params, "\"program\":\"%.32s\"", w[k].name);
-        /* ratio = libc time / memkit time: above 1 means memkit is faster. */
-        lab_emit(ctx, &(lab_measurement){.series = "libc", .params_json = params,
+        /* ratio = baseline time / the arm's: above 1 means the arm is faster. */
+        lab_emit(ctx, &(lab_measurement){.series = base_name, .params_json = params,
                                          .metric = "wall_ms", .unit = "ms", .stat = "median",
                                          .value = sp.median, .s = sp});
-        lab_emit(ctx, &(lab_measurement){.series = "memkit-preload", .params_json = params,
+        lab_emit(ctx, &(lab_measurement){.series = arm_name, .params_json = params,
                                          .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = sm.median, .s = sm, .ratio_to = "libc",
+                                         .value = sm.median, .s = sm, .ratio_to = base_name,
                                          .ratio = sr.median, .ratio_min = sr.min,
                                          .ratio_max = sr.max});
         if (sr.min > 1.0)
-            lab_verdict(ctx, "%s: faster with memkit in every pair (median %.3fx)", w[k].name, sr.median);
+            lab_verdict(ctx, "%s: faster with %s in every pair (median %.3fx)", w[k].name, with,
+                        sr.median);
         else if (sr.max < 1.0)
-            lab_verdict(ctx, "%s: slower with memkit in every pair (median %.3fx)", w[k].name, sr.median);
+            lab_verdict(ctx, "%s: slower with %s in every pair (median %.3fx)", w[k].name, with,
+                        sr.median);
         else
             lab_verdict(ctx, "%s: no difference beyond the noise (median %.3fx, range %.3f..%.3f)",
                         w[k].name, sr.median, sr.min, sr.max);

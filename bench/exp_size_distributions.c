@@ -12,13 +12,16 @@
  * the routines, not memory.  The methods run the same batch interleaved
  * (glibc memkit glibc memkit ...); per round, the time ratio of each pair.
  *
- * Arguments: --data DIR (default: $MEMKIT_DATA, else the source tree's
- * data/fleet-size-distributions), rounds=N, only=SUBSTRING. */
+ * Arguments: data=DIR or --data DIR (default: $MEMKIT_DATA, else the
+ * source tree's data/fleet-size-distributions; `memkit record` writes such
+ * directories), rounds=N, only=SUBSTRING. */
 #include "lab.h"
 #include "resources.h"
 #include "memkit.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +33,7 @@
 
 typedef enum { OP_MEMSET, OP_MEMCPY, OP_MEMMOVE, NOPS } op_kind;
 static const char *const op_names[NOPS] = {"memset", "memcpy", "memmove"};
-static const char *const file_prefix[NOPS] = {"Memset_", "Memcpy_", "Memmove_"};
+static const char *const file_prefix[NOPS] = {"Memset", "Memcpy", "Memmove"};
 
 /* Through volatile pointers: the compiler must not inline or fold them. */
 static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
@@ -147,24 +150,37 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(((const dist_file *)a)->name, ((const dist_file *)b)->name);
 }
 
-/* Every Memset_*.csv, Memcpy_*.csv and Memmove_*.csv in dir. */
+/* Every Memset*.csv, Memcpy*.csv and Memmove*.csv in dir (the fleet's
+ * Memset_0.csv .. and a recording's Memset.csv alike), named after its file. */
 static dist_file *load_dir(const char *dir, const char *only, size_t *count)
 {
-    static const char *const suffixes[] = {"0", "1", "2", "3", "4", "Fleet"};
-    size_t cap = NOPS * 6, n = 0;
-    dist_file *files = calloc(cap, sizeof *files);
-    for (int op = 0; op < NOPS; op++)
-        for (size_t i = 0; i < 6; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "%s%s.csv", file_prefix[op], suffixes[i]);
-            if (only && !strstr(name, only))
-                continue;
-            if (load_file(dir, name, (op_kind)op, &files[n]) != 0) {
-                free(files);
-                return NULL;
-            }
-            n++;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "error: cannot read %s: %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 16, n = 0;
+    dist_file *files = malloc(cap * sizeof *files);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        int op = NOPS;
+        for (int k = 0; k < NOPS; k++)
+            if (!strncmp(e->d_name, file_prefix[k], strlen(file_prefix[k])))
+                op = k;
+        if (op == NOPS || len < 5 || len > 60 || strcmp(e->d_name + len - 4, ".csv") ||
+            (only && !strstr(e->d_name, only)))
+            continue;
+        if (n == cap)
+            files = realloc(files, (cap *= 2) * sizeof *files);
+        if (load_file(dir, e->d_name, (op_kind)op, &files[n]) != 0) {
+            closedir(d);
+            free(files);
+            return NULL;
         }
+        n++;
+    }
+    closedir(d);
     qsort(files, n, sizeof *files, cmp_names);
     *count = n;
     return files;
@@ -229,28 +245,45 @@ static double run_batch(const method *m, char *arena, const call *calls)
 
 /* ---- the experiment ---- */
 
+/* A directory other than the shipped one is named in every measurement
+ * ("data": its absolute path), so the report can find a recording's files. */
+static char data_param[PATH_MAX + 16];
+
+static void name_data_dir(const char *dir)
+{
+    char abs[PATH_MAX];
+    if (!realpath(dir, abs) || strpbrk(abs, "\"\\\n\t"))
+        return;
+    snprintf(data_param, sizeof data_param, ",\"data\":\"%s\"", abs);
+}
+
 static const char *data_dir(lab_ctx *ctx, const char **only, size_t *rounds)
 {
     static char shipped[4096];
     const char *dir = getenv("MEMKIT_DATA");
+    int given = dir != NULL;
     if (!dir)
         dir = lab_resource_path("fleet-size-distributions", "data/fleet-size-distributions",
                                 shipped, sizeof shipped);
     for (int i = 1; i < ctx->argc; i++) {
         const char *a = ctx->argv[i];
         if (!strcmp(a, "--data") && i + 1 < ctx->argc)
-            dir = ctx->argv[++i];
+            dir = ctx->argv[++i], given = 1;
+        else if (!strncmp(a, "data=", 5))
+            dir = a + 5, given = 1;
         else if (!strncmp(a, "rounds=", 7))
             *rounds = (size_t)atol(a + 7);
         else if (!strncmp(a, "only=", 5))
             *only = a + 5;
         else {
-            fprintf(stderr, "error: unknown argument '%s' (expected --data DIR, rounds=N, only=TEXT)\n", a);
+            fprintf(stderr, "error: unknown argument '%s' (expected data=DIR, rounds=N, only=TEXT)\n", a);
             return NULL;
         }
     }
     if (!dir)
-        fprintf(stderr, "error: no data directory: pass --data DIR or set MEMKIT_DATA\n");
+        fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
+    else if (given)
+        name_data_dir(dir);
     if (*rounds < 3 || *rounds > 100000) {
         fprintf(stderr, "error: rounds must be 3..100000\n");
         return NULL;
@@ -307,9 +340,9 @@ static int run(lab_ctx *ctx)
                 ratio[r] = ns[m * rounds + r] / ns[r];
             lab_stats rs = lab_stats_of(ratio, rounds);
             lab_stats s = lab_stats_of(memcpy(scratch, &ns[m * rounds], rounds * sizeof *scratch), rounds);
-            char params[160];
-            snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%d",
-                     d->name, op_names[d->op], CALLS);
+            char params[sizeof data_param + 160];
+            snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%d%s",
+                     d->name, op_names[d->op], CALLS, data_param);
             char series[64];
             snprintf(series, sizeof series, "%s %s", methods[first + m].name, op_names[d->op]);
             char base_series[64];

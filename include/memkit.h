@@ -72,6 +72,7 @@ typedef struct {
     size_t   nt_threshold_zero;      /* memset of zero: non-temporal from here */
     size_t   rep_movsb_threshold;    /* memcpy: rep movsb from here (SIZE_MAX: never) */
     size_t   rep_movsb_stop;         /* memcpy: ... and below here */
+    size_t   rep_movsb_align;        /* memcpy: ... and only when dst - src is a multiple of this */
     size_t   nt_copy_threshold;      /* memcpy: non-temporal from here (no overlap) */
     size_t   parallel_threshold;     /* mk_parallel_*: one thread below this */
     unsigned threads;                /* default pool size; 0 = derived */
@@ -82,6 +83,17 @@ typedef struct {
 } mk_tunables;
 
 const mk_tunables *mk_tunables_get(void);
+
+/* The row of the per-CPU strategy table the defaults came from
+ * (docs/strategy.md): which microarchitecture, why it matched, the small-size
+ * method, and the measurement the row rests on. */
+typedef struct {
+    const char *name;       /* "amd-zen4", "amd-zen5", "intel-fsrm", ..., "generic" */
+    const char *matched;    /* the key that matched, e.g. "AMD family 26 (Zen 5), every model" */
+    const char *small;      /* the small-size method */
+    const char *evidence;   /* experiment, CPU, figure */
+} mk_strategy_info;
+const mk_strategy_info *mk_strategy(void);
 
 /* Parses a MEMKIT_TUNABLES-style string into *t (starting from its current
  * values).  Each problem is described by one line passed to report (may be

@@ -41,6 +41,12 @@ MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
 /* ---- tunables.c ---- */
 MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);
 
+/* ---- strategy.c: the per-CPU table ---- */
+/* Sets the microarchitecture-dependent tunables from the CPU's row. */
+MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu);
+/* The row a CPU gets (mk_strategy() is this for the running CPU). */
+MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
+
 /* ---- dispatch.c ----
  * The configuration every routine reads: set once by mk_config() (called by
  * the ifunc resolvers, so before any routine runs), constant afterwards. */

@@ -22,6 +22,7 @@ static const tunable_row rows[] = {
     ROW(nt_threshold_zero, KIND_SIZE, 0, "memset (zero): non-temporal stores from this size"),
     ROW(rep_movsb_threshold, KIND_SIZE, 0, "memcpy: rep movsb from this size"),
     ROW(rep_movsb_stop, KIND_SIZE, 0, "memcpy: rep movsb below this size"),
+    ROW(rep_movsb_align, KIND_SIZE, 0, "memcpy: rep movsb only when dst - src is a multiple of this"),
     ROW(nt_copy_threshold, KIND_SIZE, 0, "memcpy: non-temporal stores from this size"),
     ROW(parallel_threshold, KIND_SIZE, 0, "mk_parallel_*: one thread below this size"),
     ROW(threads, KIND_COUNT, 0, "default thread-pool size (0: derived)"),
@@ -34,33 +35,7 @@ static const tunable_row rows[] = {
 MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
 {
     *t = (mk_tunables){0};
-    int amd = cpu->vendor[0] == 'A';
-    size_t l3 = cpu->l3_bytes ? cpu->l3_bytes : (size_t)8 << 20;
-
-    /* rep stosb wins over the vector loop from a few KiB on Intel with ERMS
-     * (the MSRC seed's 800 B was for 16-byte stores).  Zen 4 measured with
-     * bench/exp_fill_regions: see the README's "Tuning" table. */
-    t->rep_stosb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 2048;
-    /* Non-temporal stores once the region clearly overflows the last-level
-     * cache: then the stores' read-for-ownership traffic is pure waste.
-     * Zen 4 (fill-regions, 64 MiB..1 GiB): zero fills 68-81 GB/s with
-     * non-temporal stores against 48-64 with rep stosb and 23-27 with the
-     * vector loop; non-zero fills ~28 GB/s for all but the vector loop
-     * (22-25).  Non-temporal is best for both values there, so the two
-     * thresholds share the L3 default; they stay separate tunables because
-     * the zero/non-zero gap differs between CPUs and microcode. */
-    t->nt_threshold = l3;
-    t->nt_threshold_zero = l3;
-    /* memcpy (bench/exp_copy_sweep, Zen 4, 2-core VM): rep movsb never on
-     * AMD.  Aligned it only matches the vector loop up to 8 MiB (e.g. 16 KiB:
-     * 93 vs 100 GB/s) and is within ~5% of non-temporal stores above the
-     * L3; with dst a few bytes off an aligned src it is 5x..26x slower at
-     * every size (the glibc 2.36 cliff: 85 -> 3.3 GB/s for 16 KiB). */
-    t->rep_movsb_threshold = !cpu->has_erms ? SIZE_MAX : amd ? SIZE_MAX : 4096;
-    t->rep_movsb_stop = SIZE_MAX;
-    /* Non-temporal once source and destination together overflow the L3:
-     * Zen 4, 32 MiB L3: 8 MiB cached 32 vs NT 27 GB/s, 16 MiB 17 vs 22. */
-    t->nt_copy_threshold = l3 / 2;
+    mk_strategy_defaults(t, cpu);   /* the rep and non-temporal choices: strategy.c */
     t->parallel_threshold = (size_t)4 << 20;
     t->threads = 0;
 }

@@ -10,6 +10,11 @@ if(TARGET memkit_preload)
   set_tests_properties(preload_probe PROPERTIES
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memkit_preload>")
 
+  # Known calls for `memkit record` (tests/python/test_record.py).
+  add_executable(record_probe preload/record_probe.c)
+  target_link_libraries(record_probe PRIVATE Threads::Threads)
+  target_compile_options(record_probe PRIVATE -O1 -fno-builtin -U_FORTIFY_SOURCE)
+
   add_test(NAME preload_real_programs
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/real_programs.sh $<TARGET_FILE:memkit_preload>)
 endif()

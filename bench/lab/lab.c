@@ -136,6 +136,8 @@ void lab_write_fingerprint(FILE *f)
     fputs(",\"memkit_commit\":", f); json_string(f, MEMKIT_GIT_DESCRIBE);
     fputs(",\"tunables\":", f); json_string(f, tun);
     fputs(",\"profile\":", f); json_string(f, mk_tunables_get()->profile);
+    fputs(",\"strategy\":", f); json_string(f, mk_strategy()->name);
+    fputs(",\"strategy_matched\":", f); json_string(f, mk_strategy()->matched);
     fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));

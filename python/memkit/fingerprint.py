@@ -7,7 +7,7 @@ import json
 
 # Fields whose change silently changes performance (the Downs seed: a
 # microcode update switched off the zero-store optimisation overnight).
-LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model")
+LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model", "strategy")
 # Fields worth mentioning when they differ, but expected to (a new commit).
 QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_online", "variants", "isa", "cache")
 
@@ -69,6 +69,8 @@ def describe_lines(fp: dict) -> list[tuple[str, str]]:
         ("governor", str(fp.get("governor", "unknown"))),
         ("memkit", f"{fp.get('memkit_version', '?')} (commit {fp.get('memkit_commit', '?')})"),
         ("variants", ", ".join(f"{op} {v}" for op, v in variants.items()) or "?"),
+        ("strategy", f"{fp['strategy']} ({fp.get('strategy_matched', '?')})" if fp.get("strategy")
+                     else "unknown"),
         ("tunables", str(fp.get("tunables", "")) or "(defaults)"),
         ("profile", str(fp.get("profile", "")) or "(none: no tuned profile in force)"),
     ]

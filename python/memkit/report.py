@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from memkit import recording_plot
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, fmt_size
 
@@ -258,6 +259,7 @@ def write_report(db, run_id: int, out: Path) -> Path:
             parts.append("<ul class='verdicts'>" + "".join(f"<li>{e(v)}</li>" for v in vs) + "</ul>")
         ms = db.measurements(run_id, name)
         figures, leftover = experiment_figures(name, ms, levels, out)
+        figures += recording_plot.figures(ms, out, _slug)
         for fname, caption in figures:
             parts.append(f"<figure><img src='{e(fname)}' alt='{e(caption)}'>"
                          f"<figcaption>{e(caption)}</figcaption></figure>")

@@ -214,13 +214,12 @@ MK_INLINE void copy_loop(char *d, const char *s, size_t n)
         copy_forward(d, s, n);
 }
 
-/* rep movsb only where dst and src sit at the same offset in their cache
- * lines: with the destination aligned the source then is too.  Otherwise
- * it is the AMD slow case (Zen 4 measured 5x..25x slower for dst a few
- * bytes off an aligned src, bench/exp_copy_sweep's misaligned series). */
-MK_INLINE int same_line_offset(const char *d, const char *s)
+/* rep movsb only where dst - src is a multiple of the strategy's alignment
+ * (64 on AMD: with the destination aligned the source then is too, else
+ * Zen 4 runs 5x..25x slower; see docs/strategy.md, row amd-zen4). */
+MK_INLINE int rep_movsb_aligned(const char *d, const char *s, size_t align)
 {
-    return (((uintptr_t)d - (uintptr_t)s) & 63) == 0;
+    return (((uintptr_t)d - (uintptr_t)s) & (align - 1)) == 0;
 }
 
 MK_INLINE int overlaps(const char *d, const char *s, size_t n)
@@ -235,7 +234,7 @@ static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s,
     if ((uintptr_t)d - (uintptr_t)s < n)
         copy_backward(d, s, n);
     else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !overlaps(d, s, n) &&
-             same_line_offset(d, s))
+             rep_movsb_aligned(d, s, t->rep_movsb_align))
         copy_rep_movsb(d, s, n);
     else if (n >= t->nt_copy_threshold && !overlaps(d, s, n))
         copy_stream(d, s, n);

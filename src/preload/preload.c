@@ -17,6 +17,7 @@
  * made before main, before libc has finished starting, and from any thread
  * all work.  To turn the shim off, leave it out of LD_PRELOAD. */
 #include "internal.h"
+#include "record.h"
 
 #include <stddef.h>
 
@@ -26,21 +27,34 @@ typedef void *(*set_fn)(void *, int, size_t);
 typedef void *(*copy_fn)(void *, const void *, size_t);
 
 static void *first_memset(void *dst, int c, size_t n);
+static void *first_memcpy(void *dst, const void *src, size_t n);
 static void *first_memmove(void *dst, const void *src, size_t n);
 static set_fn memset_impl = first_memset;
+static copy_fn memcpy_impl = first_memcpy;
 static copy_fn memmove_impl = first_memmove;
 
-/* Racing first calls store the same value: the choice is deterministic. */
+/* Racing first calls store the same value: the choice is deterministic.
+ * Under `memkit record` (MEMKIT_RECORD set) the value is a counting wrapper
+ * around the same routine (record.c). */
 static void *first_memset(void *dst, int c, size_t n)
 {
-    set_fn f = (set_fn)mk_pick_variant(MK_OP_MEMSET);
+    set_fn f = mk_record_memset((set_fn)mk_pick_variant(MK_OP_MEMSET));
     __atomic_store_n(&memset_impl, f, __ATOMIC_RELAXED);
     return f(dst, c, n);
 }
 
+/* memcpy is memmove (below) through a pointer of its own, so a recording
+ * can tell the two apart; without recording both hold the same routine. */
+static void *first_memcpy(void *dst, const void *src, size_t n)
+{
+    copy_fn f = mk_record_memcpy((copy_fn)mk_pick_variant(MK_OP_MEMMOVE));
+    __atomic_store_n(&memcpy_impl, f, __ATOMIC_RELAXED);
+    return f(dst, src, n);
+}
+
 static void *first_memmove(void *dst, const void *src, size_t n)
 {
-    copy_fn f = (copy_fn)mk_pick_variant(MK_OP_MEMMOVE);
+    copy_fn f = mk_record_memmove((copy_fn)mk_pick_variant(MK_OP_MEMMOVE));
     __atomic_store_n(&memmove_impl, f, __ATOMIC_RELAXED);
     return f(dst, src, n);
 }
@@ -59,7 +73,10 @@ void *memmove(void *dst, const void *src, size_t n)
     return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
 }
 
-void *memcpy(void *dst, const void *src, size_t n) __attribute__((alias("memmove")));
+void *memcpy(void *dst, const void *src, size_t n)
+{
+    return __atomic_load_n(&memcpy_impl, __ATOMIC_RELAXED)(dst, src, n);
+}
 
 void bzero(void *dst, size_t n)
 {

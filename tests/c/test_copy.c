@@ -221,14 +221,16 @@ static void lowered_thresholds(void)
     mk_config();
     mk_tunables saved = mk_cfg;
     size_t saved_from = mk_copy_large_from;
-    static const struct { size_t rep_from, rep_stop, nt_from; } settings[] = {
-        {300, 3000, SIZE_MAX},   /* rep movsb in a window, the loop above it */
-        {SIZE_MAX, SIZE_MAX, 600}, /* non-temporal from 600 */
-        {0, SIZE_MAX, 2000},     /* rep movsb from the start, then non-temporal */
+    static const struct { size_t rep_from, rep_stop, align, nt_from; } settings[] = {
+        {300, 3000, 64, SIZE_MAX},   /* rep movsb in a window, the loop above it */
+        {SIZE_MAX, SIZE_MAX, 64, 600}, /* non-temporal from 600 */
+        {0, SIZE_MAX, 64, 2000},     /* rep movsb from the start, then non-temporal */
+        {0, SIZE_MAX, 1, SIZE_MAX},  /* rep movsb at any dst - src offset */
     };
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         mk_cfg.rep_movsb_threshold = settings[i].rep_from;
         mk_cfg.rep_movsb_stop = settings[i].rep_stop;
+        mk_cfg.rep_movsb_align = settings[i].align;
         mk_cfg.nt_copy_threshold = settings[i].nt_from;
         mk_copy_large_from = 0;
         /* the variants only: the public routines are among them */

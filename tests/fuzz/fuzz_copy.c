@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define MAX_SIZE 20000
-#define LOW_THRESHOLDS "rep_movsb_threshold=700:rep_movsb_stop=6000:nt_copy_threshold=3000"
+#define LOW_THRESHOLDS "rep_movsb_threshold=700:rep_movsb_stop=6000:rep_movsb_align=1:nt_copy_threshold=3000"
 
 typedef void *(*copy_fn)(void *, const void *, size_t);
 

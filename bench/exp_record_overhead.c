@@ -1,0 +1,221 @@
+/* record-overhead: what `memkit record` adds to a call.  The same program
+ * (this one, re-executed as a child) calls memset, memcpy and memmove
+ * under the preload shim, once without and once with recording on
+ * (MEMKIT_RECORD=DIR), processes interleaved A B B A A B ...; per series,
+ * ns per call of both and their paired difference and ratio.
+ *
+ * Recording is chosen once per process (the shim binds its wrappers at the
+ * first call), so the pairs are processes, not batches.
+ *
+ *   memkit-exp-record-overhead [--quick] [--preload SO] [rounds=N] */
+#include "lab.h"
+#include "resources.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+#define CALLS   4096     /* sizes per batch, from a pre-drawn array */
+#define BATCHES 15       /* per series and process; their median */
+
+typedef enum { SET, CPY, MOVE } op_kind;
+typedef struct {
+    const char *name;
+    op_kind op;
+    size_t min, max;   /* sizes drawn uniformly from [min, max] */
+    int passes;        /* over the sizes per timed batch: ~0.3 ms or more */
+} series;
+
+static const series all_series[] = {
+    {"memset 0-256", SET, 0, 256, 16},
+    {"memcpy 0-256", CPY, 0, 256, 16},
+    {"memmove 0-256", MOVE, 0, 256, 16},
+    {"memcpy 2K-8K", CPY, 2048, 8192, 1},   /* the logarithmic buckets */
+};
+#define NSERIES (sizeof all_series / sizeof all_series[0])
+
+/* Through the PLT into the shim, as any program's calls. */
+static void *(*volatile set_fn)(void *, int, size_t) = memset;
+static void *(*volatile cpy_fn)(void *, const void *, size_t) = memcpy;
+static void *(*volatile move_fn)(void *, const void *, size_t) = memmove;
+
+/* The child: ns per call of every series, one line each. */
+static int child(void)
+{
+    static uint32_t sizes[CALLS];
+    char *buf = lab_alloc(3 * 8192 + 128);
+    uint64_t rng = 0x7ec0bd;
+    for (size_t s = 0; s < NSERIES; s++) {
+        const series *se = &all_series[s];
+        for (size_t i = 0; i < CALLS; i++)
+            sizes[i] = (uint32_t)(se->min + lab_rand(&rng) % (se->max - se->min + 1));
+        double ns[BATCHES];
+        for (int b = -2; b < BATCHES; b++) {   /* two warm-up batches */
+            double t0 = lab_now_ns();
+            for (int p = 0; p < se->passes; p++) {
+                for (size_t i = 0; i < CALLS; i++) {
+                    size_t off = i & 63;   /* every destination alignment */
+                    if (se->op == SET)
+                        set_fn(buf + off, (int)i, sizes[i]);
+                    else if (se->op == CPY)
+                        cpy_fn(buf + off, buf + 8192 + 64, sizes[i]);
+                    else
+                        move_fn(buf + off, buf + off + 512, sizes[i]);
+                }
+                lab_escape(buf);
+            }
+            if (b >= 0)
+                ns[b] = (lab_now_ns() - t0) / (CALLS * se->passes);
+        }
+        printf("%zu %.4f\n", s, lab_stats_of(ns, BATCHES).median);
+    }
+    return 0;
+}
+
+/* One child process; fills ns[NSERIES]; 0 on success. */
+static int run_child(const char *so, const char *record_dir, double *ns)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        setenv("LD_PRELOAD", so, 1);
+        if (record_dir)
+            setenv("MEMKIT_RECORD", record_dir, 1);
+        else
+            unsetenv("MEMKIT_RECORD");
+        execl("/proc/self/exe", "memkit-exp-record-overhead", "--child", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    size_t got = 0, s;
+    double v;
+    while (f && fscanf(f, "%zu %lf", &s, &v) == 2)
+        if (s < NSERIES)
+            ns[s] = v, got++;
+    if (f)
+        fclose(f);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == NSERIES ? 0 : -1;
+}
+
+static int run(lab_ctx *ctx)
+{
+    char built_so[4096];
+    const char *so = lab_preload_path(built_so, sizeof built_so);
+    size_t rounds = ctx->quick ? 3 : 15;
+    for (int i = 1; i < ctx->argc; i++) {
+        const char *a = ctx->argv[i];
+        if (!strcmp(a, "--child"))
+            return child();
+        if (!strcmp(a, "--preload") && i + 1 < ctx->argc)
+            so = ctx->argv[++i];
+        else if (!strncmp(a, "rounds=", 7))
+            rounds = (size_t)atol(a + 7);
+        else {
+            fprintf(stderr, "error: unknown argument '%s' (expected --preload SO, rounds=N)\n", a);
+            return 2;
+        }
+    }
+    if (!so[0] || access(so, R_OK) != 0) {
+        fprintf(stderr, "error: preload library '%s' not found (build it, or pass --preload SO)\n", so);
+        return 2;
+    }
+    if (rounds < 2 || rounds > 1000) {
+        fprintf(stderr, "error: rounds must be 2..1000\n");
+        return 2;
+    }
+    char dir[] = "/tmp/memkit-record-overhead-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
+        return 2;
+    }
+    double *plain = calloc(rounds * NSERIES, sizeof *plain);
+    double *rec = calloc(rounds * NSERIES, sizeof *rec);
+    int rc = 0;
+    for (size_t r = 0; r < rounds && rc == 0; r++) {
+        lab_progress(ctx, r, rounds, "process pairs");
+        int rec_first = r & 1;   /* alternate which goes first so drift favours neither */
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            int recording = k == 0 ? rec_first : !rec_first;
+            double *into = recording ? &rec[r * NSERIES] : &plain[r * NSERIES];
+            if (run_child(so, recording ? dir : NULL, into) != 0) {
+                fprintf(stderr, "error: the child process failed\n");
+                rc = 1;
+            }
+        }
+    }
+    lab_progress(ctx, rounds, rounds, "done");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+    if (rc != 0) {
+        free(plain);
+        free(rec);
+        return rc;
+    }
+
+    printf("%-16s %10s %12s %10s %16s %9s\n", "series", "plain ns", "recording ns", "extra ns",
+           "(min..max pairs)", "ratio");
+    double *a = malloc(rounds * sizeof *a), *b = malloc(rounds * sizeof *b);
+    double *d = malloc(rounds * sizeof *d), *q = malloc(rounds * sizeof *q);
+    double worst = 0;
+    const char *worst_name = "";
+    for (size_t s = 0; s < NSERIES; s++) {
+        for (size_t r = 0; r < rounds; r++) {
+            a[r] = plain[r * NSERIES + s];
+            b[r] = rec[r * NSERIES + s];
+            d[r] = b[r] - a[r];
+            q[r] = a[r] / b[r];   /* speed-up of recording over plain: < 1 is its cost */
+        }
+        lab_stats sd = lab_stats_of(d, rounds), sq = lab_stats_of(q, rounds);
+        lab_stats sa = lab_stats_of(a, rounds), sb = lab_stats_of(b, rounds);
+        printf("%-16s %10.2f %12.2f %10.2f %7.2f..%-8.2f %8.3fx\n", all_series[s].name, sa.median,
+               sb.median, sd.median, sd.min, sd.max, sq.median);
+        char params[96];
+        snprintf(params, sizeof params, "\"calls\":\"%s\"", all_series[s].name);
+        lab_emit(ctx, &(lab_measurement){.series = "preload", .params_json = params,
+                                         .metric = "ns_per_call", .unit = "ns", .stat = "median",
+                                         .value = sa.median, .s = sa});
+        lab_emit(ctx, &(lab_measurement){.series = "preload+record", .params_json = params,
+                                         .metric = "ns_per_call", .unit = "ns", .stat = "median",
+                                         .value = sb.median, .s = sb, .ratio_to = "preload",
+                                         .ratio = sq.median, .ratio_min = sq.min, .ratio_max = sq.max});
+        lab_emit(ctx, &(lab_measurement){.series = "recording cost", .params_json = params,
+                                         .metric = "extra_ns_per_call", .unit = "ns", .stat = "median",
+                                         .value = sd.median, .s = sd});
+        if (sd.median > worst)
+            worst = sd.median, worst_name = all_series[s].name;
+    }
+    lab_verdict(ctx, "recording costs at most %.2f ns per call (median of %zu process pairs; %s)",
+                worst, rounds, worst_name);
+    free(a);
+    free(b);
+    free(d);
+    free(q);
+    free(plain);
+    free(rec);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const lab_info info = {
+        "record-overhead", "(beyond the seeds)",
+        "ns per memset/memcpy/memmove call under the preload shim with and without memkit record"};
+    return lab_main(argc, argv, &info, run);
+}

@@ -1,0 +1,81 @@
+"""The report's picture of a recorded program (`memkit record`): its calls
+and bytes by size, per function, beside memkit's speed-up over glibc when
+size-distributions replayed the recording (the measurements' "data"
+parameter names the recording's directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memkit import recording
+
+
+def _bins(sizes: dict):
+    """Power-of-two bins: [(label, lo, hi)] covering the sizes present."""
+    top = max(sizes) if sizes else 0
+    bins = [("0", 0, 1)]
+    lo = 1
+    while lo <= top:
+        hi = lo * 2
+        label = str(lo) if lo < 1024 else f"{lo >> 10}K" if lo < (1 << 20) else f"{lo >> 20}M"
+        bins.append((label if hi - lo == 1 else label + "+", lo, hi))
+        lo = hi
+    return bins
+
+
+def speedups(ms) -> dict:
+    """(data dir, distribution) -> memkit's speed-up over glibc (ratio of the
+    medians of ns per call) for size-distributions measurements of a recording."""
+    by = {}
+    for m in ms:
+        p = m.get("params") or {}
+        if "data" in p and m.get("metric") == "ns_per_call" and m.get("value"):
+            by.setdefault((p["data"], p.get("distribution")), {})[m["series"].split()[0]] = m["value"]
+    return {k: v["glibc"] / v["memkit"] for k, v in by.items() if "glibc" in v and "memkit" in v}
+
+
+def plot(rec_dir: Path, ups: dict, path: Path) -> str:
+    """Writes the PNG for one recording; returns its caption."""
+    from memkit.report import _pyplot
+    plt = _pyplot()
+    summary = recording.load_summary(rec_dir)
+    ops = [(op, f) for op, f in recording.FILES.items() if (rec_dir / f).is_file()]
+    fig, axes = plt.subplots(len(ops), 1, figsize=(9, 2.6 * len(ops)), squeeze=False)
+    for ax, (op, fname) in zip(axes[:, 0], ops):
+        probs = recording.read_distribution(rec_dir / fname)
+        bins = _bins(probs)
+        calls = [sum(p for s, p in probs.items() if lo <= s < hi) for _, lo, hi in bins]
+        weight = [sum(p * s for s, p in probs.items() if lo <= s < hi) for _, lo, hi in bins]
+        total = sum(weight) or 1
+        x = range(len(bins))
+        ax.bar([i - 0.2 for i in x], [100 * c for c in calls], width=0.4, label="% of calls")
+        ax.bar([i + 0.2 for i in x], [100 * w / total for w in weight], width=0.4, label="% of bytes")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([b[0] for b in bins], rotation=60, fontsize=7)
+        ax.set_ylabel("%")
+        up = ups.get(fname[:-4])
+        title = (f"{op}: {summary['calls'].get(op, 0):,} calls, {summary['bytes'].get(op, 0):,} bytes"
+                 + (f"; memkit {up:.2f}x glibc's speed on them" if up else ""))
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("call size, bytes (power-of-two bins)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    cmd = " ".join(summary.get("command", []))
+    return (f"recorded by memkit record from `{cmd}` ({summary.get('processes', '?')} processes): "
+            "calls and bytes by size, with memkit's speed-up when size-distributions replayed them")
+
+
+def figures(ms, out: Path, slug) -> list:
+    """[(png, caption)] for every recording the measurements replayed."""
+    ups = speedups(ms)
+    result = []
+    for d in sorted({data for data, _ in ups}):
+        rec_dir = Path(d)
+        if not recording.is_recording(rec_dir):
+            continue
+        name = f"recording-{slug(rec_dir.name)}.png"
+        caption = plot(rec_dir, {dist: u for (data, dist), u in ups.items() if data == d}, out / name)
+        result.append((name, caption))
+    return result

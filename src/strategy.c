@@ -1,0 +1,162 @@
+/* The strategy per microarchitecture: every choice that depends on the CPU
+ * (the rep stosb / rep movsb windows and the alignment rep movsb needs, the
+ * non-temporal thresholds for zero fills, non-zero fills and copies, the
+ * small-size method) in one table keyed by vendor and family/model ranges.
+ * The first matching row wins; the last matches every CPU.  Each row names
+ * its evidence in one line; docs/strategy.md has the measurements behind it,
+ * keyed by experiment.  The tunables' defaults are the row's values
+ * (tunables.c); a profile or MEMKIT_TUNABLES overrides them. */
+#include "internal.h"
+#include "once.h"
+
+/* A threshold: a fixed size, or a fraction of a cache level, or a multiple
+ * of the widest vector the dispatched variants use (glibc's rep movsb rule). */
+typedef enum { OF_BYTES, OF_L2, OF_L3, OF_VEC16 } rule_base;
+typedef struct {
+    rule_base of;
+    size_t    num, den;   /* value = base * num / den (OF_BYTES: num) */
+} rule;
+
+#define BYTES(n) {OF_BYTES, (n), 1}
+#define NEVER BYTES(SIZE_MAX)
+#define L2(num, den) {OF_L2, (num), (den)}
+#define L3(num, den) {OF_L3, (num), (den)}
+#define PER_VEC16(n) {OF_VEC16, (n), 1}   /* n bytes per 16 bytes of vector */
+#define KIB(n) ((size_t)(n) << 10)
+
+typedef struct { unsigned lo, hi; } range;
+enum { MAX_RANGES = 4 };
+
+typedef struct {
+    mk_strategy_info info;          /* name, matched, small, evidence */
+    const char *vendor;             /* cpuid vendor string; NULL: any */
+    range       family;
+    range       models[MAX_RANGES]; /* {0, 0} ends the list; none: any model */
+    int         needs_erms, needs_fsrm;
+    rule        rep_stosb_from;
+    rule        rep_movsb_from, rep_movsb_stop;
+    size_t      rep_movsb_align;    /* rep movsb only when dst - src is a multiple */
+    rule        nt_zero_from, nt_from, nt_copy_from;
+} row;
+
+#define AMD "AuthenticAMD"
+#define INTEL "GenuineIntel"
+#define ANY_MODEL {{0, 0}}
+#define ALL_MODELS {{0, 255}}
+#define SMALL_MASKED "AVX-512: n <= 2V by masked loads/stores, masks without branches; " \
+                     "else overlapping-store ladders"
+
+static const row table[] = {
+    {{"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_MASKED,
+      "issue #10's Zen 5 figures (copy-sweep, fill-regions, memset-random), not yet re-measured "
+      "here: rep movsb fastest copy from 32 KiB (~160 GB/s from L2, beats NT 1.13-1.19x at "
+      "64 MiB-1 GiB); rep stosb best for 1-24 MiB fills"},
+     AMD, {26, 26}, ALL_MODELS, 1, 0,
+     L2(1, 1),
+     BYTES(KIB(32)), NEVER, 64,
+     L3(1, 1), L3(1, 1), L3(1, 2)},
+    {{"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_MASKED,
+      "copy-sweep, fill-regions on EPYC Zen 4 (family 25 model 17): rep stosb never beat the "
+      "vector loop; rep movsb with dst-src not a multiple of 64 ran 5-26x slower; NT zero fills "
+      "68-81 GB/s vs 48-64 rep stosb above the L3"},
+     AMD, {25, 25}, {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}}, 0, 0,
+     NEVER,
+     NEVER, NEVER, 64,
+     L3(1, 1), L3(1, 1), L3(1, 2)},
+    {{"amd", "AMD, any other family/model (Zen 1-3, unmeasured): Zen 4's choices", SMALL_MASKED,
+      "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
+     AMD, {0, 255}, ANY_MODEL, 0, 0,
+     NEVER,
+     NEVER, NEVER, 64,
+     L3(1, 1), L3(1, 1), L3(1, 2)},
+    {{"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
+      "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
+      "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
+     INTEL, {6, 255}, ANY_MODEL, 1, 1,
+     BYTES(2048),
+     BYTES(2112), L3(1, 4), 1,
+     L3(1, 4), L3(1, 4), L3(1, 4)},
+    {{"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
+      "glibc 2.38+ x86 defaults: rep_movsb_threshold 2048 * (VEC_SIZE / 16), rep_stosb_threshold "
+      "2048, non_temporal_threshold L3/4 and rep movsb below it"},
+     INTEL, {6, 255}, ANY_MODEL, 1, 0,
+     BYTES(2048),
+     PER_VEC16(2048), L3(1, 4), 1,
+     L3(1, 4), L3(1, 4), L3(1, 4)},
+    {{"generic", "no row for this CPU: conservative", SMALL_MASKED,
+      "no rep instructions (slow on some CPUs); NT from the L3 for fills, L3/2 for copies "
+      "(source and destination both in the cache)"},
+     0, {0, ~0u}, ANY_MODEL, 0, 0,
+     NEVER,
+     NEVER, NEVER, 64,
+     L3(1, 1), L3(1, 1), L3(1, 2)},
+};
+#define NROWS (sizeof table / sizeof table[0])
+
+MK_EARLY static int same_string(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+MK_EARLY static int matches(const row *r, const mk_cpu_info *c)
+{
+    if (r->vendor && !same_string(r->vendor, c->vendor))
+        return 0;
+    if (c->family < r->family.lo || c->family > r->family.hi)
+        return 0;
+    if ((r->needs_erms && !c->has_erms) || (r->needs_fsrm && !c->has_fsrm))
+        return 0;
+    if (r->models[0].lo == 0 && r->models[0].hi == 0)
+        return 1;
+    for (int i = 0; i < MAX_RANGES && (r->models[i].lo || r->models[i].hi); i++)
+        if (c->model >= r->models[i].lo && c->model <= r->models[i].hi)
+            return 1;
+    return 0;
+}
+
+MK_EARLY static const row *row_for(const mk_cpu_info *c)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (matches(&table[i], c))
+            return &table[i];
+    return &table[NROWS - 1];
+}
+
+/* The widest vector a dispatched variant may use. */
+MK_EARLY static size_t vector_bytes(const mk_cpu_info *c)
+{
+    return mk_cpu_satisfies(c, MK_NEED_AVX512) ? 64 : mk_cpu_satisfies(c, MK_NEED_AVX2) ? 32 : 16;
+}
+
+MK_EARLY static size_t eval(rule r, const mk_cpu_info *c)
+{
+    if (r.of == OF_BYTES)
+        return r.num;
+    size_t base = r.of == OF_L2    ? (c->l2_bytes ? c->l2_bytes : KIB(1024))
+                : r.of == OF_L3    ? (c->l3_bytes ? c->l3_bytes : KIB(8192))
+                                   : vector_bytes(c) / 16;
+    return base * r.num / r.den;
+}
+
+MK_EARLY void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu)
+{
+    const row *r = row_for(cpu);
+    /* Without ERMS the rep instructions are microcoded byte loops. */
+    int erms = cpu->has_erms;
+    t->rep_stosb_threshold = erms ? eval(r->rep_stosb_from, cpu) : SIZE_MAX;
+    t->rep_movsb_threshold = erms ? eval(r->rep_movsb_from, cpu) : SIZE_MAX;
+    t->rep_movsb_stop = eval(r->rep_movsb_stop, cpu);
+    t->rep_movsb_align = r->rep_movsb_align;
+    t->nt_threshold_zero = eval(r->nt_zero_from, cpu);
+    t->nt_threshold = eval(r->nt_from, cpu);
+    t->nt_copy_threshold = eval(r->nt_copy_from, cpu);
+}
+
+MK_EARLY const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu)
+{
+    return &row_for(cpu)->info;
+}
+
+const mk_strategy_info *mk_strategy(void) { return mk_strategy_for(mk_cpu_early()); }

@@ -1,0 +1,99 @@
+/* The per-CPU strategy table: which row a CPU gets, and the defaults that
+ * row gives (Zen 4 keeps the rep instructions off, Zen 5 copies by rep movsb
+ * from 32 KiB, Intel follows glibc's thresholds, an unknown CPU the
+ * conservative row), and that the running CPU's row is the one in force. */
+#include "check.h"
+#include "internal.h"
+
+#include <string.h>
+
+static mk_cpu_info cpu(const char *vendor, unsigned family, unsigned model, int erms, int fsrm)
+{
+    mk_cpu_info c = {0};
+    strcpy(c.vendor, vendor);
+    c.family = family;
+    c.model = model;
+    c.has_sse2 = 1;
+    c.has_avx2 = c.os_avx = 1;
+    c.has_erms = erms;
+    c.has_fsrm = fsrm;
+    c.l2_bytes = (size_t)1 << 20;
+    c.l3_bytes = (size_t)32 << 20;
+    return c;
+}
+
+static void expect_row(mk_cpu_info c, const char *want)
+{
+    const char *got = mk_strategy_for(&c)->name;
+    CHECK(strcmp(got, want) == 0, "%s family %u model 0x%x: row %s, want %s", c.vendor, c.family,
+          c.model, got, want);
+}
+
+static mk_tunables defaults(mk_cpu_info c)
+{
+    mk_tunables t;
+    mk_tunables_defaults(&t, &c);
+    return t;
+}
+
+int main(void)
+{
+    expect_row(cpu("AuthenticAMD", 25, 0x11, 1, 1), "amd-zen4");   /* Genoa */
+    expect_row(cpu("AuthenticAMD", 25, 0x61, 1, 1), "amd-zen4");   /* Raphael */
+    expect_row(cpu("AuthenticAMD", 25, 0xa0, 1, 1), "amd-zen4");   /* Bergamo */
+    expect_row(cpu("AuthenticAMD", 25, 0x01, 1, 1), "amd");        /* Milan: Zen 3 */
+    expect_row(cpu("AuthenticAMD", 23, 0x31, 0, 0), "amd");        /* Rome: Zen 2 */
+    expect_row(cpu("AuthenticAMD", 26, 0x02, 1, 1), "amd-zen5");   /* Turin */
+    expect_row(cpu("AuthenticAMD", 26, 0x44, 1, 1), "amd-zen5");   /* Granite Ridge */
+    expect_row(cpu("GenuineIntel", 6, 0x8f, 1, 1), "intel-fsrm");  /* Sapphire Rapids */
+    expect_row(cpu("GenuineIntel", 6, 0x55, 1, 0), "intel-erms");  /* Skylake-SP */
+    expect_row(cpu("GenuineIntel", 6, 0x1a, 0, 0), "generic");     /* Nehalem: no ERMS */
+    expect_row(cpu("HygonGenuine", 24, 0x01, 1, 0), "generic");
+
+    mk_tunables z4 = defaults(cpu("AuthenticAMD", 25, 0x11, 1, 1));
+    CHECK(z4.rep_stosb_threshold == SIZE_MAX && z4.rep_movsb_threshold == SIZE_MAX,
+          "Zen 4: no rep instructions (%zu, %zu)", z4.rep_stosb_threshold, z4.rep_movsb_threshold);
+    CHECK(z4.nt_threshold == (size_t)32 << 20 && z4.nt_threshold_zero == (size_t)32 << 20 &&
+              z4.nt_copy_threshold == (size_t)16 << 20,
+          "Zen 4: non-temporal from the L3 for fills, L3/2 for copies");
+
+    mk_tunables z5 = defaults(cpu("AuthenticAMD", 26, 0x02, 1, 1));
+    CHECK(z5.rep_movsb_threshold == 32768 && z5.rep_movsb_stop == SIZE_MAX &&
+              z5.rep_movsb_align == 64,
+          "Zen 5: rep movsb from 32 KiB up, same line offset (%zu, %zu, %zu)",
+          z5.rep_movsb_threshold, z5.rep_movsb_stop, z5.rep_movsb_align);
+    CHECK(z5.rep_stosb_threshold == (size_t)1 << 20, "Zen 5: rep stosb from the L2 (%zu)",
+          z5.rep_stosb_threshold);
+
+    mk_cpu_info skx = cpu("GenuineIntel", 6, 0x55, 1, 0);
+    mk_tunables ti = defaults(skx);
+    CHECK(ti.rep_movsb_threshold == 4096 && ti.rep_stosb_threshold == 2048 &&
+              ti.rep_movsb_stop == (size_t)8 << 20 && ti.nt_copy_threshold == (size_t)8 << 20,
+          "Intel ERMS with AVX2: glibc's 2048 * 32/16, 2048, L3/4 (%zu, %zu, %zu)",
+          ti.rep_movsb_threshold, ti.rep_stosb_threshold, ti.rep_movsb_stop);
+    skx.has_avx512f = skx.has_avx512bw = skx.has_avx512vl = skx.os_avx512 = skx.has_bmi2 = 1;
+    CHECK(defaults(skx).rep_movsb_threshold == 8192, "Intel ERMS with AVX-512: 2048 * 64/16");
+    CHECK(defaults(cpu("GenuineIntel", 6, 0x8f, 1, 1)).rep_movsb_threshold == 2112,
+          "Intel FSRM: 2112");
+
+    mk_cpu_info zen5_no_erms = cpu("AuthenticAMD", 26, 0x02, 0, 0);
+    CHECK(defaults(zen5_no_erms).rep_movsb_threshold == SIZE_MAX &&
+              defaults(zen5_no_erms).rep_stosb_threshold == SIZE_MAX,
+          "no ERMS: no rep instructions whatever the row");
+
+    mk_cpu_info unknown = cpu("GenuineIotel", 1, 0, 1, 1);
+    unknown.l3_bytes = 0;
+    mk_tunables g = defaults(unknown);
+    CHECK(g.rep_stosb_threshold == SIZE_MAX && g.rep_movsb_threshold == SIZE_MAX &&
+              g.nt_threshold == (size_t)8 << 20,
+          "unknown CPU, unknown L3: no rep, non-temporal from an assumed 8 MiB L3");
+
+    /* The running CPU: its row is the one reported, and (without a profile
+     * or MEMKIT_TUNABLES) the one whose values are in force. */
+    const mk_strategy_info *s = mk_strategy();
+    CHECK(s == mk_strategy_for(mk_cpu()) && s->name[0] && s->matched[0] && s->evidence[0] &&
+              s->small[0],
+          "mk_strategy() describes the running CPU's row");
+    printf("this CPU: %s (%s)\n", s->name, s->matched);
+    check_finish();
+}
