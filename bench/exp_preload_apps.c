@@ -8,6 +8,7 @@
  * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs.
  * Arguments: see --help. */
 #include "lab.h"
+#include "resources.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,17 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MEMKIT_PRELOAD_SO
-#define MEMKIT_PRELOAD_SO ""
-#endif
-#ifndef MEMKIT_SOURCE_DIR
-#define MEMKIT_SOURCE_DIR "."
-#endif
 
 static const lab_arg args[] = {
     {"runs", LAB_INT, "11", "2", "interleaved pairs per program (fewer than 5: no claims)", 2,
      1000},
-    {"preload", LAB_TEXT, MEMKIT_PRELOAD_SO, NULL, "the preload library", 0, 0},
+    {"preload", LAB_TEXT, NULL, NULL, "the preload library (default: the one built or installed "
+                                      "with this program)", 0, 0},
     {"record", LAB_INT, "0", NULL, "1: the preload without and with recording (MEMKIT_RECORD)",
      0, 1},
 };
@@ -122,7 +118,10 @@ static double pass(const lab_method *m, void *arg, int warm)
 
 static int run(lab_ctx *ctx)
 {
+    char built_so[4096];
     const char *so = lab_text(ctx, "preload");
+    if (!so)
+        so = lab_preload_path(built_so, sizeof built_so);
     int runs = (int)lab_int(ctx, "runs");
     struct stat st;
     if (!so || !so[0] || stat(so, &st) != 0) {
@@ -131,7 +130,7 @@ static int run(lab_ctx *ctx)
         return 2;
     }
     char script[512], dir[] = "/tmp/memkit-preload-apps-XXXXXX", cmd[2048];
-    snprintf(script, sizeof script, "%s/bench/apps/workloads.sh", MEMKIT_SOURCE_DIR);
+    lab_resource_path("apps/workloads.sh", "bench/apps/workloads.sh", script, sizeof script);
     if (!mkdtemp(dir)) {
         fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
         return 2;

@@ -19,6 +19,7 @@
  * named in every measurement ("data": its absolute path), so the report can
  * find a recording's files.  Arguments: see --help. */
 #include "lab.h"
+#include "resources.h"
 #include "memkit.h"
 
 #include <dirent.h>
@@ -292,10 +293,10 @@ static int run(lab_ctx *ctx)
         dir = getenv("MEMKIT_DATA");
     if (dir)
         name_data_dir(dir);
-#ifdef MEMKIT_SOURCE_DIR
+    static char shipped[4096];
     if (!dir)
-        dir = MEMKIT_SOURCE_DIR "/data/fleet-size-distributions";
-#endif
+        dir = lab_resource_path("fleet-size-distributions", "data/fleet-size-distributions",
+                                shipped, sizeof shipped);
     if (!dir) {
         fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
         return 2;

@@ -23,5 +23,11 @@ int main(void)
     CHECK(mk_memset(buf + 1, 0x41, 290) == buf + 1, "return value");
     CHECK(buf[0] == 7 && buf[1] == 0x41 && buf[290] == 0x41 && buf[291] == 7, "fill bounds");
     printf("memset variant: %s\n", mk_selected_variant(MK_OP_MEMSET));
+
+    /* The library says what it is; the preload is not loaded here. */
+    const char *version = mk_version();
+    CHECK(strncmp(version, MEMKIT_VERSION " (commit ", strlen(MEMKIT_VERSION) + 9) == 0,
+          "mk_version() = '%s'", version);
+    CHECK(memkit_preload_active() == 0, "preload reported active without it");
     check_finish();
 }
