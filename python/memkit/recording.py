@@ -61,11 +61,14 @@ class Recording:
 
 def _read_part(path: Path):
     """(pid, first, argv, threads, {op: OpCounts}) of one count file."""
-    data = path.read_bytes()
-    if len(data) < HEADER.size or not data.startswith(MAGIC):
-        raise MemkitError(f"{path} is not a memkit recording part")
-    (_, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave, log_buckets,
-     nops, cmd_bytes) = HEADER.unpack_from(data)
+    with open(path, "rb") as f:
+        data = f.read(4096)
+        if len(data) < HEADER.size or not data.startswith(MAGIC):
+            raise MemkitError(f"{path} is not a memkit recording part")
+        (_, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave, log_buckets,
+         nops, cmd_bytes) = HEADER.unpack_from(data)
+        # Only the slots handed out: the rest of the (sparse) file is zeros.
+        data += f.read(header_bytes + min(used, slots) * slot_bytes - len(data))
     argv = [a.decode(errors="replace") for a in
             data[CMDLINE_AT:CMDLINE_AT + cmd_bytes].split(b"\0") if a]
     hist_words = exact + 2 * log_buckets + ALIGN_SLOTS + 8

@@ -96,6 +96,7 @@ static char rec_dir[3072];
 static rec_state *state;
 static rec_slot lost;   /* slot of last resort; its counts are never read */
 static __thread rec_slot *tls_slot __attribute__((tls_model("initial-exec")));
+static __thread int tls_claiming __attribute__((tls_model("initial-exec")));
 
 static mk_rec_set_fn set_target;
 static mk_rec_copy_fn memcpy_target, memmove_target;
@@ -188,9 +189,14 @@ static rec_header *new_part(int first)
     return 0;
 }
 
-/* A thread's first counted call, or the first after a fork: its slot. */
+/* A thread's first counted call, or the first after a fork: its slot.  A
+ * signal handler's call made while this thread is in here counts into the
+ * discarded slot instead of waiting for the lock its own thread holds. */
 __attribute__((noinline, cold)) static rec_slot *claim(void)
 {
+    if (tls_claiming)
+        return &lost;
+    tls_claiming = 1;
     rec_state *st = state;
     while (__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE))
         __builtin_ia32_pause();
@@ -219,6 +225,7 @@ __attribute__((noinline, cold)) static rec_slot *claim(void)
     }
     __atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
     tls_slot = s;
+    tls_claiming = 0;
     return s;
 }
 
@@ -246,35 +253,30 @@ static inline __attribute__((always_inline)) void count_copy(rec_hist *h, void *
 }
 
 /* This thread's slot, or NULL on its first call (or its first after a
- * fork): the wrappers then take their cold path, which claims one and
- * calls them again; keeping claim() out of their body keeps them free of
- * register saves. */
+ * fork): the wrappers then take their cold path, which claims one; keeping
+ * claim() out of their body keeps them free of register saves. */
 static inline __attribute__((always_inline)) rec_slot *my_slot(void)
 {
     rec_slot *s = tls_slot;
     return MK_LIKELY(s && state->live) ? s : 0;
 }
 
-static void *rec_memset(void *dst, int c, size_t n);
-static void *rec_memcpy(void *dst, const void *src, size_t n);
-static void *rec_memmove(void *dst, const void *src, size_t n);
-
 __attribute__((noinline, cold)) static void *rec_memset_first(void *dst, int c, size_t n)
 {
-    claim();
-    return rec_memset(dst, c, n);
+    count(&claim()->op[REC_MEMSET], dst, n);
+    return set_target(dst, c, n);
 }
 
 __attribute__((noinline, cold)) static void *rec_memcpy_first(void *dst, const void *src, size_t n)
 {
-    claim();
-    return rec_memcpy(dst, src, n);
+    count_copy(&claim()->op[REC_MEMCPY], dst, src, n);
+    return memcpy_target(dst, src, n);
 }
 
 __attribute__((noinline, cold)) static void *rec_memmove_first(void *dst, const void *src, size_t n)
 {
-    claim();
-    return rec_memmove(dst, src, n);
+    count_copy(&claim()->op[REC_MEMMOVE], dst, src, n);
+    return memmove_target(dst, src, n);
 }
 
 static void *rec_memset(void *dst, int c, size_t n)

@@ -138,6 +138,7 @@ def test_no_program_is_a_usage_error(build, tmp_path):
 def test_unknown_program_fails_cleanly(build, tmp_path):
     p = record(build, tmp_path / "x", str(tmp_path / "no-such-program"))
     assert p.returncode == 1 and "cannot run" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "x").exists()   # no empty recording left behind
 
 
 def test_size_distributions_replays_a_recording_by_name(build, tmp_path):

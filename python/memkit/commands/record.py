@@ -94,6 +94,7 @@ def main(args) -> int:
         raise MemkitError("no program to record (usage: memkit record [-o DIR] -- PROGRAM [ARGS...])")
     so = find_preload(args.preload, args.build)
     out = Path(args.output) if args.output else default_output(argv[0])
+    made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         parts = Path(tempfile.mkdtemp(prefix=".parts-", dir=out)).resolve()
@@ -105,6 +106,10 @@ def main(args) -> int:
     try:
         status = run_program(argv, env)
         rec = recording.merge_parts(parts)
+    except MemkitError:
+        if made:   # nothing recorded: leave no empty directory behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(parts, ignore_errors=True)
     summary = recording.write(rec, out, argv, status)
