@@ -123,6 +123,14 @@ def test_compare_two_machines(fleet_db, capsys):
         assert msg in capsys.readouterr().err
 
 
+def test_runs_names_the_hosts(fleet_db, capsys):
+    assert cli.main(["runs", "--db", fleet_db]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["run", "started", "(UTC)", "host"]
+    hosts = [l.split()[2] for l in lines[1:] if l[:4].strip().isdigit()]
+    assert sorted(set(hosts)) == sorted(FLEET) and hosts.count("beta") == 3
+
+
 def test_fleet_on_a_database_without_runs(tmp_path):
     with Database(tmp_path / "e.db", create=True):
         pass
