@@ -15,7 +15,10 @@
  *                                interrupted says nothing about the routine
  *                                OP: set0 (mk_memset 0), set (mk_memset 0x5c),
  *                                    copy (mk_memcpy, both 64-byte aligned),
- *                                    copy3 (mk_memcpy, destination 3 bytes off)
+ *                                    copy3 (mk_memcpy, destination 3 bytes off),
+ *                                    pset (mk_parallel_memset 0x5c, default pool),
+ *                                    pcopy (mk_parallel_memcpy, default pool)
+ *   pool                      -> the default pool's thread count (the caller included)
  *   quit
  * Usage: memkit-tune-probe MAX_SIZE; memkit-tune-probe --fingerprint prints the
  * machine's fingerprint (the lab's) as JSON. */
@@ -33,19 +36,29 @@ static size_t max_size;
  * (another process ran in between) and the routine's code into the icache. */
 static double time_batch(const char *op, size_t n, unsigned long reps)
 {
-    int set = !strcmp(op, "set0") || !strcmp(op, "set");
-    int value = !strcmp(op, "set") ? 0x5c : 0;
-    char *d = dst + (!strcmp(op, "copy3") ? 3 : 0);
-    if (!set && strcmp(op, "copy") && strcmp(op, "copy3"))
+    enum { SET, COPY, PSET, PCOPY } kind;
+    if (!strcmp(op, "set0") || !strcmp(op, "set"))
+        kind = SET;
+    else if (!strcmp(op, "copy") || !strcmp(op, "copy3"))
+        kind = COPY;
+    else if (!strcmp(op, "pset"))
+        kind = PSET;
+    else if (!strcmp(op, "pcopy"))
+        kind = PCOPY;
+    else
         return -1;
+    int value = !strcmp(op, "set0") ? 0 : 0x5c;
+    char *d = dst + (!strcmp(op, "copy3") ? 3 : 0);
     double t0 = 0;
     for (unsigned long i = 0; i <= reps; i++) {
         if (i == 1)
             t0 = lab_now_ns();
-        if (set)
-            mk_memset(d, value, n);
-        else
-            mk_memcpy(d, src, n);
+        switch (kind) {
+        case SET: mk_memset(d, value, n); break;
+        case COPY: mk_memcpy(d, src, n); break;
+        case PSET: mk_parallel_memset(NULL, d, value, n); break;
+        case PCOPY: mk_parallel_memcpy(NULL, d, src, n); break;
+        }
         lab_escape(d);
     }
     return lab_now_ns() - t0;
@@ -75,6 +88,8 @@ int main(int argc, char **argv)
         unsigned long long n, reps, k = 1;
         if (!strcmp(line, "quit\n")) {
             break;
+        } else if (!strcmp(line, "pool\n")) {
+            printf("%u\n", mk_pool_threads(NULL));
         } else if (!strcmp(line, "tunables\n")) {
             char tun[1024];
             const mk_tunables *t = mk_tunables_get();

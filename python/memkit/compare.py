@@ -215,6 +215,7 @@ class Comparison:
     only_a: int = 0
     only_b: int = 0
     shifts: dict = field(default_factory=dict)             # experiment -> its shift (B/A)
+    scatter: dict = field(default_factory=dict)            # experiment -> its scatter (robust SD of log B/A)
 
     @property
     def flagged(self) -> list[Change]:
@@ -260,6 +261,7 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
         center = _median(logs)
         scale = 1.4826 * _median(sorted(abs(x - center) for x in logs))
         out.shifts[exp] = math.exp(center)
+        out.scatter[exp] = scale
         for c in cs:
             c.shift = math.exp(center)
             dev = abs(math.log(c.ratio) - center)

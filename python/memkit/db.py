@@ -1,10 +1,13 @@
-"""The results database (SQLite): every run, its machine fingerprint, its
+"""The results database: every run, its machine fingerprint, its
 measurements and verdicts.
 
-Location: --db PATH, else $MEMKIT_DB, else results/memkit.db under the
-current directory.
+Location: --db PATH or URL, else $MEMKIT_DB, else results/memkit.db under
+the current directory.  A path is an SQLite file (the embedded default); a
+postgresql://USER@HOST:PORT/DB URL is a PostgreSQL database that many
+machines write to (memkit.backends holds what differs between the two).
 
-Schema (version 2, kept in PRAGMA user_version):
+Schema (version 2: SQLite's PRAGMA user_version, PostgreSQL's one row of
+memkit_schema):
 
   fingerprints  one row per distinct machine state
     id, digest (sha256 of the canonical JSON, unique), cpu_model, microcode,
@@ -12,7 +15,8 @@ Schema (version 2, kept in PRAGMA user_version):
   runs          one row per `memkit run`
     id, started_at, finished_at (ISO 8601, UTC), quick (0/1),
     fingerprint_id, profile (the tuned profile in force, '' for none),
-    hostname, command, load_avg (1-minute load average when it started),
+    hostname (the host it ran on: --host, $MEMKIT_HOST or the host name),
+    command, load_avg (1-minute load average when it started),
     steal_pct (% of CPU time stolen by the hypervisor while it ran),
     busy (why the machine was busy, '' when it was not)
   experiments   one row per experiment per run
@@ -32,12 +36,16 @@ Schema (version 2, kept in PRAGMA user_version):
     'note' or NULL; from version 2)
 
 Versions: a database is created at version 1 and brought forward by the
-MIGRATIONS (portable SQL: ALTER TABLE ... ADD COLUMN), one transaction per
-version, so a new database and a migrated one have the same columns.  An
-older database is migrated when opened, never refused.
+MIGRATIONS (portable SQL: ALTER TABLE ... ADD COLUMN), so a new database and
+a migrated one have the same columns.  An older database is migrated when
+opened, never refused.
 
 A run is written in one transaction after all its experiments finished:
 an interrupted or killed run leaves no trace and every earlier run intact.
+Creating the schema (or migrating it) is one transaction too, taken by one
+process at a time, so processes that start on a new database at once all
+find it complete.  Only `memkit run` creates a database; every other command
+reads, and refuses a file that holds no memkit schema.
 """
 
 from __future__ import annotations
@@ -45,12 +53,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from memkit import records
+from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
 SCHEMA_VERSION = 2
@@ -107,7 +114,9 @@ CREATE TABLE verdicts (
 );
 """
 
-# MIGRATIONS[v]: the statements that bring version v-1 to v.
+# MIGRATIONS[v]: the statements that bring version v-1 to v, applied in the
+# opening transaction; written in the SQLite spelling (see
+# backends.PostgreSQL.ddl).  A new database gets SCHEMA, then every migration.
 MIGRATIONS = {
     2: [
         "ALTER TABLE measurements ADD COLUMN record_format INTEGER NOT NULL DEFAULT 1",
@@ -129,6 +138,7 @@ MIGRATIONS = {
 TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
+NUMERIC_FIELDS = ("value", "min", "median", "max", "samples", "ratio", "ratio_min", "ratio_max")
 # Version 2's columns and how a normalised measurement (memkit.records) fills them.
 MEASUREMENT_V2 = (
     ("record_format", lambda m: m.get("format") or 1),
@@ -144,8 +154,8 @@ MEASUREMENT_V2 = (
 )
 
 
-def default_path() -> Path:
-    return Path(os.environ.get("MEMKIT_DB") or DEFAULT_PATH)
+def default_path() -> str:
+    return os.environ.get("MEMKIT_DB") or str(DEFAULT_PATH)
 
 
 def canonical_params(params) -> str:
@@ -156,74 +166,80 @@ def fingerprint_digest(fp: dict) -> str:
     return hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()
 
 
+def _statements(script: str) -> list:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
 class Database:
-    """An open results database.  `create` makes a missing one (for `run`);
-    the read-only commands refuse a missing file."""
+    """An open results database: a file path (SQLite) or a postgresql:// URL.
+    `create` (for `run`) makes a missing database, migrates an older one and
+    checks it can be written before anything runs; without it the database
+    must exist and hold memkit's schema, and nothing is written to it except
+    a migration."""
 
-    def __init__(self, path, create: bool = False):
-        self.path = Path(path)
-        if not self.path.exists():
-            if not create:
-                raise MemkitError(f"no database at {self.path} (run `memkit run` first, or pass --db)")
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise MemkitError(f"cannot create {self.path.parent}: {e.strerror or e}")
+    def __init__(self, target, create: bool = False):
+        self.backend = open_backend(target, create)
+        self.path = self.backend.name          # what messages call it
+        self.conn = self.backend.conn
         try:
-            # Autocommit mode: transactions are explicit (BEGIN ... COMMIT).
-            self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=10)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            self._check_or_create()
-        except sqlite3.Error as e:
-            raise MemkitError(f"cannot use database {self.path}: {e}")
+            self._check_or_create(create)
+        except BaseException as e:
+            self._rollback()
+            self.backend.close()
+            if isinstance(e, self.backend.errors):
+                raise self.backend.error(e) from None
+            raise
 
-    def _version(self) -> int:
-        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+    def _rollback(self):
+        try:
+            if self.backend.in_transaction:
+                self.backend.execute("ROLLBACK")
+        except self.backend.errors:
+            pass
 
-    def _set_version(self, v: int):
-        self.conn.execute(f"PRAGMA user_version = {int(v)}")
-
-    def _check_or_create(self):
-        version = self._version()
-        names = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and not names:
-            # One transaction: a half-created schema never exists.
-            self.conn.executescript(f"BEGIN IMMEDIATE;{SCHEMA}PRAGMA user_version = 1;COMMIT;")
+    def _check_or_create(self, create: bool):
+        b = self.backend
+        # One transaction from the first look to the last change: a second
+        # process creating the same database waits, then finds it complete.
+        b.begin(write=create)
+        if create and b.kind == "postgresql":
+            b.lock_schema()
+        version, names = b.schema_version(), b.tables()
+        # A new SQLite file is empty; a PostgreSQL database may hold others' tables.
+        fresh = not names if b.kind == "sqlite" else not names & set(TABLES)
+        if version == 0 and fresh:
+            if not create:
+                raise MemkitError(f"{self.path} holds no memkit results yet (`memkit run --db {self.path}` "
+                                  "creates them)")
+            for stmt in _statements(SCHEMA):
+                b.execute(b.ddl(stmt))
             version = 1
-        elif not 1 <= version <= SCHEMA_VERSION or not set(TABLES) <= names:
-            if version > SCHEMA_VERSION:
-                raise MemkitError(f"{self.path} has schema version {version}, newer than this memkit's "
-                                  f"{SCHEMA_VERSION}: upgrade memkit")
+        elif version > SCHEMA_VERSION:
+            raise MemkitError(f"{self.path} has schema version {version}, newer than this memkit's "
+                              f"{SCHEMA_VERSION}: upgrade memkit")
+        elif version == 0 or not set(TABLES) <= names:
             raise MemkitError(f"{self.path} is not a memkit results database (schema version {version})")
-        else:
-            # A file damaged behind our back fails here rather than mid-report.
-            ok = self.conn.execute("PRAGMA quick_check").fetchone()[0]
-            if ok != "ok":
-                raise MemkitError(f"database {self.path} is corrupt: {ok}")
-        if version < SCHEMA_VERSION:
-            self._migrate()
-
-    def _migrate(self):
-        """Brings the database to SCHEMA_VERSION, one transaction per version;
-        the version is read again under the write lock, so two processes
-        opening an old database at once migrate it once."""
-        c = self.conn
-        for target in sorted(MIGRATIONS):
-            try:
-                c.execute("BEGIN IMMEDIATE")
-                if self._version() < target:
-                    for stmt in MIGRATIONS[target]:
-                        c.execute(stmt)
-                    self._set_version(target)
-                c.execute("COMMIT")
-            except BaseException:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
-                raise
+        migrate = version < SCHEMA_VERSION
+        if migrate and not create:
+            # A reader may migrate too, but only under the writers' lock.
+            b.execute("ROLLBACK")
+            b.begin(write=True)
+            if b.kind == "postgresql":
+                b.lock_schema()
+            version = b.schema_version()
+        for v in range(version + 1, SCHEMA_VERSION + 1):
+            for stmt in MIGRATIONS.get(v, ()):
+                b.execute(b.ddl(stmt))
+        if version != SCHEMA_VERSION or create:
+            if version == SCHEMA_VERSION:
+                b.probe_write()
+            b.set_schema_version(SCHEMA_VERSION)
+        b.execute("COMMIT")
+        # A file damaged behind our back fails here rather than mid-report.
+        b.check_integrity()
 
     def close(self):
-        self.conn.close()
+        self.backend.close()
 
     def __enter__(self):
         return self
@@ -237,68 +253,81 @@ class Database:
                   results: list, hostname: str = "", command: str = "", load: Optional[dict] = None) -> int:
         """Writes one run (a list of lab.Result) in a single transaction.
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it."""
-        c = self.conn
+        b = self.backend
         load = load or {}
-        cols = [col for col, _ in MEASUREMENT_V2]
+        cols = tuple(col for col, _ in MEASUREMENT_V2)
         try:
-            c.execute("BEGIN IMMEDIATE")
+            b.begin(write=True)
             fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
             profile = (fingerprint or {}).get("profile", "") or ""
-            run_id = c.execute(
+            run_id = b.insert(
                 "INSERT INTO runs (started_at, finished_at, quick, fingerprint_id, profile, hostname, command,"
                 " load_avg, steal_pct, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (started_at, finished_at, int(quick), fp_id, profile, hostname, command,
-                 load.get("load_avg"), load.get("steal_pct"), load.get("busy") or "")).lastrowid
+                 load.get("load_avg"), load.get("steal_pct"), load.get("busy") or ""))
             for r in results:
-                c.execute("INSERT INTO experiments (run_id, name, seed, description, status, seconds, args,"
+                b.execute("INSERT INTO experiments (run_id, name, seed, description, status, seconds, args,"
                           " error, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                           (run_id, r.name, r.seed, r.description, r.status, r.seconds,
                            json.dumps(list(r.args)), r.error, r.output))
-                c.executemany(
+                b.executemany(
                     "INSERT INTO measurements (run_id, experiment, params, " +
-                    ", ".join(MEASUREMENT_FIELDS + tuple(cols)) + ") VALUES (?, ?, ?" +
+                    ", ".join(MEASUREMENT_FIELDS + cols) + ") VALUES (?, ?, ?" +
                     ", ?" * (len(MEASUREMENT_FIELDS) + len(cols)) + ")",
                     ((run_id, r.name, canonical_params(m.get("params"))) +
                      tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_V2)
                      for m in map(records.normalized, r.measurements)))
-                c.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind) VALUES (?, ?, ?, ?, ?)",
+                b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind) VALUES (?, ?, ?, ?, ?)",
                               ((run_id, r.name, i, v["text"], v["kind"])
                                for i, v in enumerate(map(records.verdict, r.verdicts))))
-            c.execute("COMMIT")
+            b.execute("COMMIT")
             return run_id
-        except BaseException:
-            if c.in_transaction:
-                c.execute("ROLLBACK")
+        except BaseException as e:
+            self._rollback()
+            if isinstance(e, b.errors):
+                raise b.error(e, "store the run in") from None
             raise
 
     def _fingerprint_id(self, fp: dict) -> int:
+        # Insert-if-absent then read: two machines with one new fingerprint
+        # both end up with the same row.
         digest = fingerprint_digest(fp)
-        row = self.conn.execute("SELECT id FROM fingerprints WHERE digest = ?", (digest,)).fetchone()
-        if row:
-            return row[0]
-        return self.conn.execute(
+        self.backend.execute(
             "INSERT INTO fingerprints (digest, cpu_model, microcode, kernel, glibc, tunables, profile,"
-            " memkit_commit, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " memkit_commit, json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
             (digest, fp.get("cpu_model"), fp.get("microcode"), fp.get("kernel"), fp.get("glibc"),
              fp.get("tunables"), fp.get("profile"), fp.get("memkit_commit"),
-             json.dumps(fp, sort_keys=True))).lastrowid
+             json.dumps(fp, sort_keys=True)))
+        return self.backend.execute("SELECT id FROM fingerprints WHERE digest = ?", (digest,)).fetchone()["id"]
 
     # ---- reading ----
 
-    def _query(self, sql, args=()):
+    def _query(self, sql, args=()) -> list[dict]:
         try:
-            return self.conn.execute(sql, args).fetchall()
-        except sqlite3.Error as e:
-            raise MemkitError(f"cannot read database {self.path}: {e}")
+            return [dict(r) for r in self.backend.execute(sql, args).fetchall()]
+        except self.backend.errors as e:
+            raise self.backend.error(e, "read") from None
 
-    def runs(self) -> list[dict]:
-        """Every run, oldest first, with its fingerprint (dict) and experiments."""
-        rows = self._query("SELECT r.*, f.json AS fingerprint FROM runs r"
-                           " LEFT JOIN fingerprints f ON f.id = r.fingerprint_id ORDER BY r.id")
+    def _json(self, text, what: str):
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError):
+            raise CorruptDatabase(self.path, f"{what} is not valid JSON")
+
+    def runs(self, host: Optional[str] = None) -> list[dict]:
+        """Every run (of one host, if given), oldest first, with its fingerprint (dict)."""
+        sql = ("SELECT r.*, f.json AS fingerprint FROM runs r"
+               " LEFT JOIN fingerprints f ON f.id = r.fingerprint_id")
+        args = ()
+        if host is not None:
+            sql += " WHERE r.hostname = ?"
+            args = (host,)
         out = []
-        for row in rows:
-            d = dict(row)
-            d["fingerprint"] = json.loads(d["fingerprint"]) if d["fingerprint"] else {}
+        for d in self._query(sql + " ORDER BY r.id", args):
+            fp = self._json(d["fingerprint"], f"run {d['id']}'s fingerprint") if d["fingerprint"] else {}
+            if not isinstance(fp, dict) or not isinstance(d["id"], int):
+                raise CorruptDatabase(self.path, f"run {d['id']}'s fingerprint is not an object")
+            d["fingerprint"] = fp
             out.append(d)
         return out
 
@@ -310,8 +339,8 @@ class Database:
         raise MemkitError(f"no run {run_id} in {self.path}")
 
     def experiments(self, run_id: int) -> list[dict]:
-        rows = self._query("SELECT * FROM experiments WHERE run_id = ? ORDER BY rowid", (run_id,))
-        return [dict(r) for r in rows]
+        return self._query(f"SELECT * FROM experiments WHERE run_id = ? ORDER BY {self.backend.row_order}",
+                           (run_id,))
 
     def measurements(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
         sql = "SELECT * FROM measurements WHERE run_id = ?"
@@ -319,8 +348,21 @@ class Database:
         if experiment is not None:
             sql += " AND experiment = ?"
             args.append(experiment)
-        rows = self._query(sql + " ORDER BY id", args)
-        return [row_to_measurement(dict(r)) for r in rows]
+        out = []
+        for d in self._query(sql + " ORDER BY id", args):
+            where = f"measurement {d['id']} of run {run_id}"
+            bad = [f for f in NUMERIC_FIELDS if isinstance(d[f], (str, bytes))]
+            if bad or not isinstance(d["series"], str):
+                raise CorruptDatabase(self.path, f"{where} holds "
+                                      f"{'non-numbers in ' + ', '.join(bad) if bad else 'bad values'}")
+            try:
+                m = row_to_measurement(d)
+            except (TypeError, ValueError, AttributeError) as e:
+                raise CorruptDatabase(self.path, f"{where} is not what memkit wrote ({e})") from None
+            if not isinstance(m["params"], dict):
+                raise CorruptDatabase(self.path, f"{where} has parameters that are not an object")
+            out.append(m)
+        return out
 
     def verdict_records(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
         """[{"experiment", "text", "kind"}] in the order the experiments wrote them."""
@@ -329,7 +371,7 @@ class Database:
         if experiment is not None:
             sql += " AND experiment = ?"
             args.append(experiment)
-        return [dict(r) for r in self._query(sql + " ORDER BY experiment, seq", args)]
+        return self._query(sql + " ORDER BY experiment, seq", args)
 
     def verdicts(self, run_id: int, experiment: Optional[str] = None) -> list[str]:
         return [v["text"] for v in self.verdict_records(run_id, experiment)]

@@ -27,6 +27,7 @@ MAX_LINE_STYLES = 4
 MAX_SPLIT_FIGURES = 6
 FOLD_ROWS = 12
 MAX_TABLE_ROWS = 400
+LOSSES_SHOWN = 5      # the rest folded: the headline stays one screen
 LOSS_MARK = 0.95      # memkit below this share of the fastest's speed is shown as a loss
 MEMKIT_SERIES = re.compile(r"(^|[^a-z])(memkit|mk_)", re.I)
 
@@ -231,6 +232,13 @@ def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, ov
     for m in ms:
         if m["metric"] != rows[0]["metric"] or m["params"].get(over) in (None, fixed):
             continue
+        base_rec = m.get("baseline") or {}
+        if records.speedup(m) is not None and (base_rec.get("params") or {}).get(over) == fixed:
+            # The record's own paired speed-up over the aligned copy (format 2).
+            key = (base_rec["series"], m["params"].get(x))
+            if key not in worst or m["ratio"] < worst[key][0]:
+                worst[key] = (m["ratio"], m["params"][over])
+            continue
         key = (m["series"], m["params"].get(x))
         base = main.get(key)
         s, s0 = speed(m), speed(base) if base else None
@@ -420,18 +428,21 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
                      f"each size; memkit below {LOSS_MARK:.2f}x of it in red</p>")
     else:
         parts.append("<p>No experiment of this run timed memkit beside other methods.</p>")
+    parts.append("<h3>Since the previous run</h3>")
+    parts += changes_html(db, run)
     losses = [v for v in db.verdict_records(run_id) if v.get("kind") == "loss"]
     parts.append("<h3>memkit's losses</h3>")
     if losses:
-        parts.append("<ul class='losses'>" + "".join(f"<li><b>{e(v['experiment'])}</b>: {e(v['text'])}</li>"
-                                                     for v in losses) + "</ul>")
+        items = [f"<li><b>{e(v['experiment'])}</b>: {e(v['text'])}</li>" for v in losses]
+        parts.append("<ul class='losses'>" + "".join(items[:LOSSES_SHOWN]) + "</ul>")
+        if len(items) > LOSSES_SHOWN:
+            parts.append(f"<details><summary>{len(items) - LOSSES_SHOWN} more</summary><ul class='losses'>"
+                         + "".join(items[LOSSES_SHOWN:]) + "</ul></details>")
     elif any(v.get("kind") for v in db.verdict_records(run_id)):
         parts.append("<p>None: no experiment found memkit slower than the best other method beyond the noise.</p>")
     else:
         parts.append("<p>The experiments of this run do not classify their verdicts; the table above shows "
                      "where memkit trails.</p>")
-    parts.append("<h3>Since the previous run</h3>")
-    parts += changes_html(db, run)
     parts.append("</section>")
     return parts
 

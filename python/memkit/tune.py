@@ -64,11 +64,28 @@ WORKLOADS = {
     "set": ("memset", "memset of a non-zero value"),
     "copy": ("memcpy", "memcpy, aligned"),
     "copy3": ("memcpy", "memcpy, destination 3 bytes off"),
+    "pset": ("parallel", "mk_parallel_memset"),
+    "pcopy": ("parallel", "mk_parallel_memcpy"),
 }
+# The parallel engine cuts work into 2 MiB chunks: below two there is nothing to share.
+FAMILY_MIN_SIZE = {"parallel": 1 << 20}
 
 
-def strategies(family: str) -> list[Strategy]:
+def thread_counts(cpus: int) -> list[int]:
+    """The pool sizes worth trying: 2, 4, 8 and the CPU count, up to 8."""
+    return sorted({n for n in (2, 4, 8, min(cpus, 8)) if 2 <= n <= cpus})
+
+
+def strategies(family: str, cpus: int = 1) -> list[Strategy]:
+    if family == "parallel":
+        return [Strategy("one", family, (("parallel_threshold", NEVER),), "one thread")] + [
+            Strategy(f"threads={n}", family, (("parallel_threshold", 0), ("threads", n)), f"{n} threads")
+            for n in thread_counts(cpus)]
     return [s for s in STRATEGIES if s.family == family]
+
+
+def family_grid(family: str, grid: list[int]) -> list[int]:
+    return [s for s in grid if s >= FAMILY_MIN_SIZE.get(family, 0)]
 
 
 def candidate_name(s: Strategy) -> str:
@@ -231,6 +248,18 @@ def memcpy_default(t: dict, size: int) -> str:
     return "nt" if nt is not None and size >= nt else "loop"
 
 
+def path_of(t: dict, op: str, size: int) -> str:
+    """What memkit runs for one cell under tunables t (pool_threads: the
+    pool's size), for telling the cells a profile changes from the others."""
+    family = WORKLOADS[op][0]
+    if family == "memset":
+        return memset_default(t, op == "set0", size)
+    if family == "memcpy":
+        return memcpy_default(t, size)
+    start = t.get("parallel_threshold")
+    return f"threads={t.get('pool_threads')}" if start is not None and size >= start else "one"
+
+
 # ---- from picks to thresholds ----
 
 @dataclass
@@ -245,29 +274,45 @@ class Choice:
     def setting(self) -> str:
         return f"{self.name}={NEVER if self.value is None else self.value}"
 
-
-def first_grid_size(grid: list[int], threshold: Optional[int]) -> Optional[int]:
-    """The smallest grid size a threshold applies to (None: none)."""
-    if threshold is None:
-        return None
-    return next((s for s in grid if s >= threshold), None)
+    def show(self, v: Optional[int]) -> str:
+        if self.name == "threads":
+            return "derived" if not v else str(v)
+        return fmt_size(v)
 
 
-def suffix_start(picks: list[Pick], strategy: str) -> Optional[int]:
-    """The smallest size from which every larger pick is `strategy`."""
-    start = None
-    for p in reversed(picks):
-        if p.chosen != strategy:
-            break
-        start = p.size
-    return start
+def in_window(s: int, lo: Optional[int], hi: Optional[int]) -> bool:
+    return lo is not None and s >= lo and (hi is None or s < hi)
 
 
-def evidence_text(picks: list[Pick], sizes: set) -> str:
-    """The evidence at the sizes whose strategy changed, in one phrase."""
-    evs = [p.evidence for p in picks if p.size in sizes and p.evidence]
-    if not evs:
-        return ""
+def place(picks: list[Pick], strategy: str, d_lo: Optional[int], d_hi: Optional[int],
+          movable_hi: bool) -> tuple[Optional[int], Optional[int], list[Pick]]:
+    """The window [lo, hi) of sizes that run `strategy`: the default's,
+    unless another window follows confident picks.  A window is allowed only
+    if every measured size it moves (puts in or out of the strategy,
+    against the default) was picked so with confidence; of those, the one
+    following the most evidence (sum of log speed-ups) wins.  Returns
+    (lo, hi, the picks whose size moved)."""
+    sizes = [p.size for p in picks]
+    los = [d_lo] + sizes + [None]
+    his = [d_hi] + (sizes + [None] if movable_hi else [])
+    best, gain = (d_lo, d_hi, []), 0.0
+    for lo in los:
+        for hi in his:
+            if lo is not None and hi is not None and hi <= lo:
+                continue
+            moved = [p for p in picks if in_window(p.size, lo, hi) != in_window(p.size, d_lo, d_hi)]
+            if not moved or any(p.evidence is None or (p.chosen == strategy) != in_window(p.size, lo, hi)
+                                for p in moved):
+                continue
+            g = sum(math.log(p.evidence.median) for p in moved)
+            if g > gain + 1e-12:
+                best, gain = (lo, hi, moved), g
+    return best
+
+
+def evidence_text(moved: list[Pick]) -> str:
+    """The evidence at the sizes that moved, in one phrase."""
+    evs = [p.evidence for p in moved]
     lo, hi = min(e.median for e in evs), max(e.median for e in evs)
     worst = max(evs, key=lambda e: e.p_faster)
     span = (fmt_size(evs[0].size) if len(evs) == 1
@@ -277,18 +322,28 @@ def evidence_text(picks: list[Pick], sizes: set) -> str:
             f"{worst.wins}/{worst.rounds} rounds at each (sign test p<={worst.p_faster:.2g})")
 
 
-def threshold(name: str, default: Optional[int], measured_from: Optional[int],
-              grid: list[int], picks: list[Pick], strategy: str, what: str) -> Choice:
-    """The default stays when it puts `strategy` on the same measured sizes
-    as the measurement does; else the measured grid size."""
-    if first_grid_size(grid, default) == measured_from:
-        why = (f"{what}: the default puts it on the same sizes as measured "
-               f"({fmt_size(grid[0])}..{fmt_size(grid[-1])})")
-        return Choice(name, default, default, why, False)
-    changed = {p.size for p in picks if (p.chosen == strategy) != (p.default == strategy)}
-    where = f"from {fmt_size(measured_from)}" if measured_from is not None else "never"
-    why = f"{what} {where} (default {fmt_size(default)}): {evidence_text(picks, changed)}"
-    return Choice(name, default, measured_from, why, True)
+def window(names: tuple, defaults: dict, picks: list[Pick], strategy: str, what: str) -> list[Choice]:
+    """The Choice of each threshold bounding `strategy`'s window: names is
+    (the "from" tunable,) or (the "from" tunable, the "below" tunable)."""
+    d_lo = defaults.get(names[0])
+    d_hi = defaults.get(names[1]) if len(names) > 1 else None
+    lo, hi, moved = place(picks, strategy, d_lo, d_hi, len(names) > 1)
+    if not moved:
+        against = [p for p in picks if (p.chosen == strategy) != (p.default == strategy)]
+        why = (f"{what}: no measured size ({fmt_size(picks[0].size)}..{fmt_size(picks[-1].size)}) "
+               "where another choice won with confidence" if not against else
+               f"{what}: confident wins against the default at {', '.join(fmt_size(p.size) for p in against)}, "
+               "but no threshold follows them without moving a size that lacks confidence")
+        return [Choice(n, defaults.get(n), defaults.get(n), why, False) for n in names]
+    where = (f"from {fmt_size(lo)}" if lo is not None else "never") + (
+        f" below {fmt_size(hi)}" if len(names) > 1 and lo is not None and hi is not None else "")
+    why = f"{what} {where} (default {fmt_size(d_lo)}): {evidence_text(moved)}"
+    out = [Choice(names[0], d_lo, lo, why, lo != d_lo)]
+    if len(names) > 1:
+        out.append(Choice(names[1], d_hi, hi, why if hi != d_hi else f"{what}: the end kept", hi != d_hi))
+    if not out[0].moved:
+        out[0].why = f"{what}: the start kept"
+    return out
 
 
 def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
@@ -296,10 +351,8 @@ def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
     picks = {}
     for op, zero in (("set0", True), ("set", False)):
         picks[op] = [pick(times, "memset", names, [op], s, memset_default(defaults, zero, s)) for s in grid]
-    out = [threshold("nt_threshold_zero", defaults.get("nt_threshold_zero"), suffix_start(picks["set0"], "nt"),
-                     grid, picks["set0"], "nt", "non-temporal stores for zero fills"),
-           threshold("nt_threshold", defaults.get("nt_threshold"), suffix_start(picks["set"], "nt"),
-                     grid, picks["set"], "nt", "non-temporal stores for non-zero fills")]
+    out = (window(("nt_threshold_zero",), defaults, picks["set0"], "nt", "non-temporal stores for zero fills")
+           + window(("nt_threshold",), defaults, picks["set"], "nt", "non-temporal stores for non-zero fills"))
     # rep stosb against the vector loop, one threshold for both values: on
     # the sizes below both non-temporal thresholds, judged on both together.
     nt_from = min((c.value for c in out if c.value is not None), default=None)
@@ -309,8 +362,8 @@ def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
                       "rep_stosb" if rep_default is not None and s >= rep_default else "loop")
                  for s in below]
     if below:
-        out.append(threshold("rep_stosb_threshold", rep_default, suffix_start(rep_picks, "rep_stosb"),
-                             below, rep_picks, "rep_stosb", "rep stosb (zero and non-zero fills)"))
+        out += window(("rep_stosb_threshold",), defaults, rep_picks, "rep_stosb",
+                      "rep stosb (zero and non-zero fills)")
     picks["rep"] = rep_picks
     return out, picks
 
@@ -318,30 +371,38 @@ def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
 def decide_memcpy(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
     names = [s.name for s in strategies("memcpy")]
     picks = [pick(times, "memcpy", names, ["copy", "copy3"], s, memcpy_default(defaults, s)) for s in grid]
-    out = [threshold("nt_copy_threshold", defaults.get("nt_copy_threshold"), suffix_start(picks, "nt"),
-                     grid, picks, "nt", "non-temporal copies (aligned and misaligned together)")]
-    # The rep movsb window: the first run of sizes where it was picked.
-    run = []
-    for p in picks:
-        if p.chosen == "rep_movsb":
-            run.append(p.size)
-        elif run:
-            break
-    rep_from = run[0] if run else None
-    after = [s for s in grid if run and s > run[-1]]
-    stop = after[0] if after else None
-    d_rep, d_stop = defaults.get("rep_movsb_threshold"), defaults.get("rep_movsb_stop")
-    rep = threshold("rep_movsb_threshold", d_rep, rep_from, grid, picks, "rep_movsb", "rep movsb")
-    out.append(rep)
-    if rep.moved and rep.value is not None:
-        # The window's end matters only where the window is.
-        in_grid = [s for s in grid if s >= rep.value]
-        out.append(threshold("rep_movsb_stop", d_stop, stop, in_grid, picks, "rep_movsb",
-                             "rep movsb stops"))
+    # rep movsb goes first in memkit's copy, in its window; non-temporal
+    # stores from their threshold on (outside that window).
+    out = (window(("nt_copy_threshold",), defaults, picks, "nt",
+                  "non-temporal copies (aligned and misaligned together)")
+           + window(("rep_movsb_threshold", "rep_movsb_stop"), defaults, picks, "rep_movsb", "rep movsb"))
     return out, {"copy": picks}
 
 
-DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy}
+def decide_parallel(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
+    """From which size the pool beats one thread, and with how many threads;
+    `defaults["pool_threads"]` is the default pool's size."""
+    names = [k.split(":", 1)[1] for k in times if k.startswith("parallel:")]
+    pool = f"threads={defaults.get('pool_threads', 1)}"
+    if pool not in names:
+        return [], {}
+    d_from = defaults.get("parallel_threshold")
+    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s,
+                  pool if d_from is not None and s >= d_from else "one") for s in grid]
+    # "parallel" is any pool size: the threshold is where one thread stops.
+    as_pool = [Pick(p.size, "pool" if p.default != "one" else "one",
+                    "pool" if p.chosen != "one" else "one", p.evidence) for p in picks]
+    out = window(("parallel_threshold",), defaults, as_pool, "pool", "the thread pool (mk_parallel_memset/memcpy)")
+    top = picks[-1] if picks else None
+    if top and top.chosen != "one" and top.chosen != pool:
+        n = int(top.chosen.split("=")[1])
+        out.append(Choice("threads", defaults.get("threads"), n,
+                          f"{n} threads (the default pool has {pool[8:]}): at {fmt_size(top.size)} "
+                          f"{top.evidence.says()}", True))
+    return out, {"parallel": picks}
+
+
+DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy, "parallel": decide_parallel}
 
 
 # ---- the profile ----
@@ -361,7 +422,8 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: 
         f"# machine: {fingerprint.get('cpu_model', '?')} (microcode {fingerprint.get('microcode', '?')}), "
         f"kernel {fingerprint.get('kernel', '?')}, glibc {fingerprint.get('glibc', '?')}",
         f"# measured: {now}.  MEMKIT_TUNABLES overrides any line; delete this file to go back",
-        "# to the built-in defaults.  `memkit tune --check` measures what this profile changes.",
+        f"# to the built-in defaults (strategy row {fingerprint.get('strategy', '?')}).  "
+        "`memkit tune --check` measures what this profile changes.",
         f"# method: {method}",
         "",
         "# the CPU measured on: libmemkit ignores this profile on another vendor, family or model",
@@ -373,8 +435,7 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: 
     kept = [c for c in choices if not c.moved]
     if kept:
         lines += ["", "# kept at the built-in default (not written, so a newer memkit's table applies):"]
-        lines += [f"#   {c.name}={fmt_size(c.default) if c.default is not None else NEVER}: {c.why}"
-                  for c in kept]
+        lines += [f"#   {c.name}={c.show(c.default)}: {c.why}" for c in kept]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("\n".join(lines) + "\n")

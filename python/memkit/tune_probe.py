@@ -48,6 +48,15 @@ def fingerprint(probe: Path) -> dict:
     return fp
 
 
+def pool_threads(probe: Path) -> int:
+    """The default pool's size under the built-in defaults."""
+    p = Process(probe, 4096, clean_env(), "defaults")
+    try:
+        return int(p.ask("pool"))
+    finally:
+        p.close()
+
+
 class Process:
     """One probe process: libmemkit as configured by `env`."""
 
@@ -76,7 +85,7 @@ class Process:
     def tunables(self) -> tuple[str, str]:
         """(the tunables in force, the profile in force)."""
         line = self.ask("tunables")
-        tun, _, prof = line[len("tunables "):].partition("  profile ")
+        tun, _, prof = line[len("tunables "):].partition("  profile")
         return tun, prof.strip()
 
     def time(self, op: str, size: int, reps: int, best_of: int = 1) -> float:
@@ -139,18 +148,35 @@ def start(probe: Path, plan: Plan, max_size: int) -> dict[str, Process]:
     return procs
 
 
+# Size bands timed by separate processes: a process that has just run
+# non-temporal or rep copies of 128 MiB was seen to copy 1-2 KiB 1.5-3x
+# slower than one that had not (Zen 4, interleaved), so small sizes are never
+# timed by a process that also times large ones.
+BANDS = (256 << 10, 8 << 20)
+
+
 def measure(probe: Path, plan: Plan,
             on_progress: Optional[Callable[[Progress], None]] = None) -> dict:
-    """{label: {(op, size): [ns per call, one per round]}}: in each round,
-    every cell in a shuffled order, and in each cell every configuration in
-    a shuffled order, back to back."""
+    """{label: {(op, size): [ns per call, one per round]}}: per size band,
+    in each round every cell in a shuffled order, and in each cell every
+    configuration in a shuffled order, back to back."""
+    times = {label: {} for label in plan.configs}
+    edges = (0,) + BANDS + (float("inf"),)
+    bands = [[c for c in plan.cells if lo < c[1] <= hi] for lo, hi in zip(edges, edges[1:])]
+    done, total, t0 = 0, plan.rounds * len(plan.cells), time.monotonic()
+    for band in filter(None, bands):
+        got = measure_band(probe, plan, band, done, total, t0, on_progress)
+        for label in times:
+            times[label].update(got[label])
+        done += plan.rounds * len(band)
+    return times
+
+
+def measure_band(probe, plan, cells, done, total, t0, on_progress) -> dict:
     rng = random.Random(plan.seed)
-    max_size = max(s for _, s in plan.cells)
-    times = {label: {cell: [] for cell in plan.cells} for label in plan.configs}
+    max_size = max(s for _, s in cells)
+    times = {label: {cell: [] for cell in cells} for label in plan.configs}
     reps = {}
-    t0 = time.monotonic()
-    total = plan.rounds * len(plan.cells)
-    done = 0
     per_gen = -(-plan.rounds // plan.generations)
     for g in range(plan.generations):
         procs = start(probe, plan, max_size)
@@ -158,13 +184,13 @@ def measure(probe: Path, plan: Plan,
             if not reps:
                 # One call of each cell in each process: the batch length
                 # (the same for every configuration of a cell), and a warm-up.
-                for cell in plan.cells:
+                for cell in cells:
                     fastest = min(p.time(cell[0], cell[1], 1) for p in procs.values())
                     reps[cell] = max(1, min(1_000_000, int(plan.batch_ns / max(fastest, 1.0))))
             for _ in range(min(per_gen, plan.rounds - g * per_gen)):
-                cells = list(plan.cells)
-                rng.shuffle(cells)
-                for cell in cells:
+                order_cells = list(cells)
+                rng.shuffle(order_cells)
+                for cell in order_cells:
                     order = list(procs)
                     rng.shuffle(order)
                     for label in order:

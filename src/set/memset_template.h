@@ -119,11 +119,19 @@ MK_INLINE void set_block4(char *p, vec_t v, int stream)
     }
 }
 
-/* The last 4V bytes before end, dst <= end - 4V: 3 aligned stores + 1
- * unaligned ending exactly at end (seed, "efficiently set trailing bytes"). */
+/* Where the tail starts: the first V-aligned address at or above end - 4V
+ * (so a loop that stops there wastes no store when end is aligned). */
+MK_INLINE char *tail_start(char *end)
+{
+    return (char *)align_up((uintptr_t)(end - 4 * V), V);
+}
+
+/* The last bytes from tail_start(end), dst <= end - 4V: 3 aligned stores
+ * + 1 unaligned ending exactly at end (seed, "efficiently set trailing
+ * bytes"). */
 MK_INLINE void set_tail(char *end, vec_t v)
 {
-    char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
+    char *t = tail_start(end);
     vec_store_a(t, v);
     vec_store_a(t + V, v);
     vec_store_a(t + 2 * V, v);
@@ -135,7 +143,7 @@ MK_INLINE void set_tail(char *end, vec_t v)
 MK_INLINE void set_after_head(char *d, size_t n, vec_t v)
 {
     char *end = d + n;
-    char *t = (char *)align_down((uintptr_t)(end - 3 * V), V);
+    char *t = tail_start(end);
     for (char *p = (char *)align_down((uintptr_t)d, V) + 4 * V; p < t; p += 4 * V)
         set_block4(p, v, 0);
     set_tail(end, v);

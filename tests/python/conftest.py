@@ -14,6 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
+# pg_server / pg_url: a throwaway PostgreSQL server for the session.
+pytest_plugins = ["pgserver"]
+
 FINGERPRINT = {
     "cpu_model": "Test CPU", "vendor": "AuthenticAMD", "family": 25, "model": 17, "stepping": 1,
     "microcode": "0xa0", "kernel": "6.1.0", "glibc": "2.36",

@@ -85,7 +85,7 @@ def test_failed_store_leaves_nothing(tmp_path):
     bad.measurements.append({"series": None, "params": {}, "metric": "m"})   # NOT NULL violated
     with Database(tmp_path / "m.db", create=True) as d:
         store(d)
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(MemkitError, match="NOT NULL constraint failed"):
             store(d, results=[result("x"), bad])
         assert len(d.runs()) == 1
         assert d.conn.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 4
@@ -137,11 +137,9 @@ store(d, results=[result("first"), big])
 '''
 
 
-def test_writer_killed_mid_transaction_leaves_earlier_runs(tmp_path):
-    path = tmp_path / "m.db"
-    with Database(path, create=True) as d:
-        earlier = store(d, results=[result("earlier", n=10)])
-    p = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path), str(REPO / "python"),
+def kill_writer_inside(target):
+    """Starts a writer on target and kills it (SIGKILL) inside its transaction."""
+    p = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(target), str(REPO / "python"),
                           str(REPO / "tests" / "python")], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "inside"
@@ -149,6 +147,13 @@ def test_writer_killed_mid_transaction_leaves_earlier_runs(tmp_path):
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
     assert p.returncode == -signal.SIGKILL
+
+
+def test_writer_killed_mid_transaction_leaves_earlier_runs(tmp_path):
+    path = tmp_path / "m.db"
+    with Database(path, create=True) as d:
+        earlier = store(d, results=[result("earlier", n=10)])
+    kill_writer_inside(path)
     with Database(path, create=True) as d:
         assert [r["id"] for r in d.runs()] == [earlier]
         assert len(d.measurements(earlier)) == 10

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import FINGERPRINT, real_bench_dir
+from conftest import FINGERPRINT, cli_env, real_bench_dir, run_cli
 from memkit import tune
 
 # ---- the rule ----
@@ -51,12 +51,55 @@ def test_pick_rejects_a_challenger_slower_on_one_workload():
     assert tune.pick(t, "memcpy", ["loop", "rep_movsb"], ["copy", "copy3"], 4096, "loop").chosen == "loop"
 
 
-def test_threshold_keeps_a_default_the_grid_agrees_with():
-    grid = [1 << 20, 2 << 20, 4 << 20]
-    picks = [tune.Pick(s, "nt" if s >= 3 << 20 else "loop", "nt" if s >= 3 << 20 else "loop", None)
-             for s in grid]
-    c = tune.threshold("nt_threshold", 3 << 20, tune.suffix_start(picks, "nt"), grid, picks, "nt", "nt")
-    assert not c.moved and c.value == 3 << 20
+def picks_of(default_from, chosen: dict, sizes, win=1.5):
+    """Picks over sizes: the default "nt" from default_from, "loop" below;
+    `chosen` overrides a size's pick (with evidence of `win`)."""
+    out = []
+    for s in sizes:
+        d = "nt" if s >= default_from else "loop"
+        c = chosen.get(s, d)
+        out.append(tune.Pick(s, d, c, None if c == d else tune.Evidence(c, d, s, [win] * 7)))
+    return out
+
+
+MB = 1 << 20
+
+
+def test_window_keeps_a_default_the_measurement_agrees_with():
+    sizes = [MB, 2 * MB, 4 * MB]
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 3 * MB}, picks_of(3 * MB, {}, sizes), "nt", "nt")
+    assert not c.moved and c.value == 3 * MB and "no measured size" in c.why
+
+
+def test_window_moves_only_where_every_moved_size_is_confident():
+    sizes = [4 * MB, 8 * MB, 11 * MB, 16 * MB, 22 * MB, 32 * MB, 64 * MB]
+    # nt won at 11 and 22 MiB; at 16 MiB the loop stayed (the default, no confidence
+    # either way): the threshold can move to 22 MiB, not to 11
+    picks = picks_of(32 * MB, {11 * MB: "nt", 22 * MB: "nt"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value == 22 * MB and "1.50x" in c.why and "7/7 rounds" in c.why
+    # the loop won at 32 MiB and at 64 MiB: never
+    picks = picks_of(32 * MB, {32 * MB: "loop", 64 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value is None
+    # the loop won at 32 MiB only: from 64 MiB
+    picks = picks_of(32 * MB, {32 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert c.moved and c.value == 64 * MB
+    # the loop won at 64 MiB only, nt stays at 32: no single threshold follows that
+    picks = picks_of(32 * MB, {64 * MB: "loop"}, sizes)
+    c, = tune.window(("nt_threshold",), {"nt_threshold": 32 * MB}, picks, "nt", "nt")
+    assert not c.moved and c.value == 32 * MB and "confident wins against the default at 64 MiB" in c.why
+
+
+def test_window_with_an_end():
+    sizes = [16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10]
+    picks = [tune.Pick(s, "loop", c, None if c == "loop" else tune.Evidence(c, "loop", s, [2.0] * 7))
+             for s, c in zip(sizes, ["loop", "rep_movsb", "rep_movsb", "loop", "loop"])]
+    got = tune.window(("rep_movsb_threshold", "rep_movsb_stop"),
+                      {"rep_movsb_threshold": None, "rep_movsb_stop": None}, picks, "rep_movsb", "rep")
+    assert [(c.name, c.value, c.moved) for c in got] == [
+        ("rep_movsb_threshold", 32 << 10, True), ("rep_movsb_stop", 128 << 10, True)]
 
 
 def test_size_grid():
@@ -91,8 +134,10 @@ def test_default_profile_path():
 # Defaults: no rep instructions, non-temporal from 1 MiB.  Truth: rep stosb
 # 3x slower everywhere (obviously bad); non-temporal fills 2x faster from
 # 256 KiB; rep movsb 1.5x faster for aligned copies from 64 KiB (the same
-# as the loop misaligned); non-temporal copies 1.3x slower everywhere.
-# Each time +-2% noise.  A `time` request is logged to $FAKE_PROBE_LOG.
+# as the loop misaligned); non-temporal copies 1.3x slower everywhere; the
+# 2-thread pool (the default, from 4 MiB) 1.8x faster than one thread from
+# 2 MiB, 0.8x below.  Each time +-2% noise.  A `time` request is logged to
+# $FAKE_PROBE_LOG.
 FAKE_PROBE = '''#!{python}
 import json, os, random, sys
 fp = {fp}
@@ -113,6 +158,8 @@ for item in filter(None, os.environ.get("MEMKIT_TUNABLES", "").split(":")):
 num = lambda k: float("inf") if t[k] == "never" else int(t[k])
 rng = random.Random(os.getpid())
 def ns(op, n):
+    if op.startswith("p"):
+        return n / (1.0 if n < num("parallel_threshold") else 1.8 if n >= 2 << 20 else 0.8)
     if op.startswith("set"):
         nt = num("nt_threshold_zero" if op == "set0" else "nt_threshold")
         if n >= nt: return n / (2.0 if n >= 256 << 10 else 0.5)
@@ -126,6 +173,7 @@ log = os.environ.get("FAKE_PROBE_LOG")
 for line in sys.stdin:
     w = line.split()
     if w == ["quit"]: break
+    if w == ["pool"]: print(2, flush=True); continue
     if w == ["tunables"]: print(f"tunables {{fmt(t)}}  profile {{prof}}", flush=True); continue
     if log: open(log, "a").write(line)
     op, n, reps = w[1], int(w[2]), int(w[3])
@@ -133,26 +181,31 @@ for line in sys.stdin:
 '''
 
 
-@pytest.fixture
-def fake_probe(tmp_path):
-    p = tmp_path / "fake-probe"
+@pytest.fixture(scope="module")
+def fake_probe(tmp_path_factory):
+    p = tmp_path_factory.mktemp("probe") / "fake-probe"
     p.write_text(FAKE_PROBE.format(python=sys.executable, fp=repr(FINGERPRINT)))
     p.chmod(0o755)
     return p
 
 
-def run_tune(cli, probe, *args, **env):
-    from conftest import cli_env
-    return cli("tune", "--probe", probe, "--quick", *args, env=cli_env(**env), timeout=300)
+def run_tune(probe, *args, **env):
+    return run_cli("tune", "--probe", probe, "--quick", *args, env=cli_env(**env), timeout=300)
+
+
+@pytest.fixture(scope="module")
+def tuned(fake_probe, tmp_path_factory):
+    """One tune against the fake probe: (its output, the profile)."""
+    out = tmp_path_factory.mktemp("tuned") / "profile"
+    return run_tune(fake_probe, "--out", out), out
 
 
 def profile_settings(path):
     return dict(l.split("=", 1) for l in path.read_text().splitlines() if l and not l.startswith("#"))
 
 
-def test_tune_chooses_from_measurements(tmp_path, cli, fake_probe):
-    out = tmp_path / "profile"
-    p = run_tune(cli, fake_probe, "--out", out)
+def test_tune_chooses_from_measurements(tuned):
+    p, out = tuned
     assert p.returncode == 0, p.stderr
     got = profile_settings(out)
     assert got["cpu"] == "AuthenticAMD family=25 model=17 microcode=0xa0"
@@ -160,31 +213,31 @@ def test_tune_chooses_from_measurements(tmp_path, cli, fake_probe):
     assert got["rep_movsb_threshold"] == str(64 << 10)
     assert got["nt_copy_threshold"] == "never"
     assert "rep_stosb_threshold" not in got            # 3x slower: left at its default (never)
+    assert got["parallel_threshold"] == str(2 << 20) and "threads" not in got
     text = out.read_text()
     assert "7/7 rounds" in text and "sign test" in text
     assert "rep_stosb_threshold" in p.stdout and "(default)" in p.stdout
 
 
-def test_tune_out_checked_before_measuring(tmp_path, cli, fake_probe):
+def test_tune_out_checked_before_measuring(tmp_path, fake_probe):
     blocker = tmp_path / "file"
     blocker.write_text("")
     log = tmp_path / "log"
-    p = run_tune(cli, fake_probe, "--out", blocker / "profile", FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_probe, "--out", blocker / "profile", FAKE_PROBE_LOG=str(log))
     assert p.returncode == 1 and "cannot write the profile" in p.stderr
     assert not log.exists()                            # nothing was timed
-    p = run_tune(cli, fake_probe, "--out", tmp_path, FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_probe, "--out", tmp_path, FAKE_PROBE_LOG=str(log))
     assert p.returncode == 1 and "is a directory" in p.stderr and not log.exists()
 
 
-def test_check_reports_help_and_harm(tmp_path, cli, fake_probe):
-    good = tmp_path / "good"
-    assert run_tune(cli, fake_probe, "--out", good).returncode == 0
-    p = run_tune(cli, fake_probe, "--check", "--out", good)
+def test_check_reports_help_and_harm(tmp_path, fake_probe, tuned):
+    p = run_tune(fake_probe, "--check", "--out", tuned[1])
     assert p.returncode == 0, p.stdout + p.stderr
     assert "helped" in p.stdout and "hurt nowhere beyond noise" in p.stdout
+    assert "loop -> nt" in p.stdout and "run the same code under both" in p.stdout
     bad = tmp_path / "bad"
     bad.write_text("cpu=AuthenticAMD family=25 model=17\nrep_stosb_threshold=0\n")
-    p = run_tune(cli, fake_probe, "--check", "--out", bad)
+    p = run_tune(fake_probe, "--check", "--out", bad)
     assert p.returncode == 1 and "HURT" in p.stdout and "memset of zero" in p.stdout
 
 

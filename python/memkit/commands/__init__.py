@@ -23,5 +23,5 @@ def all_commands() -> list:
         mod = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(mod, "NAME") and hasattr(mod, "main"):
             mods.append(mod)
-    order = ["list", "env", "run", "compare", "report"]
+    order = ["list", "env", "run", "compare", "report", "fleet"]
     return sorted(mods, key=lambda m: (order.index(m.NAME) if m.NAME in order else len(order), m.NAME))

@@ -10,6 +10,7 @@ from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.fingerprint import changed_keys, differences
+from memkit.fleet import latest_runs
 
 NAME = "compare"
 HELP = "compare two runs (default: the last two): changes beyond the noise, what changed on the machine"
@@ -22,6 +23,8 @@ def add_arguments(p):
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit with status 1 when any change is worse (for CI)")
+    p.add_argument("--machine", action="append", metavar="HOST",
+                   help="twice: compare the latest runs of two hosts (see `memkit fleet`)")
     add_db_option(p)
 
 
@@ -55,7 +58,7 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
 def _row(c: cmp.Change) -> str:
     mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.direction]
     if not c.judged:
-        mark = "not judged (short call, one process)"
+        mark = "not judged (short call, < 3 processes)"
     interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
     shift = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
     return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
@@ -69,27 +72,33 @@ def _busy_notes(a: dict, b: dict) -> list[str]:
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
-        a, b = pick_runs(db.runs(), args.runs)
+        if args.machine:
+            if len(args.machine) != 2 or args.runs:
+                raise MemkitError("--machine takes two hosts (--machine A --machine B) and no run ids")
+            a, b = latest_runs(db, args.machine)
+        else:
+            a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
     busy = bool(a.get("busy") or b.get("busy"))
     result = cmp.compare_measurements(ma, mb, busy=busy)
     worse = [c for c in result.flagged if c.direction == "worse"]
     if args.json:
         print(json.dumps({
-            "run_a": a["id"], "run_b": b["id"],
+            "run_a": a["id"], "run_b": b["id"], "host_a": a["hostname"], "host_b": b["hostname"],
             "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
             "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
                                 for line in part],
             "compared": len(result.changes), "not_judged": sum(not c.judged for c in result.changes),
             "only_a": result.only_a, "only_b": result.only_b,
-            "experiment_shifts": {k: v for k, v in result.shifts.items()},
+            "experiment_shifts": dict(result.shifts),
+            "experiment_scatter": dict(result.scatter),
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
             "changes": [c.as_json() for c in result.flagged],
         }, indent=1))
         return 1 if args.fail_on_regression and worse else 0
 
-    print(f"run {a['id']} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
-          f"run {b['id']} ({b['started_at']}{', quick' if b['quick'] else ''})")
+    print(f"run {a['id']} of {a['hostname'] or '?'} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
+          f"run {b['id']} of {b['hostname'] or '?'} ({b['started_at']}{', quick' if b['quick'] else ''})")
     for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
     if a["quick"] != b["quick"]:
@@ -114,7 +123,7 @@ def main(args) -> int:
         print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
     if unjudged:
         print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
-              f"one process, their placement noise between processes is larger than a change")
+              f"fewer than 3 processes, their placement noise between processes is larger than a change")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each), "
           f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "

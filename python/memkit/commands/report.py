@@ -9,7 +9,7 @@ from memkit.db import Database
 from memkit.errors import MemkitError
 
 NAME = "report"
-HELP = "write an HTML report with plots for a run (default: the last)"
+HELP = "write an HTML report with plots for a run (default: the last), or over every host (--fleet)"
 
 
 def add_arguments(p):
@@ -17,14 +17,22 @@ def add_arguments(p):
     p.add_argument("--out", metavar="DIR", default="results/report",
                    help="where index.html and the PNGs go (default: results/report)")
     p.add_argument("--run", type=int, metavar="ID", help="the run to report (default: the last)")
+    p.add_argument("--fleet", action="store_true",
+                   help="one page over every host: latest runs, what changed, what moved (see `memkit fleet`)")
 
 
 def main(args) -> int:
     from memkit.report import write_report   # matplotlib: only when needed
     with Database(db_path(args)) as db:
-        run_id = chosen_run(db, args.run)
+        if args.fleet and args.run is not None:
+            raise MemkitError("--fleet reports every host's latest run: it takes no --run")
+        run_id = chosen_run(db, args.run)   # also: no runs at all is an error
         try:
-            path = write_report(db, run_id, Path(args.out))
+            if args.fleet:
+                from memkit.fleet_report import write_fleet_report
+                path = write_fleet_report(db, Path(args.out))
+            else:
+                path = write_report(db, run_id, Path(args.out))
         except OSError as e:
             raise MemkitError(f"cannot write the report to {args.out}: {e.strerror or e}")
     print(f"report: {path}")

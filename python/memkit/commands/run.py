@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime
 import shlex
-import socket
 import sys
 
 from memkit import lab, load
-from memkit.commands._common import add_build_option, add_db_option, db_path
+from memkit.backends import safe_url
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.terminal import ProgressLine
@@ -25,6 +25,7 @@ def add_arguments(p):
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
     add_db_option(p)
+    add_host_option(p)
     add_build_option(p)
 
 
@@ -74,9 +75,9 @@ def _summary_lines(results) -> list[str]:
     return out
 
 
-def _print_summary(results, run_id, path, busy):
+def _print_summary(results, run_id, where, host, busy):
     print()
-    print(f"== summary: run {run_id} (stored in {path}) ==")
+    print(f"== summary: run {run_id} of {host} (stored in {where}) ==")
     for line in _summary_lines(results):
         print(line)
     if busy:
@@ -89,6 +90,7 @@ def main(args) -> int:
     names, exp_args = split_arguments(args.experiments)
     exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), names)
     path = db_path(args)
+    host = host_name(args)
     # Open (and create) the database before spending minutes on experiments:
     # an unusable path fails now.
     with Database(path, create=True) as db:
@@ -128,10 +130,10 @@ def main(args) -> int:
         during = watch.result()
         busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
         run_id = db.store_run(started_at=started, finished_at=_now(), quick=args.quick,
-                              fingerprint=fingerprint, results=results, hostname=socket.gethostname(),
-                              command=shlex.join(sys.argv),
+                              fingerprint=fingerprint, results=results, hostname=host,
+                              command=shlex.join(map(safe_url, sys.argv)),
                               load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
-    _print_summary(results, run_id, path, busy)
+    _print_summary(results, run_id, db.path, host, busy)
     failed = [r for r in results if r.status != "ok"]
     if failed:
         raise MemkitError(f"{len(failed)} experiment(s) did not finish: " +

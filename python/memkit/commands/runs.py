@@ -8,7 +8,7 @@ from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 
 NAME = "runs"
-HELP = "list the stored runs: id, when, grid, experiments, machine, busy or not"
+HELP = "list the stored runs: id, when, host, grid, experiments, machine, busy or not"
 
 
 def add_arguments(p):
@@ -38,10 +38,12 @@ def main(args) -> int:
     if not rows:
         print("no runs yet: `memkit run` makes one")
         return 0
-    print(f"{'run':>4}  {'started (UTC)':<25} {'grid':<7} {'commit':<9} experiments")
+    width = max(len("host"), *(len(row["hostname"] or "?") for row in rows))
+    print(f"{'run':>4}  {'started (UTC)':<25} {'host':<{width}} {'grid':<7} {'commit':<9} experiments")
     for row in rows:
         names = ", ".join(n + (" (failed)" if n in row["failed"] else "") for n in row["experiments"])
-        print(f"{row['id']:>4}  {row['started_at']:<25} {'quick' if row['quick'] else 'default':<7} "
+        print(f"{row['id']:>4}  {row['started_at']:<25} {row['hostname'] or '?':<{width}} "
+              f"{'quick' if row['quick'] else 'default':<7} "
               f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
         if row["busy"]:
             print(f"{'':>6}busy: {row['busy']}")

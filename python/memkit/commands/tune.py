@@ -86,14 +86,17 @@ def method_text(s: dict, grid: list[int]) -> str:
             f"at least {tune.MARGIN:.0%} at the median" if need is not None else
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
-    return (f"memkit's own mk_memset/mk_memcpy, each strategy forced through MEMKIT_TUNABLES in its own "
+    return (f"memkit's own mk_memset, mk_memcpy and mk_parallel_*, each strategy forced through MEMKIT_TUNABLES in its own "
             f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
             f"{len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}; {rule}")
 
 
-def measure_family(probe, family, grid, s, progress, step) -> dict:
+def measure_family(probe, family, grid, s, cpus, progress, step) -> dict:
     ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
-    strats = tune.strategies(family)
+    strats = tune.strategies(family, cpus)
+    if len(strats) < 2 or not grid:
+        print(f"== {step} {family}: nothing to compare on this machine", flush=True)
+        return {}
     plan = tune_probe.Plan(
         configs={tune.candidate_name(st): tune_probe.Config(
                      tune_probe.clean_env(MEMKIT_TUNABLES=st.tunables()),
@@ -127,14 +130,20 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     s = settings(args, fp)
     grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"])
     defaults = tune.parse_tunables(fp.get("tunables", ""))
-    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]})")
+    defaults["pool_threads"] = tune_probe.pool_threads(probe)
+    cpus = int(fp.get("cpus_online") or 1)
+    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
+          f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
     print(f"method: {method_text(s, grid)}", flush=True)
     progress = ProgressLine()
     choices = []
     families = list(tune.DECIDERS)
     for i, family in enumerate(families, 1):
-        times = measure_family(probe, family, grid, s, progress, f"{i}/{len(families)}")
-        got, picks = tune.DECIDERS[family](times, grid, defaults)
+        fgrid = tune.family_grid(family, grid)
+        times = measure_family(probe, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
+        if not times:
+            continue
+        got, picks = tune.DECIDERS[family](times, fgrid, defaults)
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         choices += got
@@ -142,8 +151,7 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     print()
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
     for c in choices:
-        print(f"{c.name:<22} {tune.fmt_size(c.default):>10} "
-              f"{(tune.fmt_size(c.value) if c.moved else '(default)'):>10}  {c.why}")
+        print(f"{c.name:<22} {c.show(c.default):>10} {(c.show(c.value) if c.moved else '(default)'):>10}  {c.why}")
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
@@ -157,18 +165,23 @@ def tune_main(args, probe: Path, fp: dict) -> int:
 
 
 PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
-               "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):"}
+               "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):",
+               "parallel": "parallel (memset, memcpy):"}
 
 
-def check_loads(probe: Path, path: Path) -> None:
+def check_loads(probe: Path, path: Path) -> dict:
+    """The tunables libmemkit takes from the profile (with the pool's size);
+    an error if it does not load it."""
     proc = tune_probe.Process(probe, 4096, tune_probe.clean_env(MEMKIT_PROFILE=str(path)), "profile")
     try:
-        _, prof = proc.tunables()
+        tun, prof = proc.tunables()
+        pool = int(proc.ask("pool"))
         err = proc.stderr()
     finally:
         proc.close()
     if err or prof != str(path):
         raise MemkitError(f"libmemkit did not load {path}: {err or 'it reports profile ' + repr(prof)}")
+    return dict(tune.parse_tunables(tun), pool_threads=pool)
 
 
 def check_main(args, probe: Path, fp: dict) -> int:
@@ -176,43 +189,54 @@ def check_main(args, probe: Path, fp: dict) -> int:
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)
+    tuned = check_loads(probe, path)
+    defaults = dict(tune.parse_tunables(fp.get("tunables", "")), pool_threads=tune_probe.pool_threads(probe))
     # Sizes between the tuning grid's: the check is not the data the profile came from.
     grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
     plan = tune_probe.Plan(
         configs={"defaults": tune_probe.Config(tune_probe.clean_env()),
                  "profile": tune_probe.Config(tune_probe.clean_env(MEMKIT_PROFILE=str(path)),
                                               profile=str(path))},
-        cells=[(op, size) for op in tune.WORKLOADS for size in grid],
+        cells=[(op, size) for op, (family, _) in tune.WORKLOADS.items()
+               for size in tune.family_grid(family, grid)],
         rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
+    changed = {c for c in plan.cells if tune.path_of(tuned, *c) != tune.path_of(defaults, *c)}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
-          f"each in its own process, {plan.rounds} interleaved rounds, {len(plan.cells)} cells "
-          f"({', '.join(tune.WORKLOADS)} at {len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
-          "between the tuning grid's)", flush=True)
+          f"each in its own process, {plan.rounds} interleaved rounds; {len(plan.cells)} cells "
+          f"({', '.join(tune.WORKLOADS)} at sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
+          f"between the tuning grid's), {len(changed)} of them on a path the profile changes", flush=True)
     progress = ProgressLine()
     times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
     progress.clear()
-    helped, hurt, same = [], [], []
-    for op, size in plan.cells:
-        ev = tune.paired(times, "profile", "defaults", [op], size)
-        (helped if ev.faster() else hurt if ev.slower() else same).append((op, ev))
-    print(f"\n{'workload':<34} {'size':>10} {'profile vs defaults':>20}  rounds faster")
-    for verdict, rows in (("helped", helped), ("HURT", hurt)):
-        for op, ev in rows:
-            print(f"{tune.WORKLOADS[op][1]:<34} {tune.fmt_size(ev.size):>10} {ev.median:>19.2f}x  "
-                  f"{ev.wins}/{ev.rounds}  {verdict}")
-    worst = min(same, key=lambda row: row[1].median, default=None)
+    return report_check(plan, times, changed, tuned, defaults)
+
+
+def report_check(plan, times, changed, tuned, defaults) -> int:
+    """Where the profile helped and hurt; the cells it does not change are
+    the same code under both, so their spread is the noise."""
+    rows = {c: tune.paired(times, "profile", "defaults", [c[0]], c[1]) for c in plan.cells}
+    helped = [c for c in plan.cells if c in changed and rows[c].faster()]
+    hurt = [c for c in plan.cells if c in changed and rows[c].slower()]
+    print(f"\n{'workload':<30} {'size':>10}  {'defaults':>10} -> {'profile':<10} {'speed-up':>8}  rounds faster")
+    for c in sorted(changed, key=lambda c: (list(tune.WORKLOADS).index(c[0]), c[1])):
+        ev = rows[c]
+        verdict = "helped" if c in helped else "HURT" if c in hurt else "within noise"
+        print(f"{tune.WORKLOADS[c[0]][1]:<30} {tune.fmt_size(c[1]):>10}  {tune.path_of(defaults, *c):>10} -> "
+              f"{tune.path_of(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
+    same = [rows[c].median for c in plan.cells if c not in changed]
     print()
-    print(f"helped at {len(helped)} of {len(plan.cells)} cells" +
-          (f" (up to {max(ev.median for _, ev in helped):.2f}x)" if helped else ""))
+    if same:
+        false = sum(rows[c].faster() or rows[c].slower() for c in plan.cells if c not in changed)
+        print(f"noise: {len(same)} cells run the same code under both: speed-ups "
+              f"{min(same):.2f}..{max(same):.2f}x, {false} of them 'significant' by the same rule")
+    print(f"helped at {len(helped)} of the {len(changed)} changed cells" +
+          (f" (up to {max(rows[c].median for c in helped):.2f}x)" if helped else ""))
     if hurt:
         print(f"HURT at {len(hurt)} cell(s) beyond noise: the profile is worse than the defaults there; "
               "run `memkit tune` again")
         return 1
-    rule = (f"slower in at least {tune.wins_needed(plan.rounds)}/{plan.rounds} rounds and by "
-            f"{tune.MARGIN:.0%} at the median")
-    slowest = (f"; the slowest cell: {worst[1].median:.2f}x, {tune.WORKLOADS[worst[0]][1]} "
-               f"{tune.fmt_size(worst[1].size)}" if worst else "")
-    print(f"hurt nowhere beyond noise (hurt would be: {rule}{slowest})")
+    print(f"hurt nowhere beyond noise (hurt: slower in at least {tune.wins_needed(plan.rounds)}/"
+          f"{plan.rounds} rounds and by {tune.MARGIN:.0%} at the median)")
     return 0
 
 
