@@ -24,11 +24,13 @@ lib: deps
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The lab's Python front end and its dependencies, in a local virtual environment.
-$(VENV_STAMP): python/pyproject.toml
+# The lab's Python front end and its dependencies, in a local virtual
+# environment: the package editable, without its CMake build (the lab uses
+# build/; `pip install .` is the way with the C parts inside the package).
+$(VENV_STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q --upgrade pip >/dev/null
-	@$(VENV)/bin/pip install -q -e 'python[test]'
+	@$(VENV)/bin/pip install -q -e '.[test]' -Ceditable.mode=inplace -Cwheel.cmake=false
 	@touch $@
 venv: deps $(VENV_STAMP)
 
@@ -68,7 +70,10 @@ bench: lib venv
 	  $(VENV)/bin/memkit report && \
 	  echo "compare with the previous run: $(VENV)/bin/memkit compare"; exit $$rc
 
-install: lib
+# The library, the preload, the experiments and their data, the man page and
+# the bash/zsh completions (generated from the command line's parser).
+install: lib venv
+	@$(VENV)/bin/python -m memkit.docs --out $(BUILD)/docs >/dev/null
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:

@@ -9,27 +9,40 @@
  * of its aligned speed, and a memcpy that uses it for mid sizes inherits
  * the cliff.
  *
- * Method: per size, rounds in which every copier copies the same buffers
- * (page-aligned, so every copier's contract holds when n is a multiple of
- * its alignment; other sizes print "-") enough times for BATCH_BYTES,
- * interleaved A B C ... A B C; GB/s = median over rounds.  Misaligned: per
- * copier and offset, rounds of (aligned, misaligned) pairs; the per-pair
- * time ratio's median.  The worst of 63 noisy medians is biased upward (a
+ * Method: per size, the lab's interleaved rounds (shuffled order, a
+ * warm-up batch before each timed one) in which every copier copies the
+ * same buffers (page-aligned, so every copier's contract holds when n is a
+ * multiple of its alignment; other sizes print "-") enough times for
+ * BATCH_BYTES; GB/s = median over rounds, speed-up over libc per round.
+ * One size per batch, so the branch predictor is trained (copies of random
+ * sizes: size-distributions).  Misaligned: per copier and offset, rounds of
+ * (aligned, misaligned) pairs; the per-pair speed-up's median (< 1: the
+ * misaligned copy is slower).  The worst of 63 noisy medians is biased upward (a
  * neighbour's burst lands on some offset: at 4 KiB every offset measures
  * 1.37-1.41x, yet the largest of 63 read 1.45-1.54x), so the few worst
  * offsets are measured again with fresh rounds and the worst of those
  * confirmations is reported; an offset that is really slow stays slow.
  *
- * Arguments: min=SIZE max=SIZE only=COPIER[,COPIER...] offsets=all|few. */
+ * Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define BATCH_BYTES ((size_t)8 << 20)
 #define MAX_COPIERS 32
 #define CONFIRMED_OFFSETS 3   /* worst screening offsets measured again */
+
+#define CLIFF 2.0   /* a misaligned destination this many times slower: a cliff */
+
+static const lab_arg args[] = {
+    {"min", LAB_SIZE, "32", NULL, "smallest size", 1, 17179869184.0},
+    {"max", LAB_SIZE, "64M", "4M", "largest size", 1, 17179869184.0},
+    {"only", LAB_TEXT, NULL, NULL, "only these copiers (COPIER,COPIER...)", 0, 0},
+    {"offsets", LAB_TEXT, "all", "few", "misaligned destinations: all (1..63) or few", 0, 0},
+};
 
 typedef struct {
     size_t min, max;
@@ -39,27 +52,15 @@ typedef struct {
 
 static int parse_options(lab_ctx *ctx, options *o)
 {
-    *o = (options){32, (size_t)64 << 20, NULL, !ctx->quick};
-    if (ctx->quick)
-        o->max = (size_t)4 << 20;
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strncmp(a, "min=", 4))
-            o->min = lab_parse_size(a + 4);
-        else if (!strncmp(a, "max=", 4))
-            o->max = lab_parse_size(a + 4);
-        else if (!strncmp(a, "only=", 5))
-            o->only = a + 5;
-        else if (!strcmp(a, "offsets=all") || !strcmp(a, "offsets=few"))
-            o->all_offsets = a[8] == 'a';
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected min=SIZE max=SIZE "
-                            "only=COPIER,... offsets=all|few)\n", a);
-            return -1;
-        }
+    const char *offsets = lab_text(ctx, "offsets");
+    *o = (options){lab_size(ctx, "min"), lab_size(ctx, "max"), lab_text(ctx, "only"),
+                   !strcmp(offsets, "all")};
+    if (strcmp(offsets, "all") && strcmp(offsets, "few")) {
+        fprintf(stderr, "error: offsets must be all or few\n");
+        return -1;
     }
-    if (o->min < 1 || o->min > o->max || o->max > ((size_t)1 << 34)) {
-        fprintf(stderr, "error: need 1 <= min <= max <= 16G\n");
+    if (o->min > o->max) {
+        fprintf(stderr, "error: need min <= max\n");
         return -1;
     }
     for (const char *p = o->only; p && *p;) {
@@ -98,34 +99,34 @@ static double batch(const mk_copier *c, char *dst, const char *src, size_t n, si
     return (lab_now_ns() - t0) / (double)reps;
 }
 
-/* Rounds of (aligned, dst + k) pairs; the per-pair time ratios' statistics,
- * and the misaligned times in off_ns. */
-static lab_stats offset_ratio(const mk_copier *c, char *dst, const char *src, size_t n, int k,
-                              size_t rounds, size_t reps, double *off_ns)
+/* Rounds of (aligned, dst + k) pairs: the misaligned copy's speed-ups
+ * (< 1: slower) and, per round, both throughputs. */
+static lab_stats offset_speedup(const mk_copier *c, char *dst, const char *src, size_t n, int k,
+                                size_t rounds, size_t reps, double *off_gbps, double *al_gbps)
 {
-    double ratio[64];
+    double up[64];
     batch(c, dst + k, src, n, 1);
     for (size_t r = 0; r < rounds; r++) {
-        double aligned_ns = batch(c, dst, src, n, reps);
-        off_ns[r] = batch(c, dst + k, src, n, reps);
-        ratio[r] = off_ns[r] / aligned_ns;
+        al_gbps[r] = (double)n / batch(c, dst, src, n, reps);
+        off_gbps[r] = (double)n / batch(c, dst + k, src, n, reps);
     }
-    return lab_stats_of(ratio, rounds);
+    lab_speedups(off_gbps, al_gbps, rounds, 1, up);
+    return lab_stats_of(up, rounds);
 }
 
-/* The offsets with the `want` largest screening medians, worst first
+/* The offsets with the `want` lowest screening speed-ups, worst first
  * (each pick's median is overwritten so the next pick skips it). */
 static size_t worst_offsets(double *median_of, const int *offsets, size_t noff, int *out,
                             size_t want)
 {
     size_t got = 0;
     for (; got < want && got < noff; got++) {
-        size_t best = 0;
+        size_t worst = 0;
         for (size_t i = 1; i < noff; i++)
-            if (median_of[i] > median_of[best])
-                best = i;
-        out[got] = offsets[best];
-        median_of[best] = -1;
+            if (median_of[i] < median_of[worst])
+                worst = i;
+        out[got] = offsets[worst];
+        median_of[worst] = INFINITY;
     }
     return got;
 }
@@ -148,18 +149,18 @@ static size_t misaligned_rounds(lab_ctx *ctx, size_t n)
     return n < ((size_t)1 << 20) && !ctx->quick ? 2 * rounds_for(ctx, n) : rounds_for(ctx, n);
 }
 
-static void emit_gbps(lab_ctx *ctx, const char *series, size_t n, int offset, double *ns,
-                      size_t rounds, const char *ratio_to, lab_stats ratio)
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t n, reps;
+} sweep_point;
+
+/* One batch of a copier (the warm-up: an eighth of it); GB/s. */
+static double pass(const lab_method *m, void *arg, int warm)
 {
-    double gbps[64];
-    for (size_t r = 0; r < rounds; r++)
-        gbps[r] = (double)n / ns[r];
-    lab_stats s = lab_stats_of(gbps, rounds);
-    char params[96];
-    snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, offset);
-    lab_measurement m = {series, params, "gb_per_s", "GB/s", "median", s.median, s,
-                         ratio_to, ratio.median, ratio.min, ratio.max};
-    lab_emit(ctx, &m);
+    const sweep_point *p = arg;
+    size_t reps = warm ? p->reps / 8 + 1 : p->reps;
+    return (double)p->n / batch(m->data, p->dst, p->src, p->n, reps);
 }
 
 static int run(lab_ctx *ctx)
@@ -181,54 +182,69 @@ static int run(lab_ctx *ctx)
     size_t nsizes = 0;
     for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2)
         nsizes++;
+    lab_ranking *rk = lab_ranking_new("copy, aligned buffers", 1, 1);
 
     /* aligned throughput, the seed's table */
-    printf("copy throughput, GB/s (median of interleaved rounds; '-': size not a multiple of "
-           "the copier's alignment)\n%10s", "size");
+    printf("copy throughput, GB/s (median of interleaved rounds, one size per batch: a trained "
+           "predictor; '-': size not a multiple of the copier's alignment)\n%10s", "size");
     for (size_t c = 0; c < nc; c++)
         printf(" %*s", (int)(strlen(cs[c]->name) > 9 ? strlen(cs[c]->name) : 9), cs[c]->name);
     printf("\n");
-    double *ns = malloc(MAX_COPIERS * 64 * sizeof *ns);
+    double *gbps = malloc(MAX_COPIERS * 64 * sizeof *gbps);
     size_t done = 0;
     for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2, done++) {
         char sz[32];
         lab_progress(ctx, done, nsizes, lab_fmt_size(n, sz, sizeof sz));
-        size_t rounds = rounds_for(ctx, n), reps = reps_for(n);
-        for (size_t c = 0; c < nc; c++)   /* warm-up: fault in, train */
-            if (n % cs[c]->align == 0)
-                batch(cs[c], dst, src, n, 1);
-        for (size_t r = 0; r < rounds; r++)
-            for (size_t c = 0; c < nc; c++)
-                if (n % cs[c]->align == 0)
-                    ns[c * 64 + r] = batch(cs[c], dst, src, n, reps);
+        size_t rounds = rounds_for(ctx, n);
+        /* the copiers whose contract holds at this size; libc first, the baseline */
+        lab_method ms[MAX_COPIERS];
+        size_t nm = 0, at[MAX_COPIERS], i_mk = SIZE_MAX;
+        for (size_t c = 0; c < nc; c++)
+            if (n % cs[c]->align == 0) {
+                if (!strcmp(cs[c]->name, "memkit"))
+                    i_mk = nm;
+                at[c] = nm;
+                ms[nm++] = (lab_method){cs[c]->name, NULL, 0, cs[c]};
+            } else
+                at[c] = SIZE_MAX;
+        sweep_point pt = {dst, src, n, reps_for(n)};
+        lab_interleave(ctx, ms, nm, rounds, pass, &pt, gbps);
+        char params[96];
+        snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":0", n);
+        lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
+                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+        lab_summary sums[MAX_COPIERS];
+        size_t base = 0;
+        while (base < nm && strcmp(ms[base].name, "libc"))
+            base++;
+        lab_emit_methods(ctx, &tmpl, ms, nm, rounds, gbps, base < nm ? base : SIZE_MAX, sums);
+        if (i_mk != SIZE_MAX)
+            lab_ranking_add(rk, sz, ms, nm, i_mk, sums, NULL);
         printf("%10s", sz);
         for (size_t c = 0; c < nc; c++) {
             int w = (int)(strlen(cs[c]->name) > 9 ? strlen(cs[c]->name) : 9);
-            if (n % cs[c]->align) {
+            if (at[c] == SIZE_MAX)
                 printf(" %*s", w, "-");
-                continue;
-            }
-            lab_stats none = {0};
-            emit_gbps(ctx, cs[c]->name, n, 0, &ns[c * 64], rounds, NULL, none);
-            double g[64];
-            for (size_t r = 0; r < rounds; r++)
-                g[r] = (double)n / ns[c * 64 + r];
-            printf(" %*.2f", w, lab_stats_of(g, rounds).median);
+            else
+                printf(" %*.2f", w, sums[at[c]].value);
         }
         printf("\n");
         fflush(stdout);
+        for (size_t i = 0; i < nm; i++)
+            lab_summary_free(&sums[i]);
     }
 
     /* misaligned destination: each unaligned copier, worst offset per size */
     static const int few[] = {1, 3, 8, 17, 32, 63};
-    printf("\nmisaligned destination (source page-aligned): worst time / aligned time over "
-           "dst offsets %s (the %d worst measured again)\n%10s",
+    printf("\nmisaligned destination (source page-aligned): worst time / aligned time (> 1: "
+           "slower) over dst offsets %s (the %d worst measured again)\n%10s",
            o.all_offsets ? "1..63" : "1,3,8,17,32,63", CONFIRMED_OFFSETS, "size");
     for (size_t c = 0; c < nc; c++)
         if (cs[c]->align == 1)
             printf(" %16s", cs[c]->name);
     printf("\n");
-    double worst_overall[MAX_COPIERS] = {0};
+    lab_summary worst_of[MAX_COPIERS] = {0};   /* the slowest, 4 KiB .. 1 MiB */
+    size_t worst_size[MAX_COPIERS] = {0};
     done = 0;
     for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2, done++) {
         char sz[32];
@@ -238,51 +254,70 @@ static int run(lab_ctx *ctx)
         for (size_t c = 0; c < nc; c++) {
             if (cs[c]->align != 1)
                 continue;
-            double off_ns[64], worst_ns[64], median_of[63];
-            lab_stats worst_ratio = {0};
+            double off_gbps[64], al_gbps[64], worst_off[64], worst_al[64], median_of[63];
+            double worst_up = INFINITY;
             int worst_k = 1, offsets[63], confirm[CONFIRMED_OFFSETS];
             size_t noff = o.all_offsets ? 63 : sizeof few / sizeof few[0];
             for (size_t i = 0; i < noff; i++) {
                 offsets[i] = o.all_offsets ? (int)i + 1 : few[i];
-                median_of[i] = offset_ratio(cs[c], dst, src, n, offsets[i], rounds, reps,
-                                            off_ns).median;
+                median_of[i] = offset_speedup(cs[c], dst, src, n, offsets[i], rounds, reps,
+                                              off_gbps, al_gbps).median;
             }
             /* three times the rounds: a confirmation's median must not be
              * as noisy as the screening it corrects */
             size_t nconfirm = worst_offsets(median_of, offsets, noff, confirm, CONFIRMED_OFFSETS),
                    confirm_rounds = 3 * rounds < 63 ? 3 * rounds : 63;
             for (size_t i = 0; i < nconfirm; i++) {
-                lab_stats rs = offset_ratio(cs[c], dst, src, n, confirm[i], confirm_rounds, reps,
-                                            off_ns);
-                if (rs.median > worst_ratio.median) {
-                    worst_k = confirm[i], worst_ratio = rs;
-                    memcpy(worst_ns, off_ns, confirm_rounds * sizeof *worst_ns);
+                lab_stats up = offset_speedup(cs[c], dst, src, n, confirm[i], confirm_rounds,
+                                              reps, off_gbps, al_gbps);
+                if (up.median < worst_up) {
+                    worst_k = confirm[i], worst_up = up.median;
+                    memcpy(worst_off, off_gbps, confirm_rounds * sizeof *worst_off);
+                    memcpy(worst_al, al_gbps, confirm_rounds * sizeof *worst_al);
                 }
             }
-            char series[64], base[64];
+            char series[64], params[96], base_params[96];
             snprintf(series, sizeof series, "%s misaligned-dst", cs[c]->name);
-            snprintf(base, sizeof base, "%s", cs[c]->name);
-            /* the protocol's ratio is of the values: GB/s misaligned / aligned */
-            lab_stats inv = worst_ratio;
-            inv.median = 1 / worst_ratio.median;
-            inv.min = 1 / worst_ratio.max;
-            inv.max = 1 / worst_ratio.min;
-            emit_gbps(ctx, series, n, worst_k, worst_ns, confirm_rounds, base, inv);
-            double worst = worst_ratio.median;
-            printf(" %9.2fx @%-+4d", worst, worst_k);
-            if (n >= 4096 && n <= ((size_t)1 << 20) && worst > worst_overall[c])
-                worst_overall[c] = worst;
+            snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, worst_k);
+            snprintf(base_params, sizeof base_params, "\"size\":%zu,\"dst_offset\":0", n);
+            lab_record r = {.series = series, .params_json = params, .axis = "size",
+                            .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
+                            .higher_is_better = 1, .samples = worst_off, .n = confirm_rounds,
+                            .baseline = cs[c]->name, .baseline_params_json = base_params,
+                            .baseline_samples = worst_al};
+            lab_summary s = lab_record_emit(ctx, &r);
+            printf(" %9.2fx @%-+4d", 1 / s.ratio, worst_k);   /* the time ratio: a cliff reads big */
+            if (n >= 4096 && n <= ((size_t)1 << 20) &&
+                (!worst_of[c].has_ratio || s.ratio < worst_of[c].ratio)) {
+                lab_summary_free(&worst_of[c]);
+                worst_of[c] = s, worst_size[c] = n;
+            } else
+                lab_summary_free(&s);
         }
         printf("\n");
         fflush(stdout);
     }
     lab_progress(ctx, nsizes, nsizes, "done");
-    for (size_t c = 0; c < nc; c++)
-        if (cs[c]->align == 1 && worst_overall[c] > 0)
-            lab_verdict(ctx, "%s: a misaligned destination costs at most %.2fx the aligned time "
-                             "for 4 KiB..1 MiB%s", cs[c]->name, worst_overall[c],
-                        worst_overall[c] > 1.5 ? " (a cliff)" : "");
-    free(ns);
+    for (size_t c = 0; c < nc; c++) {
+        const lab_summary *w = &worst_of[c];
+        if (cs[c]->align != 1 || !w->has_ratio)
+            continue;
+        char sz[32];
+        double slow = 1 / w->ratio;
+        int j = lab_judge(w->ratio_lo, w->ratio_hi);
+        char iv[80];
+        lab_verdict(ctx, "%s: a misaligned destination costs at most %.2fx the aligned time for "
+                         "4 KiB..1 MiB (at %s; speed-up %s)%s", cs[c]->name, slow,
+                    lab_fmt_size(worst_size[c], sz, sizeof sz),
+                    lab_interval_text(w->ratio_lo, w->ratio_hi, iv, sizeof iv),
+                    j == 0   ? ": no slower beyond the noise"
+                    : j > 0  ? ": faster than aligned"
+                    : slow >= CLIFF ? ": a cliff (2x or more)"
+                                    : ": slower, but no cliff (under 2x)");
+        lab_summary_free(&worst_of[c]);
+    }
+    lab_ranking_verdicts(ctx, rk);
+    free(gbps);
     lab_free(src, cap);
     lab_free(dst, cap);
     return 0;
@@ -292,6 +327,7 @@ int main(int argc, char **argv)
 {
     static const lab_info info = {
         "copy-sweep", "going-faster-than-memcpy",
-        "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown"};
+        "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
+        args, sizeof args / sizeof args[0], 0, 0};
     return lab_main(argc, argv, &info, run);
 }

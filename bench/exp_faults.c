@@ -7,9 +7,11 @@
  * three mk_prefault modes on fresh memory.
  * Part 2, the seed's figure: page touch and memcpy (mk_parallel_memcpy) into
  * fresh and into warm memory with 1..N threads of a pool, speed-up over one
- * thread per interleaved round.
+ * thread per interleaved round (> 1: faster).
+ * Both parts in the lab's interleaved rounds, shuffled; no warm-up pass
+ * (every pass maps fresh memory: there is nothing to warm).
  *
- *   memkit-exp-faults [--quick] [--mib N] [--rounds N] [--threads N] */
+ * Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 #include "parallel/pool_internal.h"
@@ -29,22 +31,21 @@ typedef struct {
     const char  *name;
     mk_page_kind kind;
     phase        what;
-    double       us_per_mb[MAX_ROUNDS];
 } page_row;
 
-static page_row page_rows[] = {
-    {"first touch, 4 KiB pages", MK_PAGES_NORMAL, FIRST_TOUCH, {0}},
-    {"first touch, THP", MK_PAGES_THP, FIRST_TOUCH, {0}},
-    {"warm touch, 4 KiB pages", MK_PAGES_NORMAL, WARM_TOUCH, {0}},
-    {"warm touch, THP", MK_PAGES_THP, WARM_TOUCH, {0}},
-    {"zero (mk_memset), 4 KiB pages", MK_PAGES_NORMAL, ZERO, {0}},
-    {"zero (mk_memset), THP", MK_PAGES_THP, ZERO, {0}},
-    {"munmap, 4 KiB pages", MK_PAGES_NORMAL, UNMAP, {0}},
-    {"munmap, THP", MK_PAGES_THP, UNMAP, {0}},
-    {"prefault touch, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_TOUCH, {0}},
-    {"prefault populate, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_POPULATE, {0}},
-    {"prefault lock, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_LOCK, {0}},
-    {"prefault populate, THP", MK_PAGES_THP, PREFAULT_POPULATE, {0}},
+static const page_row page_rows[] = {
+    {"first touch, 4 KiB pages", MK_PAGES_NORMAL, FIRST_TOUCH},
+    {"first touch, THP", MK_PAGES_THP, FIRST_TOUCH},
+    {"warm touch, 4 KiB pages", MK_PAGES_NORMAL, WARM_TOUCH},
+    {"warm touch, THP", MK_PAGES_THP, WARM_TOUCH},
+    {"zero (mk_memset), 4 KiB pages", MK_PAGES_NORMAL, ZERO},
+    {"zero (mk_memset), THP", MK_PAGES_THP, ZERO},
+    {"munmap, 4 KiB pages", MK_PAGES_NORMAL, UNMAP},
+    {"munmap, THP", MK_PAGES_THP, UNMAP},
+    {"prefault touch, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_TOUCH},
+    {"prefault populate, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_POPULATE},
+    {"prefault lock, 4 KiB pages", MK_PAGES_NORMAL, PREFAULT_LOCK},
+    {"prefault populate, THP", MK_PAGES_THP, PREFAULT_POPULATE},
 };
 #define NPAGE_ROWS (sizeof page_rows / sizeof page_rows[0])
 
@@ -118,73 +119,95 @@ static double time_scaling(scaling_kind k, mk_pool *pool, const unsigned char *s
     return t;
 }
 
-static lab_stats stats(const double *v, int n)
+typedef struct {
+    size_t n;
+    mk_pool **pools;
+    const unsigned char *src;
+} job;
+
+static double page_pass(const lab_method *m, void *arg, int warm)
 {
-    double tmp[MAX_ROUNDS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    return lab_stats_of(tmp, (size_t)n);
+    const job *j = arg;
+    return warm ? 0 : time_phase(m->data, j->n);
+}
+
+/* kind: the scaling kind; data: the thread count. */
+static double scaling_pass(const lab_method *m, void *arg, int warm)
+{
+    const job *j = arg;
+    if (warm)
+        return 0;
+    size_t t = (size_t)(uintptr_t)m->data;
+    return time_scaling((scaling_kind)m->kind, j->pools[t], j->src, j->n) / 1e6;   /* ms */
+}
+
+static const lab_arg args[] = {
+    {"mib", LAB_INT, "256", "32", "mapping size in MiB", 8, 65536},
+    {"rounds", LAB_INT, "5", "1", "interleaved rounds (fewer than 5: no claims)", 1, MAX_ROUNDS},
+    {"threads", LAB_INT, NULL, "2", "most threads (default: 2x the CPUs, at least 4)", 1,
+     MAX_THREADS},
+};
+
+/* "faster (~95% interval 1.70..1.90x)", or "too noisy to tell (...)" */
+static const char *judged(const lab_summary *s)
+{
+    static char buf[4][128];
+    static int next;
+    char *b = buf[next++ % 4], iv[80];
+    int j = lab_judge(s->ratio_lo, s->ratio_hi);
+    snprintf(b, sizeof buf[0], "%s (%s)", j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell",
+             lab_interval_text(s->ratio_lo, s->ratio_hi, iv, sizeof iv));
+    return b;
 }
 
 static int run(lab_ctx *ctx)
 {
-    size_t mib = ctx->quick ? 32 : 256;
-    int rounds = ctx->quick ? 1 : 5;
+    size_t mib = (size_t)lab_int(ctx, "mib");
+    int rounds = (int)lab_int(ctx, "rounds");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nthreads = cpus * 2 > 4 ? (int)cpus * 2 : 4;
-    for (int i = 1; i < ctx->argc; i++) {
-        if (!strcmp(ctx->argv[i], "--mib") && i + 1 < ctx->argc)
-            mib = (size_t)atol(ctx->argv[++i]);
-        else if (!strcmp(ctx->argv[i], "--rounds") && i + 1 < ctx->argc)
-            rounds = atoi(ctx->argv[++i]);
-        else if (!strcmp(ctx->argv[i], "--threads") && i + 1 < ctx->argc)
-            nthreads = atoi(ctx->argv[++i]);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
-            return 2;
-        }
-    }
-    if (mib < 8 || mib > 65536 || rounds < 1 || rounds > MAX_ROUNDS || nthreads < 1 ||
-        nthreads > MAX_THREADS) {
-        fprintf(stderr, "error: --mib must be 8..65536, --rounds 1..%d, --threads 1..%d\n",
-                MAX_ROUNDS, MAX_THREADS);
-        return 2;
-    }
-    if (ctx->quick && nthreads > 2)
-        nthreads = 2;
+    int nthreads = lab_text(ctx, "threads") ? (int)lab_int(ctx, "threads")
+                   : cpus * 2 > 4 ? (int)cpus * 2 : 4;
+    if (nthreads > MAX_THREADS)
+        nthreads = MAX_THREADS;
     size_t n = mib << 20;
     char params[160], sz[32];
 
-    /* Part 1: rows interleaved round by round, after one untimed pass of
-     * huge-page faults: a process's first ones pay for compacting memory
-     * into free 2 MiB pages (measured here: ~2 ms/MB once, then ~85 µs/MB). */
+    /* Part 1: after one untimed pass of huge-page faults: a process's first
+     * ones pay for compacting memory into free 2 MiB pages (measured here:
+     * ~2 ms/MB once, then ~85 µs/MB). */
     time_phase(&page_rows[1], n);
-    for (int r = 0; r < rounds; r++) {
-        lab_progress(ctx, (size_t)r, (size_t)rounds * 2, "page costs");
-        for (size_t i = 0; i < NPAGE_ROWS; i++)
-            page_rows[i].us_per_mb[r] = time_phase(&page_rows[i], n);
-    }
+    lab_method rows[NPAGE_ROWS];
+    for (size_t i = 0; i < NPAGE_ROWS; i++)
+        rows[i] = (lab_method){page_rows[i].name, NULL, (int)i, &page_rows[i]};
+    static double us[NPAGE_ROWS * MAX_ROUNDS];
+    job j = {n, NULL, NULL};
+    lab_progress(ctx, 0, 2, "page costs");
+    lab_interleave(ctx, rows, NPAGE_ROWS, (size_t)rounds, page_pass, &j, us);
     printf("page costs, %s mapping, %d round(s)\n", lab_fmt_size(n, sz, sizeof sz), rounds);
     printf("%-34s %10s %10s %10s\n", "", "µs/MB", "min", "max");
+    snprintf(params, sizeof params, "\"bytes\":%zu", n);
     for (size_t i = 0; i < NPAGE_ROWS; i++) {
-        page_row *pr = &page_rows[i];
-        if (pr->us_per_mb[0] < 0) {
-            printf("%-34s refused by the kernel (errno %d)\n", pr->name, (int)-pr->us_per_mb[0]);
+        const page_row *pr = &page_rows[i];
+        if (us[i * rounds] < 0) {
+            printf("%-34s refused by the kernel (errno %d)\n", pr->name, (int)-us[i * rounds]);
             continue;
         }
-        lab_stats s = stats(pr->us_per_mb, rounds);
-        printf("%-34s %10.1f %10.1f %10.1f\n", pr->name, s.median, s.min, s.max);
-        snprintf(params, sizeof params, "\"bytes\":%zu", n);
-        lab_emit(ctx, &(lab_measurement){.series = pr->name, .params_json = params,
-                                         .metric = "us_per_mb", .unit = "µs/MB", .stat = "median",
-                                         .value = s.median, .s = s});
+        /* THP rows: the speed-up over the same phase with 4 KiB pages */
+        int base = pr->kind == MK_PAGES_THP && i > 0 && page_rows[i - 1].what == pr->what
+                       ? (int)i - 1 : -1;
+        lab_record r = {.series = pr->name, .params_json = params, .metric = "us_per_mb",
+                        .unit = "µs/MB", .samples = &us[i * rounds], .n = (size_t)rounds,
+                        .baseline = base >= 0 ? page_rows[base].name : NULL,
+                        .baseline_samples = base >= 0 ? &us[base * rounds] : NULL};
+        lab_summary s = lab_record_emit(ctx, &r);
+        printf("%-34s %10.1f %10.1f %10.1f\n", pr->name, s.value, s.s.min, s.s.max);
+        if (i == 1)
+            lab_verdict(ctx, "first touch: THP's speed-up per MB over 4 KiB pages %.1fx: %s%s",
+                        s.ratio, judged(&s),
+                        s.ratio < 1.2 ? " - THP may not be in effect (see the fingerprint's thp)"
+                                      : "");
+        lab_summary_free(&s);
     }
-    double thp_ratio[MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++)
-        thp_ratio[r] = page_rows[0].us_per_mb[r] / page_rows[1].us_per_mb[r];
-    lab_stats tr = stats(thp_ratio, rounds);
-    lab_verdict(ctx, "first touch: 4 KiB pages cost %.1fx what THP costs per MB (range %.1f..%.1f)%s",
-                tr.median, tr.min, tr.max,
-                tr.median < 1.2 ? " - THP may not be in effect (see the fingerprint's thp)" : "");
 
     /* Part 2: 1..N threads, each thread count a pool made once. */
     mk_pool *pools[MAX_THREADS + 1] = {0};
@@ -193,48 +216,54 @@ static int run(lab_ctx *ctx)
     unsigned char *src = lab_alloc(n);
     for (size_t i = 0; i < n; i += 8)
         src[i] = (unsigned char)i;
-    static double ns[NSCALING][MAX_THREADS + 1][MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++) {
-        lab_progress(ctx, (size_t)(rounds + r), (size_t)rounds * 2, "threads");
-        for (int k = 0; k < NSCALING; k++)
-            for (int t = 1; t <= nthreads; t++)
-                ns[k][t][r] = time_scaling((scaling_kind)k, pools[t], src, n);
-    }
-    lab_progress(ctx, (size_t)rounds * 2, (size_t)rounds * 2, "done");
+    lab_method cells[NSCALING * MAX_THREADS];
+    size_t ncells = 0;
+    for (int k = 0; k < NSCALING; k++)
+        for (int t = 1; t <= nthreads; t++)
+            cells[ncells++] = (lab_method){scaling_names[k], NULL, k, (const void *)(uintptr_t)t};
+    static double ms[NSCALING * MAX_THREADS * MAX_ROUNDS];
+    j = (job){n, pools, src};
+    lab_progress(ctx, 1, 2, "threads");
+    lab_interleave(ctx, cells, ncells, (size_t)rounds, scaling_pass, &j, ms);
+    lab_progress(ctx, 2, 2, "done");
     printf("\n%s with 1..%d threads (pool threads, caller included), %d round(s)\n",
            lab_fmt_size(n, sz, sizeof sz), nthreads, rounds);
     printf("%-28s %7s %10s %10s %12s\n", "", "threads", "ms", "GB/s", "vs 1 thread");
-    double speedup2[NSCALING] = {0}, speedup2_min[NSCALING] = {0};
+    lab_summary two[NSCALING] = {0};
     for (int k = 0; k < NSCALING; k++)
         for (int t = 1; t <= nthreads; t++) {
-            double ratio[MAX_ROUNDS];
-            for (int r = 0; r < rounds; r++)
-                ratio[r] = ns[k][1][r] / ns[k][t][r];
-            lab_stats s = lab_stats_scaled(stats(ns[k][t], rounds), 1e-6), q = stats(ratio, rounds);
-            printf("%-28s %7d %10.1f %10.2f %11.2fx\n", scaling_names[k], t, s.median,
-                   n / 1e6 / s.median, q.median);
+            const double *own = &ms[(size_t)(k * nthreads + t - 1) * rounds];
+            const double *one = &ms[(size_t)(k * nthreads) * rounds];
+            char base_params[160];
             snprintf(params, sizeof params, "\"threads\":%d,\"bytes\":%zu", t, n);
-            lab_emit(ctx, &(lab_measurement){.series = scaling_names[k], .params_json = params,
-                                             .metric = "ms", .unit = "ms", .stat = "median",
-                                             .value = s.median, .s = s, .ratio_to = "1 thread",
-                                             .ratio = q.median, .ratio_min = q.min,
-                                             .ratio_max = q.max});
-            if (t == 2) {
-                speedup2[k] = q.median;
-                speedup2_min[k] = q.min;
-            }
+            snprintf(base_params, sizeof base_params, "\"threads\":1,\"bytes\":%zu", n);
+            lab_record r = {.series = scaling_names[k], .params_json = params, .axis = "threads",
+                            .axis_unit = "", .metric = "ms", .unit = "ms", .samples = own,
+                            .n = (size_t)rounds, .baseline = t > 1 ? scaling_names[k] : NULL,
+                            .baseline_params_json = base_params,
+                            .baseline_samples = t > 1 ? one : NULL};
+            lab_summary s = lab_record_emit(ctx, &r);
+            printf("%-28s %7d %10.1f %10.2f %11.2fx\n", scaling_names[k], t, s.value,
+                   n / 1e6 / s.value, t > 1 ? s.ratio : 1.0);
+            if (t == 2)
+                two[k] = s;
+            else
+                lab_summary_free(&s);
         }
     if (nthreads >= 2) {
-        lab_verdict(ctx, "memcpy into fresh memory: 2 threads %.2fx faster than 1 (worst round %.2fx): "
-                    "page faults are CPU work the threads share", speedup2[COPY_FRESH],
-                    speedup2_min[COPY_FRESH]);
-        lab_verdict(ctx, "memcpy into warm memory: 2 threads %.2fx of 1 thread's speed (worst round "
-                    "%.2fx): %s", speedup2[COPY_WARM], speedup2_min[COPY_WARM],
-                    speedup2[COPY_WARM] >= 0.97 ? "never slower beyond the noise"
-                                                : "slower: bandwidth already saturated by one");
-        lab_verdict(ctx, "page touch of fresh memory: 2 threads %.2fx faster than 1 (Linux faults "
-                    "scale; the seed's Windows did not)", speedup2[TOUCH_FRESH]);
+        lab_verdict(ctx, "memcpy into fresh memory: 2 threads' speed-up over 1: %.2fx: %s; page "
+                    "faults are CPU work the threads share", two[COPY_FRESH].ratio,
+                    judged(&two[COPY_FRESH]));
+        lab_verdict(ctx, "memcpy into warm memory: 2 threads' speed-up over 1: %.2fx: %s%s",
+                    two[COPY_WARM].ratio, judged(&two[COPY_WARM]),
+                    lab_judge(two[COPY_WARM].ratio_lo, two[COPY_WARM].ratio_hi) < 0
+                        ? " (bandwidth already saturated by one)" : "");
+        lab_verdict(ctx, "page touch of fresh memory: 2 threads' speed-up over 1: %.2fx: %s (Linux "
+                    "faults scale; the seed's Windows did not)", two[TOUCH_FRESH].ratio,
+                    judged(&two[TOUCH_FRESH]));
     }
+    for (int k = 0; k < NSCALING; k++)
+        lab_summary_free(&two[k]);
     for (int t = 1; t <= nthreads; t++)
         mk_pool_destroy(pools[t]);
     lab_free(src, n);
@@ -244,6 +273,7 @@ static int run(lab_ctx *ctx)
 static const lab_info info = {
     "faults", "hardware-and-windows-to-its-limits-page-faults",
     "µs per MB of first touch, warm touch, zeroing, munmap (4 KiB vs THP), prefault modes; "
-    "touch and memcpy into fresh vs warm memory with 1..N threads"};
+    "touch and memcpy into fresh vs warm memory with 1..N threads",
+    args, sizeof args / sizeof args[0], 0, 0};
 
 int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }

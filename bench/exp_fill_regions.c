@@ -10,14 +10,16 @@
  * level, where zeros are faster and by how much — so a re-run after a
  * microcode or kernel update shows what changed.
  *
- * Method: per region size, rounds of (method x value) batches, interleaved
- * A0 Ax B0 Bx ...; a batch fills the same region `reps` times (at least
- * BATCH_BYTES in all, one fill for big regions).  Reported: GB/s median over
- * rounds, and for value 0 the zero/non-zero ratio per round (median, min,
- * max).  The number of rounds adapts to a per-size time budget, so 1 GiB
- * regions get few repetitions and 4 KiB ones many.
+ * Method: per region size, the lab's interleaved rounds over every
+ * (method, value) pair, shuffled, each timed batch after a warm-up batch;
+ * a batch fills the same region `reps` times (at least BATCH_BYTES in all,
+ * one fill for big regions).  Reported: GB/s median over rounds, and for
+ * value 0 the zero/non-zero speed-up per round (> 1: zeros faster).  The
+ * number of rounds adapts to a per-size time budget, so 1 GiB regions get
+ * few repetitions and 4 KiB ones many.  Per value, where memkit is slower
+ * than the fastest other method (the ranking verdicts).
  *
- * Arguments: min=SIZE max=SIZE per_octave=N budget=SECONDS (per size). */
+ * Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
@@ -76,19 +78,16 @@ static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
 static void fill_glibc(void *dst, int c, size_t n) { glibc_memset(dst, c, n); }
 static void fill_memkit(void *dst, int c, size_t n) { mk_memset(dst, c, n); }
 
-typedef struct {
-    const char *name;
-    fill_fn *fn;
-} method;
+#define FILL(f) ((void (*)(void))(f))
 
 /* Every method is a row; the AVX2 loops are swapped for SSE2 at run time on
- * CPUs (or kernels) without AVX. */
-static method methods[] = {
-    {"vector-loop", fill_vector_avx2},
-    {"rep-stosb", fill_rep_stosb},
-    {"nt-stores", fill_nt_avx2},
-    {"glibc", fill_glibc},
-    {"memkit", fill_memkit},
+ * CPUs (or kernels) without AVX.  memkit is the last. */
+static lab_method methods[] = {
+    {"vector-loop", FILL(fill_vector_avx2), 0, NULL},
+    {"rep-stosb", FILL(fill_rep_stosb), 0, NULL},
+    {"nt-stores", FILL(fill_nt_avx2), 0, NULL},
+    {"glibc", FILL(fill_glibc), 0, NULL},
+    {"memkit", FILL(fill_memkit), 0, NULL},
 };
 enum { NMETHODS = sizeof methods / sizeof methods[0] };
 
@@ -100,8 +99,8 @@ static void pick_isa(void)
     const mk_cpu_info *c = mk_cpu();
     if (c->has_avx2 && c->os_avx)
         return;
-    methods[0].fn = fill_vector_sse2;
-    methods[2].fn = fill_nt_sse2;
+    methods[0].fn = FILL(fill_vector_sse2);
+    methods[2].fn = FILL(fill_nt_sse2);
 }
 
 /* ---- the grid ---- */
@@ -112,30 +111,12 @@ typedef struct {
     double budget_s;   /* per region size */
 } grid;
 
-static void parse_args(lab_ctx *ctx, grid *g)
-{
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strncmp(a, "min=", 4))
-            g->min = lab_parse_size(a + 4);
-        else if (!strncmp(a, "max=", 4))
-            g->max = lab_parse_size(a + 4);
-        else if (!strncmp(a, "per_octave=", 11))
-            g->per_octave = (unsigned)atoi(a + 11);
-        else if (!strncmp(a, "budget=", 7))
-            g->budget_s = atof(a + 7);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected min=SIZE max=SIZE "
-                            "per_octave=N budget=SECONDS)\n", a);
-            exit(2);
-        }
-    }
-    if (g->min < 256 || g->max < g->min || g->per_octave < 1 || g->per_octave > 16 ||
-        !(g->budget_s > 0)) {
-        fprintf(stderr, "error: need 256 <= min <= max, 1 <= per_octave <= 16, budget > 0\n");
-        exit(2);
-    }
-}
+static const lab_arg args[] = {
+    {"min", LAB_SIZE, "1K", NULL, "smallest region", 256, 1e15},
+    {"max", LAB_SIZE, "1G", "256M", "largest region", 256, 1e15},
+    {"per_octave", LAB_INT, "4", "2", "region sizes per doubling", 1, 16},
+    {"budget", LAB_REAL, "0.6", "0.1", "seconds of measuring per region size", 0.001, 1e6},
+};
 
 /* Sizes min * 2^(k/per_octave), rounded to 256 bytes, duplicates dropped. */
 static size_t make_sizes(const grid *g, size_t *out, size_t cap)
@@ -154,16 +135,6 @@ static size_t make_sizes(const grid *g, size_t *out, size_t cap)
 
 /* ---- measuring ---- */
 
-static double time_batch(fill_fn *fn, char *buf, int c, size_t size, size_t reps)
-{
-    double t0 = lab_now_ns();
-    for (size_t r = 0; r < reps; r++) {
-        fn(buf, c, size);
-        lab_escape(buf);
-    }
-    return lab_now_ns() - t0;
-}
-
 /* A wrong fill must not produce a number: spot-check ends and middle. */
 static void check_fill(const char *name, const char *buf, size_t size, int c)
 {
@@ -174,35 +145,43 @@ static void check_fill(const char *name, const char *buf, size_t size, int c)
 }
 
 typedef struct {
-    double gbps[NMETHODS][NVALUES][MAX_ROUNDS];
-    double ratio[NMETHODS][MAX_ROUNDS];   /* zero / non-zero throughput, per round */
-    size_t rounds;
-} size_result;
+    char *buf;
+    size_t size, reps;
+} region;
 
-static void measure_size(char *buf, size_t size, double budget_s, size_result *res)
+/* One batch of a (method, value) pair; GB/s.  The warm-up batch is one
+ * fill, none for regions of a batch on their own (nothing to warm there). */
+static double pass(const lab_method *m, void *arg, int warm)
 {
-    size_t reps = size >= BATCH_BYTES ? 1 : (BATCH_BYTES + size - 1) / size;
-    /* Warm-up round (caches, TLB, frequency), also the time estimate. */
+    const region *r = arg;
+    fill_fn *fn = (fill_fn *)m->fn;
+    int c = values[m->kind];
+    if (warm) {
+        if (r->reps > 1)
+            fn(r->buf, c, r->size);
+        return 0;
+    }
     double t0 = lab_now_ns();
-    for (int m = 0; m < NMETHODS; m++)
-        for (int v = 0; v < NVALUES; v++)
-            time_batch(methods[m].fn, buf, values[v], size, reps);
-    double round_s = (lab_now_ns() - t0) / 1e9;
-    size_t rounds = round_s > 0 ? (size_t)(budget_s / round_s) : MAX_ROUNDS;
-    rounds = rounds < MIN_ROUNDS ? MIN_ROUNDS : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
+    for (size_t i = 0; i < r->reps; i++) {
+        fn(r->buf, c, r->size);
+        lab_escape(r->buf);
+    }
+    double ns = lab_now_ns() - t0;
+    check_fill(m->name, r->buf, r->size, c);
+    return (double)r->size * r->reps / ns;   /* bytes/ns = GB/s */
+}
 
-    for (size_t r = 0; r < rounds; r++)
-        for (int m = 0; m < NMETHODS; m++) {
-            /* Alternate which value goes first, so neither always follows the other. */
-            for (int i = 0; i < NVALUES; i++) {
-                int v = (int)((i + r) % NVALUES);
-                double ns = time_batch(methods[m].fn, buf, values[v], size, reps);
-                check_fill(methods[m].name, buf, size, values[v]);
-                res->gbps[m][v][r] = (double)size * reps / ns;   /* bytes/ns = GB/s */
-            }
-            res->ratio[m][r] = res->gbps[m][0][r] / res->gbps[m][1][r];
-        }
-    res->rounds = rounds;
+/* The (method, value) pairs: pairs[m * NVALUES + v]. */
+static lab_method pairs[NMETHODS * NVALUES];
+
+static size_t rounds_for(region *r, double budget_s)
+{
+    double t0 = lab_now_ns();   /* one untimed round: caches, TLB, frequency, the estimate */
+    for (size_t i = 0; i < NMETHODS * NVALUES; i++)
+        pass(&pairs[i], r, 0);
+    double round_s = 2 * (lab_now_ns() - t0) / 1e9;   /* with the warm-ups */
+    size_t rounds = round_s > 0 ? (size_t)(budget_s / round_s) : MAX_ROUNDS;
+    return rounds < MIN_ROUNDS ? MIN_ROUNDS : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
 }
 
 /* ---- the verdict ---- */
@@ -306,17 +285,24 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab
 
 static int run(lab_ctx *ctx)
 {
-    grid g = {1 << 10, (size_t)1 << 30, 4, 0.6};
-    if (ctx->quick)
-        g = (grid){1 << 10, (size_t)256 << 20, 2, 0.1};
-    parse_args(ctx, &g);
+    grid g = {lab_size(ctx, "min"), lab_size(ctx, "max"), (unsigned)lab_int(ctx, "per_octave"),
+              lab_real(ctx, "budget")};
+    if (g.max < g.min) {
+        fprintf(stderr, "error: need min <= max\n");
+        return 2;
+    }
     pick_isa();
+    for (int m = 0; m < NMETHODS; m++)
+        for (int v = 0; v < NVALUES; v++)
+            pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL};
 
     size_t sizes[512];
     size_t nsizes = make_sizes(&g, sizes, 512);
     char *buf = lab_alloc(sizes[nsizes - 1]);
     lab_stats (*ratio)[NMETHODS] = calloc(nsizes, sizeof *ratio);
-    size_result *res = malloc(sizeof *res);
+    double *gbps = malloc(NMETHODS * NVALUES * MAX_ROUNDS * sizeof *gbps);
+    lab_ranking *rk[NVALUES] = {lab_ranking_new("fill with 0", 1, 1),
+                                lab_ranking_new("fill with 0x5a", 1, 1)};
 
     printf("fill throughput, GB/s: value 0 / value 0x%x, and their ratio (>1: zeros faster)\n",
            NONZERO_VALUE);
@@ -326,40 +312,46 @@ static int run(lab_ctx *ctx)
     printf("\n");
 
     for (size_t i = 0; i < nsizes; i++) {
-        char what[32], name[32];
+        char what[32];
         lab_fmt_size(sizes[i], what, sizeof what);
         lab_progress(ctx, i, nsizes, what);
-        measure_size(buf, sizes[i], g.budget_s, res);
+        region r = {buf, sizes[i], sizes[i] >= BATCH_BYTES ? 1 : (BATCH_BYTES + sizes[i] - 1) / sizes[i]};
+        size_t rounds = rounds_for(&r, g.budget_s);
+        lab_interleave(ctx, pairs, NMETHODS * NVALUES, rounds, pass, &r, gbps);
+        lab_summary sums[NVALUES][NMETHODS];
         printf("%-10s", what);
         for (int m = 0; m < NMETHODS; m++) {
-            lab_stats s0 = lab_stats_of(res->gbps[m][0], res->rounds);
-            lab_stats s1 = lab_stats_of(res->gbps[m][1], res->rounds);
-            ratio[i][m] = lab_stats_of(res->ratio[m], res->rounds);
-            for (int v = 0; v < NVALUES; v++) {
-                char params[96];
-                snprintf(params, sizeof params, "\"size\":%zu,\"value\":%d", sizes[i], values[v]);
-                lab_measurement mm = {
-                    .series = methods[m].name, .params_json = params, .metric = "fill_throughput",
-                    .unit = "GB/s", .stat = "median", .value = v ? s1.median : s0.median,
-                    .s = v ? s1 : s0,
-                };
-                if (v == 0) {   /* the zero row carries the interleaved zero/non-zero ratio */
-                    snprintf(name, sizeof name, "%s value=%d", methods[m].name, NONZERO_VALUE);
-                    mm.ratio_to = name;
-                    mm.ratio = ratio[i][m].median;
-                    mm.ratio_min = ratio[i][m].min;
-                    mm.ratio_max = ratio[i][m].max;
-                }
-                lab_emit(ctx, &mm);
+            char params[NVALUES][96];
+            for (int v = 0; v < NVALUES; v++)
+                snprintf(params[v], sizeof params[v], "\"size\":%zu,\"value\":%d", sizes[i], values[v]);
+            for (int v = NVALUES - 1; v >= 0; v--) {
+                /* the zero row carries the paired zero/non-zero speed-up */
+                lab_record rec = {
+                    .series = methods[m].name, .params_json = params[v], .axis = "size",
+                    .axis_unit = "B", .metric = "fill_throughput", .unit = "GB/s",
+                    .higher_is_better = 1, .samples = &gbps[(m * NVALUES + v) * rounds],
+                    .n = rounds, .baseline = v == 0 ? methods[m].name : NULL,
+                    .baseline_params_json = params[1],
+                    .baseline_samples = &gbps[(m * NVALUES + 1) * rounds]};
+                sums[v][m] = lab_record_emit(ctx, &rec);
             }
-            printf(" %6.1f/%6.1f %6.2fx", s0.median, s1.median, ratio[i][m].median);
+            ratio[i][m] = (lab_stats){.median = sums[0][m].ratio, .min = sums[0][m].ratio_min,
+                                      .max = sums[0][m].ratio_max, .n = rounds};
+            printf(" %6.1f/%6.1f %6.2fx", sums[0][m].value, sums[1][m].value, sums[0][m].ratio);
+        }
+        for (int v = 0; v < NVALUES; v++) {
+            lab_ranking_add(rk[v], what, methods, NMETHODS, NMETHODS - 1, sums[v], NULL);
+            for (int m = 0; m < NMETHODS; m++)
+                lab_summary_free(&sums[v][m]);
         }
         printf("\n");
         fflush(stdout);
     }
     lab_progress(ctx, nsizes, nsizes, "done");
+    for (int v = 0; v < NVALUES; v++)   /* where memkit stands first, then the seed's question */
+        lab_ranking_verdicts(ctx, rk[v]);
     verdicts(ctx, sizes, nsizes, (const lab_stats(*)[NMETHODS])ratio);
-    free(res);
+    free(gbps);
     free(ratio);
     lab_free(buf, sizes[nsizes - 1]);
     return 0;
@@ -372,6 +364,8 @@ int main(int argc, char **argv)
         .seed = "cpu-slowed-down-on-wednesday-zero-store",
         .description = "fill throughput by region size 1 KiB..1 GiB, zero vs non-zero value, "
                        "per fill method (vector loop, rep stosb, non-temporal, glibc, memkit)",
+        .args = args,
+        .nargs = sizeof args / sizeof args[0],
     };
     return lab_main(argc, argv, &info, run);
 }

@@ -350,6 +350,8 @@ static void report_size(lab_ctx *ctx, const options *o, const char *pages, const
         if (has_libc)
             ratio = paired(res->gbps[i], res->gbps[libc], rounds);
         sum->ratio[i] = i == libc ? 1 : has_libc ? ratio.median : 0;
+        if (ms[i].mt && n < mk_tunables_get()->parallel_threshold)
+            sum->ratio[i] = 0;   /* one thread: its base copier again, not a candidate */
         if (ms[i].mt)
             for (size_t b = 0; b < nm; b++)
                 if (!ms[b].mt && ms[b].c == ms[i].c)
@@ -428,6 +430,42 @@ static double range_ratio(const size_t *sizes, size_t ns, const size_summary *su
     return k ? exp(logsum / (double)k) : 0;
 }
 
+/* The MT adapter splits nothing below parallel_threshold (it is its base
+ * copier there): whether it pays is judged from that size on. */
+static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *sizes, size_t ns,
+                       const size_summary *sum)
+{
+    size_t threshold = mk_tunables_get()->parallel_threshold, first = 0, from = 0, best = 0;
+    while (first < ns && sizes[first] < threshold)
+        first++;
+    char sz[32], bsz[32], tsz[32];
+    lab_fmt_size(threshold, tsz, sizeof tsz);
+    if (first == ns) {
+        lab_verdict(ctx, "%s runs one thread below parallel_threshold=%s, above every size "
+                             "measured: it was %s", m->name, tsz, m->c->name);
+        return;
+    }
+    int pays = 0;
+    for (size_t k = first; k < ns; k++) {
+        if (sum[k].vs_base[i] >= 1.05 && !pays)
+            from = k;
+        pays = sum[k].vs_base[i] >= 1.05;
+        if (sum[k].vs_base[i] > sum[best].vs_base[i] || best < first)
+            best = k;
+    }
+    lab_fmt_size(sizes[best], bsz, sizeof bsz);
+    if (pays)
+        lab_verdict(ctx, "%s pays from %s on (5%% or more over %s at every size from there; "
+                             "best %.2fx at %s; one thread below parallel_threshold=%s)",
+                m->name, lab_fmt_size(sizes[from], sz, sizeof sz), m->c->name,
+                sum[best].vs_base[i], bsz, tsz);
+    else
+        lab_verdict(ctx, "%s does not pay here: from parallel_threshold=%s on it is at best "
+                             "%.2fx %s (at %s), %.2fx at %s",
+                m->name, tsz, sum[best].vs_base[i], m->c->name, bsz, sum[ns - 1].vs_base[i],
+                lab_fmt_size(sizes[ns - 1], sz, sizeof sz));
+}
+
 static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, size_t memkit,
                      const size_t *sizes, size_t ns, const size_summary *sum)
 {
@@ -460,35 +498,9 @@ static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, siz
                              "delivers 512 KiB..2 MiB messages %.2fx as fast as libc",
                         seed_best_name, seed_best);
     }
-    for (size_t i = 0; i < nm; i++) {
-        if (!ms[i].mt)
-            continue;
-        size_t from = 0, best_k = 0;
-        int pays = 0;
-        for (size_t k = 0; k < ns; k++) {
-            if (sum[k].vs_base[i] >= 1.05) {
-                if (!pays)
-                    from = k;
-                pays = 1;
-            } else {
-                pays = 0;
-            }
-            if (sum[k].vs_base[i] > sum[best_k].vs_base[i])
-                best_k = k;
-        }
-        char sz[32], bsz[32];
-        lab_fmt_size(sizes[best_k], bsz, sizeof bsz);
-        if (pays)
-            lab_verdict(ctx, "%s pays from %s on (5%% or more over %s at every size from "
-                             "there; best %.2fx at %s)",
-                        ms[i].name, lab_fmt_size(sizes[from], sz, sizeof sz), ms[i].c->name,
-                        sum[best_k].vs_base[i], bsz);
-        else
-            lab_verdict(ctx, "%s does not pay at the largest sizes here: best %.2fx of %s "
-                             "(at %s), %.2fx at %s",
-                        ms[i].name, sum[best_k].vs_base[i], ms[i].c->name, bsz,
-                        sum[ns - 1].vs_base[i], lab_fmt_size(sizes[ns - 1], sz, sizeof sz));
-    }
+    for (size_t i = 0; i < nm; i++)
+        if (ms[i].mt)
+            mt_verdict(ctx, &ms[i], i, sizes, ns, sum);
     for (size_t k = 0; k < ns; k++)   /* copy vs wait, at the seed's 1 MiB (or the nearest) */
         if (sizes[k] >= PILOT_SIZE || k == ns - 1) {
             char sz[32];

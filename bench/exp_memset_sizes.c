@@ -1,16 +1,23 @@
 /* memset-sizes: every memset method at fixed sizes 0..1 MiB, the same size
  * over and over on the same buffer (a trained branch predictor, the MSRC
- * seed's first benchmark).  Per size, rounds of one batch per method,
- * interleaved in rotating order; a batch is enough calls for ~20 us.
- * Statistic: the seed's mean of the fastest 10% of the batches.
- *
- * Arguments: reps=N (batches per method and size, default 31)
- *            max=SIZE (largest size, default 1M). */
+ * seed's first benchmark; memset-random is the untrained case).  Per size,
+ * the lab's interleaved rounds (shuffled order, a warm-up batch before each
+ * timed one); a batch is enough calls for ~200 us.  Statistic: the seed's
+ * mean of the fastest 10% of the batches; ratios: paired per-round
+ * speed-ups over glibc.  Small sizes depend on where code and data landed,
+ * so it runs in several processes and pools them. */
 #include "lab.h"
 #include "memset_methods.h"
 
+#include "memkit.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+static const lab_arg args[] = {
+    {"reps", LAB_INT, "15", "3", "timed batches per method and size, per process", 2, 1000},
+    {"max", LAB_SIZE, "1M", "64K", "largest size", 1, 1 << 30},
+};
 
 static size_t next_size(size_t n)
 {
@@ -22,36 +29,49 @@ static size_t next_size(size_t n)
     return n == p ? p + p / 2 : 2 * p;
 }
 
+typedef struct {
+    unsigned char *buf;
+    size_t n, calls;
+} batch;
+
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    (void)warm;
+    batch *b = arg;
+    memset_method_fn fn = (memset_method_fn)m->fn;
+    double t0 = lab_now_ns();
+    for (size_t c = 0; c < b->calls; c++)
+        fn(b->buf, 0, b->n);
+    lab_escape(b->buf);
+    return (lab_now_ns() - t0) / (double)b->calls;
+}
+
 static int run(lab_ctx *ctx)
 {
-    unsigned reps = ctx->quick ? 3 : 31;
-    size_t max = ctx->quick ? 64 << 10 : 1 << 20;
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strncmp(a, "reps=", 5) && atoi(a + 5) > 0)
-            reps = (unsigned)atoi(a + 5);
-        else if (!strncmp(a, "max=", 4))
-            max = lab_parse_size(a + 4);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected reps=N max=SIZE)\n", a);
-            return 2;
-        }
-    }
+    unsigned reps = (unsigned)lab_int(ctx, "reps");
+    size_t max = lab_size(ctx, "max");
     size_t nm;
-    const memset_method *methods = memset_methods(&nm);
-    double *samples = malloc(nm * reps * sizeof *samples);
-    double *ratios = malloc(reps * sizeof *ratios);
-    unsigned char *buf = lab_alloc(max + 64);
-    if (!samples || !ratios) {
-        fprintf(stderr, "error: out of memory\n");
-        return 2;
-    }
+    const memset_method *table = memset_methods(&nm);
+    lab_method methods[16];
+    unsigned char skip[16] = {0};
+    for (size_t i = 0; i < nm; i++)
+        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL};
+    int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
+    if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
+        skip[same] = 1;
+    size_t i_mk = (size_t)memset_method_index("mk_memset");
+    double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
+    lab_summary sums[16];
+    batch b = {lab_alloc(max + 64), 0, 0};
+    lab_ranking *rk = lab_ranking_new("memset, fixed sizes", 0, 1);
 
-    printf("memset-sizes: ns per call (mean of the fastest 10%% of %u batches), fill value 0\n", reps);
+    printf("memset-sizes: ns per call (mean of the fastest 10%% of %u batches x %u processes), "
+           "fill value 0; one size repeated per batch: a trained branch predictor\n",
+           reps, ctx->nprocesses);
     printf("%10s", "size");
     for (size_t m = 0; m < nm; m++)
         printf(" %10.10s", methods[m].name);
-    printf(" %12s %10s\n", "mk GB/s", "mk/glibc");
+    printf(" %12s %10s\n", "mk GB/s", "mk vs glibc");
 
     size_t total = 0;
     for (size_t n = 0; n <= max; n = next_size(n))
@@ -60,57 +80,36 @@ static int run(lab_ctx *ctx)
     for (size_t n = 0; n <= max; n = next_size(n), done++) {
         if (done % 8 == 0)
             lab_progress(ctx, done, total, "sizes");
-        /* ~200 us per batch: long enough that the clock and interrupts fade */
-        size_t calls = 200000 / (n / 32 + 4) + 1;
-        for (unsigned k = 0; k < reps + 1; k++)
-            for (size_t j = 0; j < nm; j++) {
-                size_t s = (j + k) % nm;
-                memset_method_fn fn = methods[s].fn;
-                double t0 = lab_now_ns();
-                for (size_t c = 0; c < calls; c++)
-                    fn(buf, 0, n);
-                lab_escape(buf);
-                double t = (lab_now_ns() - t0) / (double)calls;
-                if (k > 0)   /* the first round warms up */
-                    samples[s * reps + k - 1] = t;
-            }
+        b.n = n;
+        b.calls = 200000 / (n / 32 + 4) + 1;   /* ~200 us: the clock and interrupts fade */
+        lab_interleave(ctx, methods, nm, reps, pass, &b, samples);
         char params[64], hs[32];
         snprintf(params, sizeof params, "\"size\":%zu,\"value\":0", n);
-        double value[16];
-        for (size_t s = 0; s < nm; s++) {
+        lab_record ns = {.params_json = params, .axis = "size", .axis_unit = "B",
+                         .metric = "ns_per_call", .unit = "ns", .stat = "mean_fastest_10pct"};
+        lab_emit_methods(ctx, &ns, methods, nm, reps, samples, 0, sums);
+        for (size_t s = 0; n && s < nm; s++) {   /* throughput: the same rounds, no ratio */
             for (unsigned k = 0; k < reps; k++)
-                ratios[k] = samples[s * reps + k] / samples[k];
-            lab_stats rs = lab_stats_of(ratios, reps);
-            lab_stats st = lab_stats_of(&samples[s * reps], reps);
-            value[s] = st.mean_fastest_10pct;
-            lab_measurement m = {
-                .series = methods[s].name, .params_json = params, .metric = "ns_per_call",
-                .unit = "ns", .stat = "mean_fastest_10pct", .value = value[s], .s = st,
-                .ratio_to = s ? "glibc" : NULL, .ratio = rs.median, .ratio_min = rs.min,
-                .ratio_max = rs.max};
-            lab_emit(ctx, &m);
-            if (n) {
-                lab_measurement g = m;
-                g.metric = "gb_per_s";
-                g.unit = "GB/s";
-                g.value = (double)n / value[s];
-                g.s.min = (double)n / st.max;   /* the slowest batch */
-                g.s.max = (double)n / st.min;
-                g.s.median = (double)n / st.median;
-                g.s.mean = (double)n / st.mean;
-                g.s.mean_fastest_10pct = g.value;
-                g.ratio_to = NULL;
-                lab_emit(ctx, &g);
-            }
+                gbps[k] = (double)n / samples[s * reps + k];
+            lab_record g = {.series = methods[s].name, .params_json = params, .axis = "size",
+                            .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
+                            .higher_is_better = 1, .stat = "mean_fastest_10pct",
+                            .samples = gbps, .n = reps};
+            lab_summary gs = lab_record_emit(ctx, &g);
+            lab_summary_free(&gs);
         }
-        printf("%10s", lab_fmt_size(n, hs, sizeof hs));
+        lab_ranking_add(rk, lab_fmt_size(n, hs, sizeof hs), methods, nm, i_mk, sums, skip);
+        printf("%10s", hs);
         for (size_t s = 0; s < nm; s++)
-            printf(" %10.2f", value[s]);
-        printf(" %12.2f %9.3fx\n", n ? (double)n / value[1] : 0.0, value[1] / value[0]);
+            printf(" %10.2f", sums[s].value);
+        printf(" %12.2f %10.3fx\n", n ? (double)n / sums[i_mk].value : 0.0, sums[i_mk].ratio);
         fflush(stdout);
+        for (size_t s = 0; s < nm; s++)
+            lab_summary_free(&sums[s]);
     }
+    lab_ranking_verdicts(ctx, rk);
     free(samples);
-    free(ratios);
+    free(gbps);
     return 0;
 }
 
@@ -119,6 +118,7 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "memset-sizes", "msrc-faster-amd64-memset",
         "every memset method at fixed sizes 0..1 MiB with a trained predictor: ns/call, "
-        "GB/s, ratio to glibc"};
+        "GB/s, speed-up over glibc, in several processes",
+        args, sizeof args / sizeof args[0], 3, 2};
     return lab_main(argc, argv, &info, run);
 }

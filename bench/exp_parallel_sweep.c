@@ -2,8 +2,9 @@
  * 1..N threads by size, interleaved (each round times every thread count
  * once).  Where more threads start to pay, and how many saturate memory:
  * the numbers `memkit tune` sets parallel_threshold and threads from.
- *
- *   memkit-exp-parallel-sweep [--quick] [min=SIZE] [max=SIZE] [threads=N] */
+ * Rounds: the lab's interleaved ones (shuffled thread counts, a warm-up
+ * call before each timed batch: it wakes the workers); speed-up over one
+ * thread per round.  Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
@@ -11,9 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const lab_info info = {
-    "parallel-sweep", "going-faster-than-memcpy, hardware-and-windows-to-its-limits",
-    "parallel copy and fill on warm memory, 1..N threads by size: where threads pay off"};
 
 typedef struct {
     const char *name;     /* the metric */
@@ -30,50 +28,72 @@ static const operation operations[] = {
 
 enum { MAX_THREADS = 16, ROUNDS = 7 };
 
+static const lab_arg args[] = {
+    {"min", LAB_SIZE, "256K", "1M", "smallest size", 4096, 1e15},
+    {"max", LAB_SIZE, "256M", "32M", "largest size", 4096, 1e15},
+    {"threads", LAB_INT, NULL, NULL, "most threads (default: 2x the CPUs, at least 4)", 1,
+     MAX_THREADS},
+};
+
+typedef struct {
+    const operation *op;
+    mk_pool **pools;
+    char *dst;
+    const char *src;
+    size_t size, reps;
+} point;
+
+/* data: the thread count; GB/s. */
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    const point *p = arg;
+    mk_pool *pool = p->pools[(uintptr_t)m->data];
+    if (warm) {   /* wake the workers */
+        p->op->op(pool, p->dst, p->src, p->size);
+        return 0;
+    }
+    double t0 = lab_now_ns();
+    for (size_t i = 0; i < p->reps; i++)
+        p->op->op(pool, p->dst, p->src, p->size);
+    lab_escape(p->dst);
+    return (double)p->size * p->reps / (lab_now_ns() - t0);
+}
+
 static int run(lab_ctx *ctx)
 {
-    size_t min = (size_t)256 << 10, max = (size_t)256 << 20;
+    size_t min = lab_size(ctx, "min"), max = lab_size(ctx, "max");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned nthreads = ncpu * 2 > 4 ? (unsigned)ncpu * 2 : 4;
-    if (ctx->quick)
-        min = (size_t)1 << 20, max = (size_t)32 << 20;
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strncmp(a, "min=", 4))
-            min = lab_parse_size(a + 4);
-        else if (!strncmp(a, "max=", 4))
-            max = lab_parse_size(a + 4);
-        else if (!strncmp(a, "threads=", 8))
-            nthreads = (unsigned)atoi(a + 8);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected min=SIZE max=SIZE threads=N)\n", a);
-            return 2;
-        }
-    }
-    if (min < 4096 || max < min || nthreads < 1 || nthreads > MAX_THREADS) {
-        fprintf(stderr, "error: need 4096 <= min <= max and 1 <= threads <= %d\n", MAX_THREADS);
+    unsigned nthreads = lab_text(ctx, "threads") ? (unsigned)lab_int(ctx, "threads")
+                        : ncpu * 2 > 4 ? (unsigned)ncpu * 2 : 4;
+    if (nthreads > MAX_THREADS)
+        nthreads = MAX_THREADS;
+    if (max < min) {
+        fprintf(stderr, "error: need min <= max\n");
         return 2;
     }
     /* The library keeps small calls on one thread; this sweep wants to see
-     * what threads would do there, so it lifts the threshold for itself. */
+     * what threads would do there, so it lifts the threshold for itself
+     * (the record keeps the fingerprint of the run as the user started it). */
     if (mk_tunables_get()->parallel_threshold > 0 && !getenv("MEMKIT_PARALLEL_SWEEP_CHILD")) {
         const char *old = getenv("MEMKIT_TUNABLES");
         char spec[1024];
         snprintf(spec, sizeof spec, "%s%sparallel_threshold=0", old ? old : "", old && *old ? ":" : "");
         setenv("MEMKIT_TUNABLES", spec, 1);
         setenv("MEMKIT_PARALLEL_SWEEP_CHILD", "1", 1);
-        fflush(NULL);
-        execv("/proc/self/exe", ctx->full_argv);
-        fprintf(stderr, "error: cannot re-execute to lift parallel_threshold\n");
-        return 2;
+        lab_reexec(ctx);
     }
 
     mk_pool *pools[MAX_THREADS + 1] = {0};
-    for (unsigned t = 1; t <= nthreads; t++)
+    lab_method ms[MAX_THREADS];
+    char names[MAX_THREADS][24];
+    for (unsigned t = 1; t <= nthreads; t++) {
         if (!(pools[t] = mk_pool_create(t))) {
             fprintf(stderr, "error: cannot create a pool of %u threads\n", t);
             return 2;
         }
+        snprintf(names[t - 1], sizeof names[t - 1], "threads=%u", t);
+        ms[t - 1] = (lab_method){names[t - 1], NULL, 0, (const void *)(uintptr_t)t};
+    }
     char *src = lab_alloc(max), *dst = lab_alloc(max);
     memset(src, 1, max);
 
@@ -85,39 +105,29 @@ static int run(lab_ctx *ctx)
         printf(" %7u thr", t);
     printf("   (GB/s, median of %d interleaved rounds)\n", ROUNDS);
 
+    double gbs[MAX_THREADS * ROUNDS];
     size_t k = 0;
     for (size_t size = min; size <= max; size *= 2, k++) {
         char sz[32];
         lab_progress(ctx, k, nsizes, lab_fmt_size(size, sz, sizeof sz));
-        /* ~20 ms of work per sample at 20 GB/s. */
-        size_t reps = (size_t)(400e6 / (double)size) + 1;
         for (size_t o = 0; o < sizeof operations / sizeof operations[0]; o++) {
-            const operation *op = &operations[o];
-            double gbs[MAX_THREADS + 1][ROUNDS];
-            for (int r = 0; r < ROUNDS; r++)
-                for (unsigned t = 1; t <= nthreads; t++) {
-                    op->op(pools[t], dst, src, size);   /* wake the workers */
-                    double t0 = lab_now_ns();
-                    for (size_t i = 0; i < reps; i++)
-                        op->op(pools[t], dst, src, size);
-                    lab_escape(dst);
-                    gbs[t][r] = (double)size * reps / (lab_now_ns() - t0);
-                }
-            printf("%-10s %-16s", sz, op->name);
-            lab_stats one = lab_stats_of(gbs[1], ROUNDS);
+            /* ~20 ms of work per sample at 20 GB/s. */
+            point p = {&operations[o], pools, dst, src, size, (size_t)(400e6 / (double)size) + 1};
+            lab_interleave(ctx, ms, nthreads, ROUNDS, pass, &p, gbs);
+            printf("%-10s %-16s", sz, operations[o].name);
             for (unsigned t = 1; t <= nthreads; t++) {
-                lab_stats s = t == 1 ? one : lab_stats_of(gbs[t], ROUNDS);
-                printf(" %11.1f", s.median);
-                char series[24], params[64];
-                snprintf(series, sizeof series, "threads=%u", t);
+                char params[64], base_params[64];
                 snprintf(params, sizeof params, "\"size\":%zu,\"threads\":%u", size, t);
-                lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
-                                                 .metric = op->name, .unit = "GB/s",
-                                                 .stat = "median", .value = s.median, .s = s,
-                                                 .ratio_to = t == 1 ? NULL : "threads=1",
-                                                 .ratio = s.median / one.median,
-                                                 .ratio_min = s.min / one.max,
-                                                 .ratio_max = s.max / one.min});
+                snprintf(base_params, sizeof base_params, "\"size\":%zu,\"threads\":1", size);
+                lab_record r = {.series = ms[t - 1].name, .params_json = params, .axis = "size",
+                                .axis_unit = "B", .metric = operations[o].name, .unit = "GB/s",
+                                .higher_is_better = 1, .samples = &gbs[(t - 1) * ROUNDS],
+                                .n = ROUNDS, .baseline = t > 1 ? "threads=1" : NULL,
+                                .baseline_params_json = base_params,
+                                .baseline_samples = t > 1 ? gbs : NULL};
+                lab_summary s = lab_record_emit(ctx, &r);
+                printf(" %11.1f", s.value);
+                lab_summary_free(&s);
             }
             printf("\n");
         }
@@ -130,4 +140,11 @@ static int run(lab_ctx *ctx)
     return 0;
 }
 
-int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }
+int main(int argc, char **argv)
+{
+    static const lab_info info = {
+        "parallel-sweep", "going-faster-than-memcpy, hardware-and-windows-to-its-limits",
+        "parallel copy and fill on warm memory, 1..N threads by size: where threads pay off",
+        args, sizeof args / sizeof args[0], 0, 0};
+    return lab_main(argc, argv, &info, run);
+}

@@ -1,12 +1,14 @@
 /* preload-apps: real programs (bench/apps/workloads.sh) timed with and
- * without LD_PRELOAD=libmemkit_preload.so, interleaved run by run, and the
- * ratio of their wall times with its spread.
+ * without LD_PRELOAD=libmemkit_preload.so in the lab's interleaved rounds
+ * (shuffled order; no warm-up pass: the page cache is warmed once per
+ * program), and memkit's speed-up per pair (libc time / memkit time) with
+ * its interval: "too noisy to tell" when it spans 1.
  *
- *   memkit-exp-preload-apps [--quick] [--preload SO] [--runs N] [--record]
- *
- * --record compares the preload with and without `memkit record`'s
- * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs. */
+ * record=1 compares the preload with and without `memkit record`'s
+ * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs.
+ * Arguments: see --help. */
 #include "lab.h"
+#include "resources.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,16 +17,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MEMKIT_PRELOAD_SO
-#define MEMKIT_PRELOAD_SO ""
-#endif
-#ifndef MEMKIT_SOURCE_DIR
-#define MEMKIT_SOURCE_DIR "."
-#endif
 
-static const lab_info info = {
-    "preload-apps", "(beyond the seeds)",
-    "real programs (sort, gzip, python3, git, tar) with and without the preload shim, interleaved"};
+static const lab_arg args[] = {
+    {"runs", LAB_INT, "11", "2", "interleaved pairs per program (fewer than 5: no claims)", 2,
+     1000},
+    {"preload", LAB_TEXT, NULL, NULL, "the preload library (default: the one built or installed "
+                                      "with this program)", 0, 0},
+    {"record", LAB_INT, "0", NULL, "1: the preload without and with recording (MEMKIT_RECORD)",
+     0, 1},
+};
 
 typedef struct {
     char name[32], tool[32], cmd[512];
@@ -93,33 +94,43 @@ static int have_program(const char *tool)
     return system(cmd) == 0;
 }
 
+typedef struct {
+    const char *dir, *cmd;
+    int failed;
+} program;
+
+/* One arm: what LD_PRELOAD and MEMKIT_RECORD are (NULL: unset). */
+typedef struct {
+    const char *so, *record_dir;
+} arm;
+
+/* data: the arm; wall ms. */
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    program *p = arg;
+    const arm *a = m->data;
+    if (warm)
+        return 0;
+    double ns = run_once(p->dir, p->cmd, a->so, a->record_dir);
+    p->failed |= ns < 0;
+    return ns / 1e6;
+}
+
 static int run(lab_ctx *ctx)
 {
-    const char *so = MEMKIT_PRELOAD_SO;
-    int runs = ctx->quick ? 3 : 11, record = 0;
-    for (int i = 1; i < ctx->argc; i++) {
-        if (!strcmp(ctx->argv[i], "--preload") && i + 1 < ctx->argc)
-            so = ctx->argv[++i];
-        else if (!strcmp(ctx->argv[i], "--runs") && i + 1 < ctx->argc)
-            runs = atoi(ctx->argv[++i]);
-        else if (!strcmp(ctx->argv[i], "--record"))
-            record = 1;
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
-            return 2;
-        }
-    }
+    char built_so[4096];
+    const char *so = lab_text(ctx, "preload");
+    if (!so)
+        so = lab_preload_path(built_so, sizeof built_so);
+    int runs = (int)lab_int(ctx, "runs");
     struct stat st;
-    if (!so[0] || stat(so, &st) != 0) {
-        fprintf(stderr, "error: preload library '%s' not found (build it, or pass --preload SO)\n", so);
-        return 2;
-    }
-    if (runs < 2 || runs > 1000) {
-        fprintf(stderr, "error: --runs must be 2..1000\n");
+    if (!so || !so[0] || stat(so, &st) != 0) {
+        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n",
+                so ? so : "");
         return 2;
     }
     char script[512], dir[] = "/tmp/memkit-preload-apps-XXXXXX", cmd[2048];
-    snprintf(script, sizeof script, "%s/bench/apps/workloads.sh", MEMKIT_SOURCE_DIR);
+    lab_resource_path("apps/workloads.sh", "bench/apps/workloads.sh", script, sizeof script);
     if (!mkdtemp(dir)) {
         fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
         return 2;
@@ -145,70 +156,54 @@ static int run(lab_ctx *ctx)
     if (envf)
         pclose(envf);
 
-    /* The two arms: libc and the preload, or (--record) the preload without
+    /* The two arms: libc and the preload, or (record=1) the preload without
      * and with recording into DIR/rec. */
+    int record = (int)lab_int(ctx, "record");
     char rec_dir[sizeof dir + 8];
     snprintf(rec_dir, sizeof rec_dir, "%s/rec", dir);
     if (record && mkdir(rec_dir, 0755) != 0) {
         fprintf(stderr, "error: cannot create %s: %s\n", rec_dir, strerror(errno));
         return 2;
     }
-    const char *base_so = record ? so : NULL, *rec = record ? rec_dir : NULL;
-    const char *base_name = record ? "memkit-preload" : "libc";
-    const char *arm_name = record ? "memkit-record" : "memkit-preload";
+    const arm arms[2] = {{record ? so : NULL, NULL}, {so, record ? rec_dir : NULL}};
+    const lab_method ms[2] = {{record ? "memkit-preload" : "libc", NULL, 0, &arms[0]},
+                              {record ? "memkit-record" : "memkit-preload", NULL, 0, &arms[1]}};
     const char *with = record ? "recording" : "memkit";
+    double *ms_of = malloc(2 * (size_t)runs * sizeof *ms_of);
     printf("%-10s %12s %12s %10s %18s\n", "program", record ? "preload ms" : "libc ms",
-           record ? "record ms" : "memkit ms", "ratio", "ratio min..max");
+           record ? "record ms" : "memkit ms", "speed-up", "~95% interval");
     for (int k = 0; k < nw; k++) {
         lab_progress(ctx, (size_t)k, (size_t)nw, w[k].name);
         if (!have_program(w[k].tool)) {
             printf("%-10s skipped: %s is not installed\n", w[k].name, w[k].tool);
             continue;
         }
-        double plain[1000], pre[1000], ratio[1000];
-        int ok = run_once(dir, w[k].cmd, base_so, NULL) >= 0;   /* warm the page cache */
-        for (int r = 0; ok && r < runs; r++) {
-            /* Alternate which goes first so drift favours neither. */
-            int preload_first = r & 1;
-            double a = preload_first ? run_once(dir, w[k].cmd, so, rec)
-                                     : run_once(dir, w[k].cmd, base_so, NULL);
-            double b = preload_first ? run_once(dir, w[k].cmd, base_so, NULL)
-                                     : run_once(dir, w[k].cmd, so, rec);
-            plain[r] = preload_first ? b : a;
-            pre[r] = preload_first ? a : b;
-            ok = plain[r] > 0 && pre[r] > 0;
-            ratio[r] = plain[r] / pre[r];
-        }
-        if (!ok) {
+        /* warm the page cache */
+        program p = {dir, w[k].cmd, run_once(dir, w[k].cmd, arms[0].so, NULL) < 0};
+        if (!p.failed)
+            lab_interleave(ctx, ms, 2, (size_t)runs, pass, &p, ms_of);
+        if (p.failed) {
             printf("%-10s FAILED: the program exited with an error\n", w[k].name);
             continue;
         }
-        lab_stats sp = lab_stats_scaled(lab_stats_of(plain, (size_t)runs), 1e-6);
-        lab_stats sm = lab_stats_scaled(lab_stats_of(pre, (size_t)runs), 1e-6);
-        lab_stats sr = lab_stats_of(ratio, (size_t)runs);
-        printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, sp.median, sm.median,
-               sr.median, sr.min, sr.max);
         char params[96];
         snprintf(params, sizeof params, "\"program\":\"%.32s\"", w[k].name);
-        /* ratio = baseline time / the arm's: above 1 means the arm is faster. */
-        lab_emit(ctx, &(lab_measurement){.series = base_name, .params_json = params,
-                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = sp.median, .s = sp});
-        lab_emit(ctx, &(lab_measurement){.series = arm_name, .params_json = params,
-                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = sm.median, .s = sm, .ratio_to = base_name,
-                                         .ratio = sr.median, .ratio_min = sr.min,
-                                         .ratio_max = sr.max});
-        if (sr.min > 1.0)
-            lab_verdict(ctx, "%s: faster with %s in every pair (median %.3fx)", w[k].name, with,
-                        sr.median);
-        else if (sr.max < 1.0)
-            lab_verdict(ctx, "%s: slower with %s in every pair (median %.3fx)", w[k].name, with,
-                        sr.median);
-        else
-            lab_verdict(ctx, "%s: no difference beyond the noise (median %.3fx, range %.3f..%.3f)",
-                        w[k].name, sr.median, sr.min, sr.max);
+        lab_record tmpl = {.params_json = params, .metric = "wall_ms", .unit = "ms"};
+        lab_summary s[2];
+        lab_emit_methods(ctx, &tmpl, ms, 2, (size_t)runs, ms_of, 0, s);
+        int j = lab_judge(s[1].ratio_lo, s[1].ratio_hi);
+        printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, s[0].value, s[1].value,
+               s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
+        char iv[80];
+        /* slower beyond the noise is a loss of memkit's, in the summary's first lines */
+        lab_verdict_kind(ctx, j < 0 && !record ? "loss" : NULL,
+                         "%s: %s with %s (speed-up %.3fx, %s, %d pairs)", w[k].name,
+                         j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", with, s[1].ratio,
+                         lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
+        lab_summary_free(&s[0]);
+        lab_summary_free(&s[1]);
     }
+    free(ms_of);
     lab_progress(ctx, (size_t)nw, (size_t)nw, "done");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
@@ -216,4 +211,12 @@ static int run(lab_ctx *ctx)
     return 0;
 }
 
-int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }
+int main(int argc, char **argv)
+{
+    static const lab_info info = {
+        "preload-apps", "(beyond the seeds)",
+        "real programs (sort, gzip, python3, git, tar) with and without the preload shim, "
+        "interleaved",
+        args, sizeof args / sizeof args[0], 0, 0};
+    return lab_main(argc, argv, &info, run);
+}

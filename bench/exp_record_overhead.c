@@ -9,6 +9,7 @@
  *
  *   memkit-exp-record-overhead [--quick] [--preload SO] [rounds=N] */
 #include "lab.h"
+#include "resources.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,9 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MEMKIT_PRELOAD_SO
-#define MEMKIT_PRELOAD_SO ""
-#endif
 
 #define CALLS   4096     /* sizes per batch, from a pre-drawn array */
 #define BATCHES 15       /* per series and process; their median */
@@ -116,7 +114,8 @@ static int run_child(const char *so, const char *record_dir, double *ns)
 
 static int run(lab_ctx *ctx)
 {
-    const char *so = MEMKIT_PRELOAD_SO;
+    char built_so[4096];
+    const char *so = lab_preload_path(built_so, sizeof built_so);
     size_t rounds = ctx->quick ? 3 : 15;
     for (int i = 1; i < ctx->argc; i++) {
         const char *a = ctx->argv[i];

@@ -1,6 +1,8 @@
 /* size-distributions: memset, memcpy and memmove on measured production
  * size distributions (data/fleet-size-distributions/, see its FORMAT.md):
  * ns per call for glibc and memkit, and memkit's speed-up per distribution.
+ * data=DIR takes any directory of such files (a recorded program's, say):
+ * each *.csv whose name says memset, memcpy or memmove, named after it.
  *
  * Each file gives the size distribution, the probability that the buffers
  * overlap (memmove) and the distribution of pointer alignments (1, 2, 4 ..
@@ -9,13 +11,15 @@
  * and a source with exactly the drawn alignment at a random place in a
  * window of WINDOW_LINES cache lines, overlapping with the drawn
  * probability.  Both buffers together stay within L2, so the batch measures
- * the routines, not memory.  The methods run the same batch interleaved
- * (glibc memkit glibc memkit ...); per round, the time ratio of each pair.
- *
- * Arguments: data=DIR or --data DIR (default: $MEMKIT_DATA, else the
- * source tree's data/fleet-size-distributions; `memkit record` writes such
- * directories), rounds=N, only=SUBSTRING. */
+ * the routines, not memory.  The methods run the same batch in the lab's
+ * interleaved rounds; per round, memkit's speed-up over glibc.  Small
+ * calls depend on where code and data landed, so it runs in several
+ * processes and pools them.  A directory other than the shipped one
+ * (data=DIR or $MEMKIT_DATA; `memkit record` writes such directories) is
+ * named in every measurement ("data": its absolute path), so the report can
+ * find a recording's files.  Arguments: see --help. */
 #include "lab.h"
+#include "resources.h"
 #include "memkit.h"
 
 #include <dirent.h>
@@ -25,43 +29,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CALLS        8192
-#define PASSES       8      /* over the calls per timed batch: ~0.3 ms, >> timer noise */
 #define WINDOW_LINES 64
 #define MAX_POINTS   4096
 
 typedef enum { OP_MEMSET, OP_MEMCPY, OP_MEMMOVE, NOPS } op_kind;
 static const char *const op_names[NOPS] = {"memset", "memcpy", "memmove"};
-static const char *const file_prefix[NOPS] = {"Memset", "Memcpy", "Memmove"};
 
 /* Through volatile pointers: the compiler must not inline or fold them. */
 static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
 static void *(*volatile glibc_memcpy)(void *, const void *, size_t) = memcpy;
 static void *(*volatile glibc_memmove)(void *, const void *, size_t) = memmove;
 
-/* Every method is a row; the first row of an op is the baseline. */
-typedef struct {
-    op_kind op;
-    const char *name;
-    void *(*set)(void *, int, size_t);
-    void *(*copy)(void *, const void *, size_t);
-} method;
-
-static method methods[3 * NOPS];
-static size_t nmethods;
+/* Per op, the methods: glibc (the baseline) and memkit; filled at run
+ * time from the volatile pointers, so no call is resolved at compile time. */
+enum { KIND_SET, KIND_COPY };
+static lab_method op_methods[NOPS][2];
 
 static void init_methods(void)
 {
-    method m[] = {
-        {OP_MEMSET, "glibc", glibc_memset, NULL},
-        {OP_MEMSET, "memkit", mk_memset, NULL},
-        {OP_MEMCPY, "glibc", NULL, glibc_memcpy},
-        {OP_MEMCPY, "memkit", NULL, mk_memcpy},
-        {OP_MEMMOVE, "glibc", NULL, glibc_memmove},
-        {OP_MEMMOVE, "memkit", NULL, mk_memmove},
+    void (*fn[NOPS][2])(void) = {
+        {(void (*)(void))glibc_memset, (void (*)(void))mk_memset},
+        {(void (*)(void))glibc_memcpy, (void (*)(void))mk_memcpy},
+        {(void (*)(void))glibc_memmove, (void (*)(void))mk_memmove},
     };
-    nmethods = sizeof m / sizeof m[0];
-    memcpy(methods, m, sizeof m);
+    static char names[NOPS][2][24];
+    for (int op = 0; op < NOPS; op++)
+        for (int i = 0; i < 2; i++) {
+            snprintf(names[op][i], sizeof names[op][i], "%s %s", i ? "memkit" : "glibc",
+                     op_names[op]);
+            op_methods[op][i] = (lab_method){names[op][i], fn[op][i],
+                                             op == OP_MEMSET ? KIND_SET : KIND_COPY, NULL};
+        }
 }
 
 /* ---- the distributions ---- */
@@ -149,32 +147,42 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(((const dist_file *)a)->name, ((const dist_file *)b)->name);
 }
 
-/* Every Memset*.csv, Memcpy*.csv and Memmove*.csv in dir (the fleet's
- * Memset_0.csv .. and a recording's Memset.csv alike), named after its file. */
+/* The op a file's name says, or -1. */
+static int op_of(const char *name)
+{
+    static const char *const words[NOPS] = {"memset", "memcpy", "memmove"};
+    for (int op = 0; op < NOPS; op++)
+        if (strcasestr(name, words[op]))
+            return op;
+    return -1;
+}
+
+/* Every *.csv in dir whose name says its op (and contains `only`). */
 static dist_file *load_dir(const char *dir, const char *only, size_t *count)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "error: cannot read %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "error: cannot read directory %s: %s\n", dir, strerror(errno));
         return NULL;
     }
-    size_t cap = 16, n = 0;
+    size_t cap = 8, n = 0;
     dist_file *files = malloc(cap * sizeof *files);
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        int op = NOPS;
-        for (int k = 0; k < NOPS; k++)
-            if (!strncmp(e->d_name, file_prefix[k], strlen(file_prefix[k])))
-                op = k;
-        if (op == NOPS || len < 5 || len > 60 || strcmp(e->d_name + len - 4, ".csv") ||
-            (only && !strstr(e->d_name, only)))
+        if (len < 5 || strcmp(e->d_name + len - 4, ".csv") || (only && !strstr(e->d_name, only)))
             continue;
+        int op = op_of(e->d_name);
+        if (op < 0) {
+            fprintf(stderr, "warning: %s/%s: the name says neither memset, memcpy nor memmove; "
+                            "skipped\n", dir, e->d_name);
+            continue;
+        }
         if (n == cap)
-            files = realloc(files, (cap *= 2) * sizeof *files);
+            files = realloc(files, (cap = cap * 2 + 8) * sizeof *files);
         if (load_file(dir, e->d_name, (op_kind)op, &files[n]) != 0) {
-            closedir(d);
             free(files);
+            closedir(d);
             return NULL;
         }
         n++;
@@ -205,14 +213,14 @@ static size_t offset_with_alignment(size_t a, uint64_t *rng)
  * non-overlapping call has its source in the first and its destination in
  * the second; an overlapping one (memmove) has its source in the second and
  * its destination within n of it. */
-static size_t make_calls(const dist_file *d, call *calls, uint64_t *rng)
+static size_t make_calls(const dist_file *d, call *calls, size_t ncalls, uint64_t *rng)
 {
     size_t max = 0;
     for (size_t i = 0; i < d->sizes.n; i++)
         if (d->sizes.value[i] > max)
             max = (size_t)d->sizes.value[i];
     size_t half = max + WINDOW_LINES * 64 + 64;
-    for (size_t i = 0; i < CALLS; i++) {
+    for (size_t i = 0; i < ncalls; i++) {
         size_t n = (size_t)draw(&d->sizes, rng);
         size_t src = offset_with_alignment((size_t)draw(&d->align, rng), rng);
         size_t dst = half + offset_with_alignment((size_t)draw(&d->align, rng), rng);
@@ -226,26 +234,37 @@ static size_t make_calls(const dist_file *d, call *calls, uint64_t *rng)
     return 3 * half;
 }
 
-static double run_batch(const method *m, char *arena, const call *calls)
+typedef struct {
+    char *arena;
+    const call *calls;
+    size_t ncalls;
+} batch;
+
+/* One batch: every call once (the warm-up: a tenth of them); ns per call. */
+static double pass(const lab_method *m, void *arg, int warm)
 {
+    const batch *b = arg;
+    size_t n = warm ? b->ncalls / 10 + 1 : b->ncalls;
+    char *arena = b->arena;
+    const call *c = b->calls;
     double t0 = lab_now_ns();
-    for (int pass = 0; pass < PASSES; pass++) {
-        if (m->set) {
-            for (size_t i = 0; i < CALLS; i++)
-                m->set(arena + calls[i].dst_off, (int)i, calls[i].n);
-        } else {
-            for (size_t i = 0; i < CALLS; i++)
-                m->copy(arena + calls[i].dst_off, arena + calls[i].src_off, calls[i].n);
-        }
-        lab_escape(arena);
+    if (m->kind == KIND_SET) {
+        void *(*set)(void *, int, size_t) = (void *(*)(void *, int, size_t))m->fn;
+        for (size_t i = 0; i < n; i++)
+            set(arena + c[i].dst_off, (int)i, c[i].n);
+    } else {
+        void *(*copy)(void *, const void *, size_t) =
+            (void *(*)(void *, const void *, size_t))m->fn;
+        for (size_t i = 0; i < n; i++)
+            copy(arena + c[i].dst_off, arena + c[i].src_off, c[i].n);
     }
-    return (lab_now_ns() - t0) / (CALLS * PASSES);
+    lab_escape(arena);
+    return (lab_now_ns() - t0) / (double)n;
 }
 
 /* ---- the experiment ---- */
 
-/* A directory other than the shipped one is named in every measurement
- * ("data": its absolute path), so the report can find a recording's files. */
+/* ,"data":"/abs/dir" for a directory given by the user, else "" */
 static char data_param[PATH_MAX + 16];
 
 static void name_data_dir(const char *dir)
@@ -256,122 +275,106 @@ static void name_data_dir(const char *dir)
     snprintf(data_param, sizeof data_param, ",\"data\":\"%s\"", abs);
 }
 
-static const char *data_dir(lab_ctx *ctx, const char **only, size_t *rounds)
-{
-    const char *dir = getenv("MEMKIT_DATA");
-    int given = dir != NULL;
-#ifdef MEMKIT_SOURCE_DIR
-    if (!dir)
-        dir = MEMKIT_SOURCE_DIR "/data/fleet-size-distributions";
-#endif
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strcmp(a, "--data") && i + 1 < ctx->argc)
-            dir = ctx->argv[++i], given = 1;
-        else if (!strncmp(a, "data=", 5))
-            dir = a + 5, given = 1;
-        else if (!strncmp(a, "rounds=", 7))
-            *rounds = (size_t)atol(a + 7);
-        else if (!strncmp(a, "only=", 5))
-            *only = a + 5;
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected data=DIR, rounds=N, only=TEXT)\n", a);
-            return NULL;
-        }
-    }
-    if (!dir)
-        fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
-    else if (given)
-        name_data_dir(dir);
-    if (*rounds < 3 || *rounds > 100000) {
-        fprintf(stderr, "error: rounds must be 3..100000\n");
-        return NULL;
-    }
-    return dir;
-}
+static const lab_arg args[] = {
+    {"data", LAB_TEXT, NULL, NULL, "directory of distribution files (default: $MEMKIT_DATA, "
+                                   "else the source tree's data/fleet-size-distributions)", 0, 0},
+    {"calls", LAB_INT, "50000", NULL, "calls per batch (fewer: a predictor may learn them)", 100,
+     10000000},
+    {"rounds", LAB_INT, "31", "7", "interleaved rounds per distribution, per process", 3, 100000},
+    {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
+};
 
 static int run(lab_ctx *ctx)
 {
     init_methods();
-    const char *only = NULL;
-    size_t rounds = ctx->quick ? 21 : 201;
-    const char *dir = data_dir(ctx, &only, &rounds);
+    const char *only = lab_text(ctx, "only"), *dir = lab_text(ctx, "data");
+    size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
     if (!dir)
+        dir = getenv("MEMKIT_DATA");
+    if (dir)
+        name_data_dir(dir);
+    static char shipped[4096];
+    if (!dir)
+        dir = lab_resource_path("fleet-size-distributions", "data/fleet-size-distributions",
+                                shipped, sizeof shipped);
+    if (!dir) {
+        fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
         return 2;
-    size_t nfiles;
+    }
+    size_t nfiles = 0;
     dist_file *files = load_dir(dir, only, &nfiles);
     if (!files)
         return 2;
     if (nfiles == 0) {
-        fprintf(stderr, "error: no distribution in %s matches only=%s\n", dir, only);
+        fprintf(stderr, "error: no distribution file (*.csv naming memset, memcpy or memmove) in "
+                        "%s%s%s\n", dir, only ? " matching only=" : "", only ? only : "");
         return 2;
     }
 
-    call *calls = malloc(CALLS * sizeof *calls);
-    double *ns = malloc(nmethods * rounds * sizeof *ns);
-    double *ratio = malloc(rounds * sizeof *ratio), *scratch = malloc(rounds * sizeof *scratch);
+    call *calls = malloc(ncalls * sizeof *calls);
+    double *ns = malloc(2 * rounds * sizeof *ns);
     double log_sum[NOPS] = {0}, worst[NOPS] = {0};
     const char *worst_name[NOPS] = {0};
-    size_t counted[NOPS] = {0};
+    size_t counted[NOPS] = {0}, slower[NOPS] = {0}, faster[NOPS] = {0};
     uint64_t rng = 0x5173aa1b1e5ull;
+    lab_ranking *rk[NOPS];
+    for (int op = 0; op < NOPS; op++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, production size distributions", op_names[op]);
+        rk[op] = lab_ranking_new(what, 0, 0);
+    }
 
-    printf("%-14s %-8s %10s %10s %9s %17s\n", "distribution", "op", "glibc ns", "memkit ns",
-           "speed-up", "(min..max pairs)");
+    printf("size-distributions: %zu calls per batch drawn from each distribution (%s), %zu "
+           "rounds x %u processes; speed-up: glibc's time / memkit's, per round\n", ncalls,
+           ncalls >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
+                                           : "FEWER than 50,000: a predictor may learn them",
+           rounds, ctx->nprocesses);
+    printf("%-24s %-8s %10s %10s %9s %17s\n", "distribution", "op", "glibc ns", "memkit ns",
+           "speed-up", "(~95% interval)");
     for (size_t f = 0; f < nfiles; f++) {
         const dist_file *d = &files[f];
         lab_progress(ctx, f, nfiles, d->name);
-        size_t arena_len = make_calls(d, calls, &rng);
-        char *arena = lab_alloc(arena_len);
-        size_t first = 0, count = 0;   /* this op's rows in methods[] */
-        for (size_t m = 0; m < nmethods; m++)
-            if (methods[m].op == d->op && !count++)
-                first = m;
-        for (size_t m = 0; m < count; m++)   /* warm the caches and the predictors */
-            run_batch(&methods[first + m], arena, calls);
-        for (size_t r = 0; r < rounds; r++)
-            for (size_t m = 0; m < count; m++)
-                ns[m * rounds + r] = run_batch(&methods[first + m], arena, calls);
-        lab_free(arena, arena_len);
+        size_t arena_len = make_calls(d, calls, ncalls, &rng);
+        batch b = {lab_alloc(arena_len), calls, ncalls};
+        const lab_method *m = op_methods[d->op];
+        lab_interleave(ctx, m, 2, rounds, pass, &b, ns);
+        lab_free(b.arena, arena_len);
 
-        lab_stats base = lab_stats_of(memcpy(scratch, ns, rounds * sizeof *scratch), rounds);
-        for (size_t m = 0; m < count; m++) {
-            for (size_t r = 0; r < rounds; r++)
-                ratio[r] = ns[m * rounds + r] / ns[r];
-            lab_stats rs = lab_stats_of(ratio, rounds);
-            lab_stats s = lab_stats_of(memcpy(scratch, &ns[m * rounds], rounds * sizeof *scratch), rounds);
-            char params[sizeof data_param + 160];
-            snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%d%s",
-                     d->name, op_names[d->op], CALLS, data_param);
-            char series[64];
-            snprintf(series, sizeof series, "%s %s", methods[first + m].name, op_names[d->op]);
-            char base_series[64];
-            snprintf(base_series, sizeof base_series, "%s %s", methods[first].name, op_names[d->op]);
-            lab_measurement out = {series, params, "ns_per_call", "ns", "median", s.median, s,
-                                   m ? base_series : NULL, rs.median, rs.min, rs.max};
-            lab_emit(ctx, &out);
-            if (m == count - 1) {   /* memkit, the last row of its op */
-                double up = 1 / rs.median;
-                printf("%-14s %-8s %10.2f %10.2f %8.3fx %8.3f..%-8.3f\n", d->name,
-                       op_names[d->op], base.median, s.median, up, 1 / rs.max, 1 / rs.min);
-                log_sum[d->op] += log(up);
-                counted[d->op]++;
-                if (!worst_name[d->op] || up < worst[d->op])
-                    worst[d->op] = up, worst_name[d->op] = d->name;
-            }
-        }
+        char params[sizeof data_param + 200];
+        snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s",
+                 d->name, op_names[d->op], ncalls, data_param);
+        lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
+        lab_summary sums[2];
+        lab_emit_methods(ctx, &tmpl, m, 2, rounds, ns, 0, sums);
+        lab_ranking_add(rk[d->op], d->name, m, 2, 1, sums, NULL);
+        double up = sums[1].ratio;
+        int j = lab_judge(sums[1].ratio_lo, sums[1].ratio_hi);
+        printf("%-24s %-8s %10.2f %10.2f %8.3fx %8.3f..%-8.3f%s\n", d->name, op_names[d->op],
+               sums[0].value, sums[1].value, up, sums[1].ratio_lo, sums[1].ratio_hi,
+               j ? "" : " too noisy to tell");
+        log_sum[d->op] += log(up);
+        counted[d->op]++;
+        faster[d->op] += j > 0;
+        slower[d->op] += j < 0;
+        if (!worst_name[d->op] || up < worst[d->op])
+            worst[d->op] = up, worst_name[d->op] = d->name;
+        lab_summary_free(&sums[0]);
+        lab_summary_free(&sums[1]);
         fflush(stdout);
     }
     lab_progress(ctx, nfiles, nfiles, "done");
     for (int op = 0; op < NOPS; op++)
         if (counted[op])
-            lab_verdict(ctx, "%s: memkit vs glibc speed-up, geometric mean %.3fx over %zu "
-                             "distributions; worst %.3fx (%s)",
+            lab_verdict(ctx, "%s: memkit's speed-up over glibc, geometric mean %.3fx over %zu "
+                             "distributions (faster beyond the noise in %zu, slower in %zu, too "
+                             "noisy to tell in %zu); worst %.3fx (%s)",
                         op_names[op], exp(log_sum[op] / (double)counted[op]), counted[op],
-                        worst[op], worst_name[op]);
+                        faster[op], slower[op], counted[op] - faster[op] - slower[op], worst[op],
+                        worst_name[op]);
+    for (int op = 0; op < NOPS; op++)
+        lab_ranking_verdicts(ctx, rk[op]);
     free(calls);
     free(ns);
-    free(ratio);
-    free(scratch);
     free(files);
     return 0;
 }
@@ -380,6 +383,8 @@ int main(int argc, char **argv)
 {
     static const lab_info info = {
         "size-distributions", "beyond the seeds (production size distributions)",
-        "memset, memcpy and memmove on production size distributions: ns/call, memkit vs glibc"};
+        "memset, memcpy and memmove on production size distributions (or any given): ns/call, "
+        "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes",
+        args, sizeof args / sizeof args[0], 3, 2};
     return lab_main(argc, argv, &info, run);
 }

@@ -17,10 +17,12 @@
  * none, by our reading), so the pathology verdict gives all rounds together
  * beside the median.  The fix rows run the same thread counts with the
  * service's default cap on workers awake at once.
- * Each config's runs are interleaved with the rest of the grid; the ratio is
- * CPU per GB against one thread of the same grain and lock, per round.
+ * Each config's runs are in the lab's interleaved rounds with the rest of
+ * the grid (shuffled; no warm-up pass: every run starts a fresh service);
+ * the ratio is GB per CPU-second against one thread of the same grain and
+ * lock, per round (a speed-up: < 1 means more CPU per GB, waste).
  *
- *   memkit-exp-zeroing [--quick] [--mib N] [--rounds N] */
+ * Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
@@ -52,6 +54,8 @@ typedef struct {
     mk_zeroing_config cfg;    /* awake 0: the service's default cap */
     double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], gbcpu[MAX_ROUNDS];
     unsigned peak_awake;      /* most workers zeroing at once, over the rounds */
+    int done;                 /* rounds run */
+    double cpu_per_gb;        /* median of the per-round CPU per GB over one thread's */
 } config_row;
 
 #define CAPPED_GRAIN ((size_t)1 << 20)
@@ -59,8 +63,9 @@ static config_row rows[NWORKLOADS * NL * (NG + 1) * NT];
 static size_t nrows;
 
 /* One run: dirty the memory (untimed), hand it back, wait for all of it. */
-static void run_once(config_row *r, unsigned char *mem, size_t volume, int round)
+static void run_once(config_row *r, unsigned char *mem, size_t volume)
 {
+    int round = r->done++;
     mk_zeroing *z = mk_zeroing_create(&r->cfg);
     if (!z) {
         fprintf(stderr, "error: cannot create a zeroing service with %u threads\n", r->cfg.threads);
@@ -108,26 +113,9 @@ static config_row *find(int workload, unsigned threads, size_t grain, mk_lock_ki
     return NULL;
 }
 
-static lab_stats stats(const double *v, int n)
-{
-    double tmp[MAX_ROUNDS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    return lab_stats_of(tmp, (size_t)n);
-}
-
 static const config_row *one_thread(const config_row *r)
 {
     return find(r->workload, 1, r->cfg.grain, r->cfg.lock, 0);
-}
-
-/* CPU per GB of `r` against one thread of the same grain and lock, per round. */
-static lab_stats cpu_per_gb_ratio(const config_row *r, int rounds)
-{
-    const config_row *one = one_thread(r);
-    double v[MAX_ROUNDS];
-    for (int i = 0; i < rounds; i++)
-        v[i] = one->gbcpu[i] / r->gbcpu[i];
-    return lab_stats_of(v, (size_t)rounds);
 }
 
 /* The same over all rounds together (CPU summed): a round where a preempted
@@ -143,26 +131,47 @@ static double cpu_per_gb_ratio_total(const config_row *r, int rounds)
 
 static const char *awake_name(const config_row *r) { return r->cfg.awake ? "all" : "cap"; }
 
-static int run(lab_ctx *ctx)
+static const char *series_of(const config_row *r, char *buf, size_t len)
 {
-    size_t volume = (size_t)(ctx->quick ? 64 : 512) << 20;
+    snprintf(buf, len, "%s%s", lock_names[r->cfg.lock], r->cfg.awake ? "" : "-capped");
+    return buf;
+}
+
+static void params_of(const config_row *r, size_t volume, char *buf, size_t len)
+{
+    snprintf(buf, len, "\"workload\":\"%s\",\"threads\":%u,\"grain\":%zu,\"lock\":\"%s\","
+             "\"awake\":\"%s\",\"peak_awake\":%u,\"bytes\":%zu",
+             workload_names[r->workload], r->cfg.threads, r->cfg.grain, lock_names[r->cfg.lock],
+             awake_name(r), r->peak_awake, volume);
+}
+
+typedef struct {
+    unsigned char *mem;
+    size_t volume;
+} job;
+
+/* data: the config row; the sample is its GB per CPU-second. */
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    if (warm)
+        return 0;
+    const job *j = arg;
+    config_row *r = (config_row *)m->data;
+    run_once(r, j->mem, j->volume);
+    return r->gbcpu[r->done - 1];
+}
+
+static const lab_arg args[] = {
+    {"mib", LAB_INT, "512", "64", "memory handed to the service per run, MiB", 64, 65536},
     /* 5 rounds: with 3, one round of a neighbour's memory traffic moved
      * single cells to 1.9x (or 0.6x) of one thread's CPU per GB */
-    int rounds = ctx->quick ? 1 : 5;
-    for (int i = 1; i < ctx->argc; i++) {
-        if (!strcmp(ctx->argv[i], "--mib") && i + 1 < ctx->argc)
-            volume = (size_t)atol(ctx->argv[++i]) << 20;
-        else if (!strcmp(ctx->argv[i], "--rounds") && i + 1 < ctx->argc)
-            rounds = atoi(ctx->argv[++i]);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (see --help)\n", ctx->argv[i]);
-            return 2;
-        }
-    }
-    if (volume < BACKLOG_BLOCK || volume > ((size_t)64 << 30) || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "error: --mib must be 64..65536 and --rounds 1..%d\n", MAX_ROUNDS);
-        return 2;
-    }
+    {"rounds", LAB_INT, "5", "1", "interleaved rounds", 1, MAX_ROUNDS},
+};
+
+static int run(lab_ctx *ctx)
+{
+    size_t volume = (size_t)lab_int(ctx, "mib") << 20;
+    int rounds = (int)lab_int(ctx, "rounds");
     const unsigned *ts = ctx->quick ? quick_threads : grid_threads;
     const size_t *gs = ctx->quick ? quick_grains : grid_grains;
     const mk_lock_kind *ls = ctx->quick ? quick_locks : grid_locks;
@@ -181,19 +190,21 @@ static int run(lab_ctx *ctx)
                     rows[nrows++] = (config_row){.workload = w, .cfg = {ts[t], CAPPED_GRAIN, ls[l], 0}};
 
     unsigned char *mem = lab_alloc(volume);
-    char what[96], sz[32];
-    for (int round = 0; round < rounds; round++)
-        for (size_t i = 0; i < nrows; i++) {
-            if (i == 0 || rows[i].cfg.threads < rows[i - 1].cfg.threads) {
-                snprintf(what, sizeof what, "round %d: %s, %s, %s grains%s", round + 1,
-                         workload_names[rows[i].workload], lock_names[rows[i].cfg.lock],
-                         lab_fmt_size(rows[i].cfg.grain, sz, sizeof sz),
-                         rows[i].cfg.awake ? "" : ", awake capped");
-                lab_progress(ctx, (size_t)round * nrows + i, (size_t)rounds * nrows, what);
-            }
-            run_once(&rows[i], mem, volume, round);
-        }
-    lab_progress(ctx, (size_t)rounds * nrows, (size_t)rounds * nrows, "done");
+    char sz[32];
+    lab_method *cells = malloc(nrows * sizeof *cells);
+    char (*names)[32] = malloc(nrows * sizeof *names);
+    for (size_t i = 0; i < nrows; i++)
+        cells[i] = (lab_method){series_of(&rows[i], names[i], sizeof names[i]), NULL, 0, &rows[i]};
+    job j = {mem, volume};
+    for (int round = 0; round < rounds; round++) {   /* one round at a time: progress */
+        char what[64];
+        snprintf(what, sizeof what, "round %d of %d", round + 1, rounds);
+        lab_progress(ctx, (size_t)round, (size_t)rounds, what);
+        double *one = malloc(nrows * sizeof *one);
+        lab_interleave(ctx, cells, nrows, 1, pass, &j, one);
+        free(one);
+    }
+    lab_progress(ctx, (size_t)rounds, (size_t)rounds, "done");
 
     printf("zeroing %s of resident memory, %d round(s), median\n",
            lab_fmt_size(volume, sz, sizeof sz), rounds);
@@ -203,32 +214,37 @@ static int run(lab_ctx *ctx)
            "awake", "peak", "wall ms", "CPU ms", "GB/CPU-s", "CPU/GB vs 1");
     for (size_t i = 0; i < nrows; i++) {
         config_row *r = &rows[i];
-        lab_stats w = stats(r->wall, rounds), c = stats(r->cpu, rounds), g = stats(r->gbcpu, rounds);
-        lab_stats q = cpu_per_gb_ratio(r, rounds);
-        const char *aw = awake_name(r);
+        const config_row *one = one_thread(r);
+        char params[192], base_params[192], series[32], base_series[32];
+        params_of(r, volume, params, sizeof params);
+        params_of(one, volume, base_params, sizeof base_params);
+        series_of(r, series, sizeof series);
+        lab_record rec = {.series = series, .params_json = params, .metric = "wall_ms",
+                          .unit = "ms", .samples = r->wall, .n = (size_t)rounds};
+        lab_summary w = lab_record_emit(ctx, &rec);
+        rec.metric = "cpu_ms";
+        rec.samples = r->cpu;
+        lab_summary c = lab_record_emit(ctx, &rec);
+        /* GB per CPU-second over one thread's, per round (< 1: waste) */
+        rec.metric = "gb_per_cpu_s";
+        rec.unit = "GB/CPU-s";
+        rec.higher_is_better = 1;
+        rec.samples = r->gbcpu;
+        if (one != r) {
+            rec.baseline = series_of(one, base_series, sizeof base_series);
+            rec.baseline_params_json = base_params;
+            rec.baseline_samples = one->gbcpu;
+        }
+        lab_summary g = lab_record_emit(ctx, &rec);
+        r->cpu_per_gb = one != r ? 1 / g.ratio : 1;
         printf("%-8s %-7s %8s %7u %5s %4u %10.2f %10.2f %10.2f %8.2fx %s\n",
                workload_names[r->workload], lock_names[r->cfg.lock],
-               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, aw,
-               r->peak_awake, w.median, c.median, g.median, q.median, q.median > 2 ? "<-" : "");
-        char params[192];
-        snprintf(params, sizeof params, "\"workload\":\"%s\",\"threads\":%u,\"grain\":%zu,"
-                 "\"lock\":\"%s\",\"awake\":\"%s\",\"peak_awake\":%u,\"bytes\":%zu",
-                 workload_names[r->workload], r->cfg.threads, r->cfg.grain, lock_names[r->cfg.lock],
-                 aw, r->peak_awake, volume);
-        char series[32];
-        snprintf(series, sizeof series, "%s%s", lock_names[r->cfg.lock], r->cfg.awake ? "" : "-capped");
-        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
-                                         .metric = "wall_ms", .unit = "ms", .stat = "median",
-                                         .value = w.median, .s = w});
-        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
-                                         .metric = "cpu_ms", .unit = "ms", .stat = "median",
-                                         .value = c.median, .s = c});
-        /* ratio: this config's CPU per GB over one thread's (above 1: waste) */
-        lab_emit(ctx, &(lab_measurement){.series = series, .params_json = params,
-                                         .metric = "gb_per_cpu_s", .unit = "GB/CPU-s",
-                                         .stat = "median", .value = g.median, .s = g,
-                                         .ratio_to = "1 thread", .ratio = q.median,
-                                         .ratio_min = q.min, .ratio_max = q.max});
+               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, awake_name(r),
+               r->peak_awake, w.value, c.value, g.value, r->cpu_per_gb,
+               r->cpu_per_gb > 2 ? "<-" : "");
+        lab_summary_free(&w);
+        lab_summary_free(&c);
+        lab_summary_free(&g);
     }
 
     /* The seed's pathology and its fix, side by side (backlog: everyone has
@@ -236,23 +252,22 @@ static int run(lab_ctx *ctx)
     const unsigned many = 39;
     config_row *bad = find(BACKLOG, many, 4096, MK_LOCK_SPIN, 0);
     if (bad) {
-        lab_stats b = cpu_per_gb_ratio(bad, rounds);
         double total = cpu_per_gb_ratio_total(bad, rounds);
         lab_verdict(ctx, "pathology (backlog): %u threads x 4 KiB grains x spin lock, all awake: "
-                    "%.0fx the CPU per GB of one thread (median of %d round(s), range %.0f..%.0fx; "
-                    "all rounds together %.0fx); target ~100x: %s", many, b.median, rounds, b.min,
-                    b.max, total, total >= 50 ? "reproduced" : "not reproduced");
+                    "%.0fx the CPU per GB of one thread (median of %d round(s); all rounds "
+                    "together %.0fx); target ~100x: %s", many, bad->cpu_per_gb, rounds, total,
+                    total >= 50 ? "reproduced" : "not reproduced");
     }
     for (int w = 0; w < NWORKLOADS; w++) {
         config_row *all = find(w, many, CAPPED_GRAIN, MK_LOCK_SPIN, 0);
         config_row *cap = find(w, many, CAPPED_GRAIN, MK_LOCK_SPIN, 1);
         config_row *two = find(w, 2, CAPPED_GRAIN, MK_LOCK_MUTEX, 0);
         if (all && cap) {
-            double a = cpu_per_gb_ratio(all, rounds).median, c = cpu_per_gb_ratio(cap, rounds).median;
+            double a = all->cpu_per_gb, c = cap->cpu_per_gb;
             char two_txt[96] = "";
             if (two)
                 snprintf(two_txt, sizeof two_txt, " (2 threads, mutex, all awake: %.2fx)",
-                         cpu_per_gb_ratio(two, rounds).median);
+                         two->cpu_per_gb);
             lab_verdict(ctx, "%s: %u threads x 1 MiB grains x spin lock: all awake %.2fx the CPU per "
                         "GB of one thread%s; with the default awake cap %.2fx (peak %u awake); "
                         "target within 15%%: %s", workload_names[w], many, a, two_txt, c,
@@ -267,7 +282,7 @@ static int run(lab_ctx *ctx)
             if (!r)
                 continue;
             have = 1;
-            double q = cpu_per_gb_ratio(r, rounds).median;
+            double q = r->cpu_per_gb;
             if (q > worst)
                 worst = q, worst_t = ts[t];
         }
@@ -281,15 +296,18 @@ static int run(lab_ctx *ctx)
             if (r)
                 lab_verdict(ctx, "%s: 64 threads x 4 KiB grains, %s lock, all awake: %.1fx the CPU "
                             "per GB of one thread", workload_names[w], lock_names[ls[l]],
-                            cpu_per_gb_ratio(r, rounds).median);
+                            r->cpu_per_gb);
         }
     }
     lab_free(mem, volume);
+    free(cells);
+    free(names);
     return 0;
 }
 
 static const lab_info info = {
     "zeroing", "slower-memory-zeroing-through-parallelism",
-    "zeroing service over threads x grain x lock kind: wall, CPU, GB per CPU-second"};
+    "zeroing service over threads x grain x lock kind: wall, CPU, GB per CPU-second",
+    args, sizeof args / sizeof args[0], 0, 0};
 
 int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }

@@ -16,8 +16,9 @@ int main(void)
     mk_memset_explicit(buf + 4096, 0, 64);   /* e.g. a key: never optimised away */
     int ok = buf[0] == 0 && buf[4095] == 0 && buf[4096] == 0 && buf[4159] == 0 &&
              buf[4160] == 0xab && buf[n - 1] == 0xab;
-    printf("memkit %s, memset variant %s: %s\n", MEMKIT_VERSION,
-           mk_selected_variant(MK_OP_MEMSET), ok ? "ok" : "WRONG");
+    printf("memkit %s (header %s), memset variant %s, preload %s: %s\n", mk_version(),
+           MEMKIT_VERSION, mk_selected_variant(MK_OP_MEMSET),
+           memkit_preload_active() ? "active" : "not active", ok ? "ok" : "WRONG");
     free(buf);
     return ok ? 0 : 1;
 }

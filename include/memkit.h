@@ -16,6 +16,16 @@ extern "C" {
 
 #define MEMKIT_VERSION "0.1.0"
 
+/* The library's own version and the commit it was built from, e.g.
+ * "0.1.0 (commit 93ed201)": what is loaded, which MEMKIT_VERSION (the
+ * header's) need not be. */
+const char *mk_version(void);
+
+/* 1 when the preload library (libmemkit_preload.so) has taken over the C
+ * library's memset/memcpy/memmove in this process, else 0.  With the static
+ * library the program's own copy answers, so it is always 0 there. */
+int memkit_preload_active(void);
+
 /* ---- core routines (chosen once, at load time, for the running CPU) ---- */
 
 void *mk_memset(void *dst, int c, size_t n);

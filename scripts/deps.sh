@@ -8,34 +8,41 @@
 #                            browser that opens the lab's report)
 set -euo pipefail
 
-need=()
+need=()   # Debian package names
+why=()    # and what each is for, said before anything is installed
+want() { need+=("$1"); why+=("$1: $2"); }
 pg_missing=0
 have() { command -v "$1" >/dev/null 2>&1; }
-have cc || have gcc || need+=(gcc)
-have cmake || need+=(cmake)
-have ninja || need+=(ninja-build)
-have git || need+=(git)
-have pkg-config || need+=(pkg-config)
+have cc || have gcc || want gcc "the C compiler for the library, tests and experiments"
+have cmake || want cmake "the build system"
+have ninja || want ninja-build "the build tool CMake drives"
+have git || want git "the commit the library records (mk_version, fingerprints)"
+have pkg-config || want pkg-config "the install test builds the pkg-config example"
 # clang builds the libFuzzer targets; its runtime ships in libclang-rt.
-have clang-14 || have clang || need+=(clang-14)
+have clang-14 || have clang || want clang-14 "the libFuzzer targets of make test"
 if have clang-14 || have clang; then
   cl=$(command -v clang-14 || command -v clang)
   rt=$("$cl" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
-  [[ -f "$rt" ]] || need+=(libclang-rt-14-dev)
+  [[ -f "$rt" ]] || want libclang-rt-14-dev "libFuzzer's runtime for the fuzz targets"
 else
-  need+=(libclang-rt-14-dev)
+  want libclang-rt-14-dev "libFuzzer's runtime for the fuzz targets"
 fi
-python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+python3 -c 'import venv, ensurepip' 2>/dev/null || want python3-venv "the lab's Python front end lives in ./.venv"
 if [[ "${1:-}" == "--test" ]]; then
-  have chromium || need+=(chromium)
+  have chromium || want chromium "the test that opens the lab's report in a headless browser"
   # The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
-  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { need+=(postgresql); pg_missing=1; }
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null ||
+    { want postgresql "the tests of the PostgreSQL results database start a throwaway server"; pg_missing=1; }
 fi
 
 if ((${#need[@]})); then
-  echo "deps: installing ${need[*]}"
+  echo "deps: memkit needs these Debian packages, not yet installed:"
+  printf '  %s\n' "${why[@]}"
   SUDO=""
-  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  if [[ $(id -u) -ne 0 ]]; then
+    SUDO=sudo
+    echo "deps: installing them needs root: running 'sudo apt-get install' (it may ask for your password)"
+  fi
   export DEBIAN_FRONTEND=noninteractive
   if ((pg_missing)); then
     # The tests make their own clusters: no default one created and started.

@@ -1,5 +1,5 @@
 /* The lab's shared C core (see lab.h). */
-#include "lab.h"
+#include "internal.h"
 
 #include "memkit.h"
 
@@ -35,43 +35,9 @@ uint64_t lab_rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-lab_stats lab_stats_of(double *v, size_t n)
-{
-    lab_stats s = {0};
-    if (n == 0)
-        return s;
-    qsort(v, n, sizeof *v, cmp_double);
-    s.n = n;
-    s.min = v[0];
-    s.max = v[n - 1];
-    s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    s.mean = sum / n;
-    size_t k = n / 10 ? n / 10 : 1;   /* MSRC: mean of the fastest 10% */
-    sum = 0;
-    for (size_t i = 0; i < k; i++)
-        sum += v[i];
-    s.mean_fastest_10pct = sum / k;
-    return s;
-}
-
-lab_stats lab_stats_scaled(lab_stats s, double k)
-{
-    return (lab_stats){s.min * k, s.median * k, s.max * k, s.mean * k,
-                       s.mean_fastest_10pct * k, s.n};
-}
-
 /* ---- JSON ---- */
 
-static void json_string(FILE *f, const char *s)
+void lab_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; s && *s; s++) {
@@ -86,7 +52,7 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void json_number(FILE *f, double v)
+void lab_json_number(FILE *f, double v)
 {
     if (isfinite(v))
         fprintf(f, "%.6g", v);
@@ -117,12 +83,12 @@ void lab_write_fingerprint(FILE *f)
     mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
     char micro[32];
     snprintf(micro, sizeof micro, "0x%x", c->microcode);
-    fputs("\"cpu_model\":", f); json_string(f, c->brand);
-    fputs(",\"vendor\":", f); json_string(f, c->vendor);
+    fputs("\"cpu_model\":", f); lab_json_string(f, c->brand);
+    fputs(",\"vendor\":", f); lab_json_string(f, c->vendor);
     fprintf(f, ",\"family\":%u,\"model\":%u,\"stepping\":%u", c->family, c->model, c->stepping);
-    fputs(",\"microcode\":", f); json_string(f, c->microcode ? micro : "unknown");
-    fputs(",\"kernel\":", f); json_string(f, u.release);
-    fputs(",\"glibc\":", f); json_string(f, gnu_get_libc_version());
+    fputs(",\"microcode\":", f); lab_json_string(f, c->microcode ? micro : "unknown");
+    fputs(",\"kernel\":", f); lab_json_string(f, u.release);
+    fputs(",\"glibc\":", f); lab_json_string(f, gnu_get_libc_version());
     fprintf(f, ",\"isa\":{\"sse2\":%d,\"avx2\":%d,\"avx512f\":%d,\"avx512bw\":%d,"
                "\"avx512vl\":%d,\"erms\":%d,\"fsrm\":%d,\"os_avx\":%d,\"os_avx512\":%d}",
             c->has_sse2, c->has_avx2, c->has_avx512f, c->has_avx512bw, c->has_avx512vl,
@@ -130,70 +96,70 @@ void lab_write_fingerprint(FILE *f)
     fprintf(f, ",\"cache\":{\"l1d\":%zu,\"l2\":%zu,\"l3\":%zu,\"line\":%zu}",
             c->l1d_bytes, c->l2_bytes, c->l3_bytes, c->line_bytes);
     fprintf(f, ",\"cpus_online\":%ld", sysconf(_SC_NPROCESSORS_ONLN));
-    fputs(",\"thp\":", f); json_string(f, thp);
-    fputs(",\"governor\":", f); json_string(f, gov);
-    fputs(",\"memkit_version\":", f); json_string(f, MEMKIT_VERSION);
-    fputs(",\"memkit_commit\":", f); json_string(f, MEMKIT_GIT_DESCRIBE);
-    fputs(",\"tunables\":", f); json_string(f, tun);
-    fputs(",\"profile\":", f); json_string(f, mk_tunables_get()->profile);
-    fputs(",\"strategy\":", f); json_string(f, mk_strategy()->name);
-    fputs(",\"strategy_matched\":", f); json_string(f, mk_strategy()->matched);
+    fputs(",\"thp\":", f); lab_json_string(f, thp);
+    fputs(",\"governor\":", f); lab_json_string(f, gov);
+    fputs(",\"memkit_version\":", f); lab_json_string(f, MEMKIT_VERSION);
+    fputs(",\"memkit_commit\":", f); lab_json_string(f, MEMKIT_GIT_DESCRIBE);
+    fputs(",\"tunables\":", f); lab_json_string(f, tun);
+    fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_get()->profile);
+    fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
+    fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
     fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));
 }
 
-void lab_emit(lab_ctx *ctx, const lab_measurement *m)
+static void verdict(lab_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
-    FILE *f = ctx->jsonl;
-    if (!f)
+    if (ctx->raw)   /* a helper process: the main one says what all of them found */
         return;
-    fputs("{\"type\":\"measurement\",\"experiment\":", f);
-    json_string(f, ctx->info->name);
-    fputs(",\"series\":", f); json_string(f, m->series);
-    fprintf(f, ",\"params\":{%s}", m->params_json ? m->params_json : "");
-    fputs(",\"metric\":", f); json_string(f, m->metric);
-    fputs(",\"unit\":", f); json_string(f, m->unit);
-    fputs(",\"stat\":", f); json_string(f, m->stat);
-    fputs(",\"value\":", f); json_number(f, m->value);
-    fputs(",\"min\":", f); json_number(f, m->s.min);
-    fputs(",\"median\":", f); json_number(f, m->s.median);
-    fputs(",\"max\":", f); json_number(f, m->s.max);
-    fprintf(f, ",\"samples\":%zu", m->s.n);
-    if (m->ratio_to) {
-        fputs(",\"ratio_to\":", f); json_string(f, m->ratio_to);
-        fputs(",\"ratio\":", f); json_number(f, m->ratio);
-        fputs(",\"ratio_min\":", f); json_number(f, m->ratio_min);
-        fputs(",\"ratio_max\":", f); json_number(f, m->ratio_max);
-    }
-    fputs("}\n", f);
-    fflush(f);
-}
-
-void lab_verdict(lab_ctx *ctx, const char *fmt, ...)
-{
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
+    char text[4096];
     vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    printf("verdict: %s\n", text);
+    printf("verdict%s%s: %s\n", kind ? " " : "", kind ? kind : "", text);
     fflush(stdout);
     if (ctx->jsonl) {
         fputs("{\"type\":\"verdict\",\"experiment\":", ctx->jsonl);
-        json_string(ctx->jsonl, ctx->info->name);
+        lab_json_string(ctx->jsonl, ctx->info->name);
+        if (kind) {
+            fputs(",\"kind\":", ctx->jsonl);
+            lab_json_string(ctx->jsonl, kind);
+        }
         fputs(",\"text\":", ctx->jsonl);
-        json_string(ctx->jsonl, text);
+        lab_json_string(ctx->jsonl, text);
         fputs("}\n", ctx->jsonl);
         fflush(ctx->jsonl);
     }
 }
 
+void lab_verdict(lab_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verdict(ctx, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verdict(ctx, kind, fmt, ap);
+    va_end(ap);
+}
+
+/* With several processes, one count over all of them: the front end's
+ * progress bar moves forward only. */
 void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what)
 {
     double elapsed = (lab_now_ns() - ctx->started_ns) / 1e9;
-    fprintf(stderr, "progress: %s %zu/%zu %.1fs %s\n", ctx->info->name, done, total, elapsed,
-            what ? what : "");
+    size_t np = ctx->nprocesses > 1 ? ctx->nprocesses : 1;
+    char label[256];
+    if (np > 1)
+        snprintf(label, sizeof label, "process %u/%zu: %s", ctx->process + 1, np, what ? what : "");
+    else
+        snprintf(label, sizeof label, "%s", what ? what : "");
+    fprintf(stderr, "progress: %s %zu/%zu %.1fs %s\n", ctx->info->name,
+            ctx->process * total + done, total * np, elapsed, label);
     fflush(stderr);
 }
 
@@ -227,7 +193,7 @@ void lab_flush_caches(void)
     lab_escape(buf);
 }
 
-size_t lab_parse_size(const char *s)
+int lab_try_parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
@@ -236,11 +202,20 @@ size_t lab_parse_size(const char *s)
               : *end == 'G' || *end == 'g' ? 30 : 0;
     if (shift)
         end++;
-    if (errno || end == s || *end || s[0] == '-') {
+    if (errno || end == s || *end || s[0] == '-' || v > (SIZE_MAX >> shift))
+        return -1;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
+size_t lab_parse_size(const char *s)
+{
+    size_t v;
+    if (lab_try_parse_size(s, &v)) {
         fprintf(stderr, "error: bad size '%s' (expected e.g. 4096, 64K, 1M, 1G)\n", s);
         exit(2);
     }
-    return (size_t)v << shift;
+    return v;
 }
 
 const char *lab_fmt_size(size_t n, char *buf, size_t len)
@@ -262,20 +237,84 @@ const char *lab_fmt_size(size_t n, char *buf, size_t len)
 static void usage(const lab_info *info, FILE *f)
 {
     fprintf(f,
-            "usage: memkit-exp-%s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [ARGS...]\n"
+            "usage: memkit-exp-%s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [key=value...]\n"
             "%s (seed: %s)\n"
             "  --quick         reduced grid, for smoke tests\n"
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
-            "  --describe      print name, seed and description as JSON and exit\n"
-            "  --fingerprint   print this machine's fingerprint as JSON and exit\n",
+            "  --describe      print name, seed, description and arguments as JSON and exit\n"
+            "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
+            "arguments:\n",
             info->name, info->description, info->seed);
+    lab_print_args(info, f);
+    if (info->processes > 1)
+        fprintf(f, "  %-22s run in N processes, pooled (default %u, --quick %u)\n",
+                "processes=N", info->processes,
+                info->quick_processes ? info->quick_processes : info->processes);
+}
+
+static void describe(const lab_info *info)
+{
+    static const char *const kinds[] = {"int", "size", "real", "text"};
+    printf("{\"name\":");
+    lab_json_string(stdout, info->name);
+    printf(",\"seed\":");
+    lab_json_string(stdout, info->seed);
+    printf(",\"description\":");
+    lab_json_string(stdout, info->description);
+    printf(",\"args\":[");
+    for (size_t i = 0; i < info->nargs; i++) {
+        const lab_arg *a = &info->args[i];
+        printf("%s{\"key\":", i ? "," : "");
+        lab_json_string(stdout, a->key);
+        printf(",\"kind\":\"%s\",\"default\":", kinds[a->kind]);
+        if (a->def)
+            lab_json_string(stdout, a->def);
+        else
+            printf("null");
+        printf(",\"quick\":");
+        lab_json_string(stdout, a->quick ? a->quick : a->def);
+        printf(",\"help\":");
+        lab_json_string(stdout, a->help);
+        if (a->min || a->max)
+            printf(",\"min\":%.15g,\"max\":%.15g", a->min, a->max);
+        printf("}");
+    }
+    printf("],\"processes\":%u,\"quick_processes\":%u}\n", info->processes ? info->processes : 1,
+           info->quick_processes ? info->quick_processes : info->processes ? info->processes : 1);
+}
+
+/* The fingerprint members: a re-executed run keeps its parent's. */
+static char *fingerprint_text(void)
+{
+    const char *given = getenv("MEMKIT_LAB_FINGERPRINT");
+    if (given) {
+        char *s = strdup(given);
+        unsetenv("MEMKIT_LAB_FINGERPRINT");
+        return s;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    lab_write_fingerprint(f);
+    fclose(f);
+    return buf;
+}
+
+void lab_reexec(lab_ctx *ctx)
+{
+    setenv("MEMKIT_LAB_FINGERPRINT", ctx->fingerprint, 1);
+    fflush(NULL);
+    execv("/proc/self/exe", ctx->full_argv);
+    fprintf(stderr, "error: cannot re-execute %s: %s\n", ctx->full_argv[0], strerror(errno));
+    exit(2);
 }
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
 {
-    lab_ctx ctx = {.info = info, .full_argv = argv, .started_ns = lab_now_ns()};
+    lab_ctx ctx = {.info = info, .full_argv = argv, .started_ns = lab_now_ns(), .nprocesses = 1};
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
+    long processes = -1;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -283,16 +322,10 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             usage(info, stdout);
             return 0;
         } else if (!strcmp(a, "--describe")) {
-            printf("{\"name\":");
-            json_string(stdout, info->name);
-            printf(",\"seed\":");
-            json_string(stdout, info->seed);
-            printf(",\"description\":");
-            json_string(stdout, info->description);
-            printf("}\n");
+            describe(info);
             return 0;
         } else if (!strcmp(a, "--fingerprint")) {
-            printf("{\"type\":\"fingerprint\",");
+            printf("{\"type\":\"fingerprint\",\"format\":2,");
             lab_write_fingerprint(stdout);
             printf("}\n");
             return 0;
@@ -309,26 +342,58 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
                 fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
                 return 2;
             }
+        } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
+            char *end;
+            processes = strtol(a + 10, &end, 10);
+            if (*end || processes < 1 || processes > 64) {
+                fprintf(stderr, "error: processes must be 1..64\n");
+                return 2;
+            }
         } else {
             rest[nrest++] = argv[i];
         }
     }
     ctx.argc = nrest;
     ctx.argv = rest;
-    if (ctx.jsonl) {
-        fputs("{\"type\":\"fingerprint\",", ctx.jsonl);
-        lab_write_fingerprint(ctx.jsonl);
-        fputs("}\n", ctx.jsonl);
-        fflush(ctx.jsonl);
+    if (info->args) {
+        char err[1024];
+        if (lab_parse_args(info, ctx.quick, nrest - 1, rest + 1, ctx.arg_value, err, sizeof err)) {
+            fprintf(stderr, "error: %s\n", err);
+            return 2;
+        }
+    }
+    if (info->processes > 1 && processes < 0)
+        processes = ctx.quick && info->quick_processes ? info->quick_processes : info->processes;
+    ctx.rng = 0x6c61622d6d656d6bull;
+    if (lab_helper_setup(&ctx) == 0 && processes > 1) {
+        ctx.nprocesses = (unsigned)processes;
+        ctx.process = ctx.nprocesses - 1;   /* the helpers are the ones before */
+        if (lab_run_helpers(&ctx, argc, argv))
+            return 2;
+    }
+    ctx.rng ^= 0x9e3779b97f4a7c15ull * (ctx.process + 1);
+    if (!ctx.raw) {
+        ctx.fingerprint = fingerprint_text();
+        if (ctx.jsonl) {
+            fprintf(ctx.jsonl, "{\"type\":\"fingerprint\",\"format\":2,%s}\n", ctx.fingerprint);
+            fflush(ctx.jsonl);
+        }
     }
     int rc = run(&ctx);
+    if (rc == 0)
+        lab_spread_note(&ctx);
     if (rc == 0 && ctx.jsonl) {
         fputs("{\"type\":\"end\",\"experiment\":", ctx.jsonl);
-        json_string(ctx.jsonl, info->name);
-        fprintf(ctx.jsonl, ",\"seconds\":%.3f}\n", (lab_now_ns() - ctx.started_ns) / 1e9);
+        lab_json_string(ctx.jsonl, info->name);
+        fprintf(ctx.jsonl, ",\"processes\":%u,\"seconds\":%.3f}\n", ctx.nprocesses,
+                (lab_now_ns() - ctx.started_ns) / 1e9);
     }
     if (ctx.jsonl && ctx.jsonl != stdout)
         fclose(ctx.jsonl);
+    if (ctx.raw && fclose(ctx.raw) != 0)
+        rc = rc ? rc : 2;
+    lab_pool_free(&ctx);
+    free(ctx.fingerprint);
     free(rest);
     return rc;
 }

@@ -1,18 +1,45 @@
-/* The lab's shared C core: command line, timing, statistics, the machine
- * fingerprint and the output conventions every experiment follows.
+/* The lab's shared C core: command line, arguments, the interleaved method,
+ * statistics, the machine fingerprint and the output every experiment
+ * follows.  An experiment is its grid and its verdicts; everything about how
+ * it measures lives here, once.
  *
  * An experiment is one executable (bench/exp_<name>.c) whose main() is
  *     return lab_main(argc, argv, &info, run);
  * It prints a human table on stdout, progress on stderr, and — with
- * --jsonl PATH — one JSON object per line:
- *   {"type":"fingerprint", ...}                  first, always
- *   {"type":"measurement", "experiment", "series", "params":{...},
- *    "metric", "unit", "value", "stat", "min", "median", "max", "samples",
- *    ["ratio_to", "ratio", "ratio_min", "ratio_max"]}
- *   {"type":"verdict", "experiment", "text"}
- *   {"type":"end", "experiment", "seconds"}      last, on success
- * `--describe` prints {"name","seed","description"} and exits;
- * `--fingerprint` prints the fingerprint object and exits. */
+ * --jsonl PATH — one JSON object per line (record format 2):
+ *
+ *  {"type":"fingerprint","format":2, ...}        first, always
+ *  measurement record (one JSON line):
+ *  {"type":"measurement","experiment":E,"series":S,"params":{...},
+ *   "axis":{"name":"size","unit":"B"} or null when the measurement has no numeric axis,
+ *   "metric":"ns_per_call","unit":"ns","better":"lower"|"higher",
+ *   "stat":"median"|"mean_fastest_10pct"|..., "value":V, "min":..,"median":..,"max":..,
+ *   "samples":[one value per round, in the metric's unit],
+ *   "process_samples":[one value per process] (only when it ran in several processes),
+ *   "baseline":{"series":B,"params":{...}} or null,
+ *   "ratios":[paired per-round SPEED-UPS vs the baseline: > 1 means this series is faster],
+ *   "ratio":median of ratios,"ratio_min":..,"ratio_max":..}
+ *  {"type":"verdict","experiment":E,"kind":K,"text":T}   kind optional:
+ *       "loss"    memkit slower than the best other method beyond noise
+ *       "fastest" what was fastest where
+ *       "note"    anything else worth a line
+ *  {"type":"end","experiment":E,"seconds":S}     last, on success
+ *
+ * Arguments are key=value, declared per experiment in a lab_arg table (with
+ * a default and a --quick default); an undeclared key is an error.
+ * `--help` lists them; `--describe` prints {"name","seed","description",
+ * "args":[...],"processes","quick_processes"} as JSON and exits;
+ * `--fingerprint` prints the fingerprint object and exits.
+ *
+ * Several processes: an experiment whose result depends on where code and
+ * data were placed (small sizes) sets info.processes.  lab_main then runs
+ * it processes-1 more times as fresh executions of itself (new address
+ * space layout, own shuffle seed), each writing its raw samples to a
+ * private file, and then runs it itself; every record this process emits
+ * carries the samples and paired ratios of all processes pooled, and one
+ * value per process ("process_samples"), so verdicts see the spread between
+ * processes, not only within one (pyperf's worker processes, same reason).
+ * Built-in argument: processes=N. */
 #ifndef MEMKIT_LAB_H
 #define MEMKIT_LAB_H
 
@@ -20,23 +47,66 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ---- arguments ---- */
+typedef enum { LAB_INT, LAB_SIZE, LAB_REAL, LAB_TEXT } lab_arg_kind;
+
+typedef struct {
+    const char  *key;        /* "reps" */
+    lab_arg_kind kind;       /* LAB_SIZE takes 4096, 64K, 1M, 1G */
+    const char  *def;        /* default as typed on the command line; NULL: unset */
+    const char  *quick;      /* default under --quick; NULL: def */
+    const char  *help;       /* one line */
+    double       min, max;   /* bounds of a number; both 0: none */
+} lab_arg;
+
+#define LAB_MAX_ARGS 24
+
 typedef struct {
     const char *name;         /* "memset-random" */
     const char *seed;         /* "msrc-faster-amd64-memset" */
     const char *description;  /* one line */
+    const lab_arg *args;      /* NULL: the old free-form arguments (ctx->argc/argv) */
+    size_t nargs;
+    unsigned processes;       /* > 1: run in that many processes (see above) */
+    unsigned quick_processes; /* the same under --quick; 0: processes */
 } lab_info;
 
 typedef struct {
     const lab_info *info;
     int   quick;              /* --quick: reduced grid for smoke tests */
     FILE *jsonl;              /* NULL without --jsonl */
-    int   argc;               /* experiment-specific arguments left over */
+    int   argc;               /* experiment-specific arguments left over (no args table) */
     char **argv;
     char **full_argv;         /* the command line as given (for re-executing) */
     double started_ns;
+    const char *arg_value[LAB_MAX_ARGS];   /* per info->args entry; NULL: unset */
+    /* several processes: this one's index (0-based) and the count */
+    unsigned process, nprocesses;
+    uint64_t rng;             /* this process's seed for shuffles */
+    FILE *raw;                /* a helper process's sample file; NULL in the main one */
+    struct lab_pool *pool;    /* the helper processes' samples, in the main one */
+    char *fingerprint;        /* the fingerprint members as written (re-executing keeps it) */
+    /* the spread between processes, over the records: (max-min)/min of
+     * each record's per-process values */
+    size_t spread_n;
+    double *spread;
+    char worst_spread[160];
 } lab_ctx;
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
+
+/* The value of a declared argument (the default, the quick default, or what
+ * was given).  Asking for an undeclared key is a bug: the program stops. */
+long long   lab_int(lab_ctx *ctx, const char *key);
+size_t      lab_size(lab_ctx *ctx, const char *key);
+double      lab_real(lab_ctx *ctx, const char *key);
+const char *lab_text(lab_ctx *ctx, const char *key);   /* NULL when unset */
+
+/* Checks key=value arguments against a table and fills values[] (one per
+ * table entry); returns 0, or -1 with a message in err.  lab_main uses it;
+ * exposed for the tests. */
+int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
+                   const char **values, char *err, size_t errlen);
 
 /* ---- time ---- */
 double   lab_now_ns(void);            /* CLOCK_MONOTONIC */
@@ -52,24 +122,134 @@ lab_stats lab_stats_of(double *samples, size_t n);
 /* The same statistics in another unit: every field times k (n unchanged). */
 lab_stats lab_stats_scaled(lab_stats s, double k);
 
+/* ---- the method ---- */
+
+/* A method an experiment times: its name, its function (cast back by the
+ * experiment to the signature `kind` says), and any data it needs. */
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+    int kind;                 /* the experiment's own: which signature, what operation */
+    const void *data;         /* e.g. the mk_copier behind it */
+} lab_method;
+
+/* One pass of method m: timed, it returns the sample in the metric's unit;
+ * warm, it is the untimed warm-up pass before it (it may do less work). */
+typedef double lab_pass_fn(const lab_method *m, void *arg, int warm);
+
+/* Rounds in which every method runs once in a freshly shuffled order (so no
+ * method always follows the same one: a fixed order skewed results by 6%),
+ * each timed pass right after an untimed warm-up pass of the same method
+ * (the predictors and caches then hold its state, not its predecessor's).
+ * samples[i * rounds + r]: method i's sample of round r. */
+void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t rounds,
+                    lab_pass_fn *pass, void *arg, double *samples);
+
+/* The paired per-round speed-up of x over base, into out: > 1 means x was
+ * faster in that round (base/x for times, x/base for throughputs).  The one
+ * place a ratio is computed. */
+void lab_speedups(const double *x, const double *base, size_t n, int higher_is_better,
+                  double *out);
+
 /* ---- output ---- */
 typedef struct {
     const char *series;       /* method / variant */
-    const char *params_json;  /* e.g. "\"size\":4096,\"value\":0" (no braces) */
+    const char *params_json;  /* members without braces: "\"size\":4096,\"value\":0" */
+    const char *axis;         /* numeric axis name ("size"), NULL: none */
+    const char *axis_unit;    /* "B" */
     const char *metric;       /* "ns_per_call", "gb_per_s", ... */
     const char *unit;         /* "ns", "GB/s", ... */
-    const char *stat;         /* which statistic value is: "median", "mean_fastest_10pct" */
-    double value;
-    lab_stats s;              /* spread of the samples value came from */
-    const char *ratio_to;     /* NULL, or the series the ratio is against */
-    double ratio, ratio_min, ratio_max;   /* value / ratio_to's, per interleaved pair */
-} lab_measurement;
+    int higher_is_better;
+    const char *stat;         /* "median" (NULL), "mean_fastest_10pct", "mean" */
+    const double *samples;    /* one per round, in the metric's unit */
+    size_t n;
+    const char *baseline;     /* the baseline's series; NULL: none */
+    const char *baseline_params_json;   /* NULL: the same params */
+    const double *baseline_samples;     /* paired with samples, round by round */
+} lab_record;
 
+/* What was emitted, over every process: the statistic, the pooled samples
+ * (the caller's: lab_summary_free) and the speed-up vs the baseline
+ * with an interval of its median (~95%, widened to the processes' own
+ * medians: one process disagreeing makes it "too noisy to tell"). */
+typedef struct {
+    double value;
+    lab_stats s;
+    double *samples;          /* round by round, process after process */
+    size_t n, nprocesses;
+    double process_min, process_max;   /* the processes' values' spread */
+    int has_ratio;
+    double ratio, ratio_min, ratio_max, ratio_lo, ratio_hi;
+} lab_summary;
+
+lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r);
+void lab_summary_free(lab_summary *s);
+
+/* Every method of one grid point in one go: series = the method's name,
+ * baseline = methods[baseline] (SIZE_MAX: none), the rest from tmpl; the
+ * summaries into out[n]. */
+void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *methods,
+                      size_t n, size_t rounds, const double *samples, size_t baseline,
+                      lab_summary *out);
+
+/* The statistic `stat` of samples, "fastest" meaning the lowest times or the
+ * highest throughputs. */
+double lab_stat_value(const double *samples, size_t n, const char *stat, int higher_is_better);
+
+/* An interval holding the median of n sorted values with ~95% confidence:
+ * order statistics n/2 -+ 0.98 sqrt(n) (normal approximation to the
+ * binomial); 5 to 7 values, their whole range (94-98%); fewer, unbounded
+ * (no claim can be made from them). */
+void lab_median_interval(const double *sorted, size_t n, double *lo, double *hi);
+
+/* "~95% interval 1.02..1.10x", or that there is none (too few rounds). */
+const char *lab_interval_text(double lo, double hi, char *buf, size_t len);
+
+/* Where an interval of speed-ups lies: 1 all above 1 (faster), -1 all
+ * below (slower), 0 it spans 1 (too noisy to tell). */
+int lab_judge(double lo, double hi);
+
+/* The legacy record (format 1: "samples" a count, "ratio_to"); kept for
+ * experiments not yet on lab_record. */
+typedef struct {
+    const char *series;
+    const char *params_json;
+    const char *metric;
+    const char *unit;
+    const char *stat;
+    double value;
+    lab_stats s;
+    const char *ratio_to;
+    double ratio, ratio_min, ratio_max;
+} lab_measurement;
 void lab_emit(lab_ctx *ctx, const lab_measurement *m);
+
 void lab_verdict(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A verdict of a kind: "loss", "fastest", "note" (see above). */
+void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what);
 /* Writes the fingerprint's JSON members (no braces) to f. */
 void lab_write_fingerprint(FILE *f);
+/* Runs this experiment again in this process's place (after the caller
+ * changed the environment, e.g. tunables), keeping this run's fingerprint:
+ * the record describes the machine as the user ran it. */
+void lab_reexec(lab_ctx *ctx);
+
+/* ---- where memkit stands: per grid point, over the points ---- */
+/* Feed every grid point's summaries (from lab_emit_methods); the verdicts
+ * then say, per range of consecutive points, where memkit was slower than
+ * the fastest other method beyond the noise and by how much (kind "loss"),
+ * and which method was fastest where (kind "fastest"). */
+typedef struct lab_ranking lab_ranking;
+/* ordered: the points are an axis in order (sizes), so ranges make sense;
+ * else each point is its own (matrix rows). */
+lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered);
+/* label: the point ("768 B"); memkit: its index in methods; skip[i] set:
+ * method i is not a candidate at this point (NULL: all are). */
+void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
+                     size_t memkit, const lab_summary *sums, const unsigned char *skip);
+void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk);   /* and frees it */
 
 /* ---- helpers ---- */
 /* Keeps the compiler from deleting or hoisting work on p (results escape). */
@@ -82,6 +262,10 @@ static inline uint64_t lab_rand(uint64_t *state)
     *state = x;
     return x * 0x2545F4914F6CDD1DULL;
 }
+/* Calls per batch for random sizes: more than a branch predictor learns.
+ * (A Zen 5 learnt an 8,192-call batch: glibc memcpy 2.5 ns per call at
+ * 1,024 calls per batch, 8.7 at 50,000; the MSRC seed used 50,000.) */
+#define LAB_UNLEARNABLE_CALLS 50000
 /* Page-aligned, pre-faulted memory of n bytes (exits with a message on failure). */
 void *lab_alloc(size_t n);
 void  lab_free(void *p, size_t n);
@@ -89,6 +273,8 @@ void  lab_free(void *p, size_t n);
 void  lab_flush_caches(void);
 /* Parses "4096", "64K", "1M"; exits with a message on a bad value. */
 size_t lab_parse_size(const char *s);
+/* The same, returning -1 on a bad value. */
+int lab_try_parse_size(const char *s, size_t *out);
 /* Human size: "4 KiB", "1.5 MiB" into buf. */
 const char *lab_fmt_size(size_t n, char *buf, size_t len);
 

@@ -21,10 +21,20 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+class VersionAction(argparse.Action):
+    """--version: the lab's version and the loaded library's, asked at run time."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from memkit.lab import library_version
+        print(f"memkit {__version__}\nlibrary {library_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="memkit", description="The memkit lab: which memory fill/copy method is fastest "
                "on this machine, for these sizes, and did that change since the last run?")
-    p.add_argument("--version", action="version", version=f"memkit {__version__}")
+    p.add_argument("--version", action=VersionAction, nargs=0,
+                   help="print the lab's version and the library's (its commit too), then exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for mod in all_commands():
         sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)

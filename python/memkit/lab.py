@@ -52,17 +52,23 @@ def _repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+# Where `pip install .` puts the CMake install tree (pyproject.toml's
+# wheel.install-dir): the experiments in libexec/memkit, the library in lib.
+NATIVE = Path(__file__).resolve().parent / "_native"
+
+
 def _bench_dir(candidate: Path) -> Optional[Path]:
-    """The folder holding the experiments, given a build dir or its bench/."""
-    for d in (candidate / "bench", candidate):
+    """The folder holding the experiments, given a build dir, its bench/ or an
+    install prefix."""
+    for d in (candidate / "bench", candidate / "libexec" / "memkit", candidate):
         if d.is_dir() and any(d.glob(PREFIX + "*")):
             return d
     return None
 
 
 def find_bench_dir(option: Optional[str] = None) -> Path:
-    """--build, else $MEMKIT_BUILD, else build/ of the checkout this package
-    lives in, else ./build."""
+    """--build, else $MEMKIT_BUILD, else the experiments installed with this
+    package, else build/ of the checkout it lives in, else ./build."""
     if option or os.environ.get("MEMKIT_BUILD"):
         given = Path(option or os.environ["MEMKIT_BUILD"])
         where = "--build" if option else "MEMKIT_BUILD"
@@ -70,15 +76,39 @@ def find_bench_dir(option: Optional[str] = None) -> Path:
         if not found:
             raise MemkitError(f"no experiments (memkit-exp-*) in {given} ({where}); build first with `make`")
         return found
-    tried = []
-    for c in (_repo_root() / "build", Path.cwd() / "build"):
+    candidates = [NATIVE]
+    if (_repo_root() / "CMakeLists.txt").is_file():   # an editable install in a checkout
+        candidates.append(_repo_root() / "build")
+    candidates.append(Path.cwd() / "build")
+    for c in candidates:
         found = _bench_dir(c)
         if found:
             return found
-        tried.append(str(c))
+    tried = [str(c) for c in candidates if c != NATIVE]
     raise MemkitError(
         "no experiments built (looked in " + ", ".join(dict.fromkeys(tried)) +
-        "); run `make` first, or point --build / MEMKIT_BUILD at a build directory")
+        "); run `make` in a checkout, install with `pip install .`, or point --build / "
+        "MEMKIT_BUILD at a build directory")
+
+
+def library_version(bench_dir: Optional[Path] = None) -> str:
+    """mk_version() of the libmemkit.so beside the experiments (a build tree's
+    or an install prefix's), or why it cannot be asked."""
+    import ctypes
+    try:
+        bench_dir = bench_dir or find_bench_dir()
+    except MemkitError:
+        return "not found (no build)"
+    roots = [bench_dir.parent, bench_dir.parent.parent / "lib"]
+    for root in roots:
+        for so in sorted(root.glob("libmemkit.so*")):
+            try:
+                lib = ctypes.CDLL(str(so))
+                lib.mk_version.restype = ctypes.c_char_p
+                return lib.mk_version().decode()
+            except (OSError, AttributeError):
+                continue
+    return "not found beside " + str(bench_dir)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 #include "check.h"
 #include "memkit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int main(void)
@@ -23,5 +24,15 @@ int main(void)
     CHECK(mk_memset(buf + 1, 0x41, 290) == buf + 1, "return value");
     CHECK(buf[0] == 7 && buf[1] == 0x41 && buf[290] == 0x41 && buf[291] == 7, "fill bounds");
     printf("memset variant: %s\n", mk_selected_variant(MK_OP_MEMSET));
+
+    /* The library says what it is, and whether the preload took over (the
+     * preload tests run this program under it too). */
+    const char *version = mk_version();
+    CHECK(strncmp(version, MEMKIT_VERSION " (commit ", strlen(MEMKIT_VERSION) + 9) == 0,
+          "mk_version() = '%s'", version);
+    const char *preload = getenv("LD_PRELOAD");
+    int preloaded = preload && strstr(preload, "libmemkit_preload") != NULL;
+    CHECK(memkit_preload_active() == preloaded, "memkit_preload_active() = %d with LD_PRELOAD=%s",
+          memkit_preload_active(), preload ? preload : "(unset)");
     check_finish();
 }

@@ -13,19 +13,21 @@ run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix}
 
 foreach(f ${INCLUDEDIR}/memkit.h ${LIBDIR}/libmemkit.so ${LIBDIR}/libmemkit.a
           ${LIBDIR}/pkgconfig/memkit.pc ${LIBDIR}/cmake/memkit/memkitConfig.cmake
-          ${LIBDIR}/cmake/memkit/memkitConfigVersion.cmake)
+          ${LIBDIR}/cmake/memkit/memkitConfigVersion.cmake
+          libexec/memkit/memkit-exp-memset-sizes share/memkit/fleet-size-distributions/Memset_Fleet.csv)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "install test: ${prefix}/${f} was not installed")
   endif()
 endforeach()
 
-set(env ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig
-    LD_LIBRARY_PATH=${prefix}/${LIBDIR} CC=${C_COMPILER})
+set(env ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig CC=${C_COMPILER})
 
 # pkg-config
 file(MAKE_DIRECTORY ${WORK}/pkgconfig)
 run("pkg-config example: build" ${env} make -s -C ${SOURCE_DIR}/examples/pkgconfig OUT=${WORK}/pkgconfig)
-run("pkg-config example: run against libmemkit.so" ${env} ${WORK}/pkgconfig/fill)
+# No LD_LIBRARY_PATH: the example records the library's directory (rpath),
+# as the README shows.
+run("pkg-config example: run against libmemkit.so" ${WORK}/pkgconfig/fill)
 run("pkg-config example: run against libmemkit.a" ${WORK}/pkgconfig/fill-static)
 
 # find_package(memkit)
@@ -39,4 +41,23 @@ run("CMake example: run against libmemkit.a" ${WORK}/cmake/fill_static)
 execute_process(COMMAND ldd ${WORK}/cmake/fill_static OUTPUT_VARIABLE deps)
 if(deps MATCHES "libmemkit")
   message(FATAL_ERROR "install test: fill_static depends on libmemkit.so:\n${deps}")
+endif()
+
+# add_subdirectory(memkit) and FetchContent: the same targets, built from
+# source inside the consumer's build.
+function(consumer name)
+  run("${name} example: configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${name} -B ${WORK}/${name}
+      -G Ninja -DCMAKE_C_COMPILER=${C_COMPILER} ${ARGN})
+  run("${name} example: build" ${CMAKE_COMMAND} --build ${WORK}/${name})
+  run("${name} example: run against libmemkit.so" ${WORK}/${name}/fill)
+  run("${name} example: run against libmemkit.a" ${WORK}/${name}/fill_static)
+  if(EXISTS ${WORK}/${name}/memkit/bench OR EXISTS ${WORK}/${name}/_deps/memkit-build/bench)
+    message(FATAL_ERROR "install test: memkit as a subproject built its experiments")
+  endif()
+endfunction()
+consumer(subproject -DMEMKIT_DIR=${SOURCE_DIR})
+if(EXISTS ${SOURCE_DIR}/.git)
+  consumer(fetchcontent -DMEMKIT_GIT_REPOSITORY=file://${SOURCE_DIR} -DMEMKIT_GIT_TAG=HEAD)
+else()   # not a git checkout: FetchContent's own override to a local source tree
+  consumer(fetchcontent -DFETCHCONTENT_SOURCE_DIR_MEMKIT=${SOURCE_DIR})
 endif()

@@ -18,7 +18,8 @@ def add_db_option(parser):
 def add_build_option(parser):
     parser.add_argument("--build", metavar="DIR",
                         help="build directory holding bench/memkit-exp-* (default: $MEMKIT_BUILD, "
-                             "else build/ of this checkout, else ./build)")
+                             "else the experiments installed with this package, else build/ of "
+                             "this checkout, else ./build)")
 
 
 def db_path(args):

@@ -16,12 +16,13 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    fp = lab.fingerprint(lab.discover(lab.find_bench_dir(args.build)))
+    bench_dir = lab.find_bench_dir(args.build)
+    fp = lab.fingerprint(lab.discover(bench_dir))
     now = load.sample()
     if args.json:
         print(json.dumps(dict(fp, load=now.as_record()), indent=2, sort_keys=True))
         return 0
-    rows = describe_lines(fp) + [("load", now.describe())]
+    rows = describe_lines(fp) + [("library", lab.library_version(bench_dir)), ("load", now.describe())]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

@@ -1,0 +1,144 @@
+/* The experiments' key=value arguments, checked against each experiment's
+ * declared table (see lab.h). */
+#include "lab.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {"N", "SIZE", "X", "TEXT"};
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A number of the argument's kind; -1 when it is not one. */
+static int parse_number(const lab_arg *a, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    switch (a->kind) {
+    case LAB_SIZE: {
+        size_t s;
+        if (lab_try_parse_size(v, &s))
+            return -1;
+        *out = (double)s;
+        return 0;
+    }
+    case LAB_INT:
+        *out = (double)strtoll(v, &end, 10);
+        break;
+    case LAB_REAL:
+        *out = strtod(v, &end);
+        break;
+    default:
+        return 0;
+    }
+    return errno || end == v || *end ? -1 : 0;
+}
+
+static int check_value(const lab_arg *a, const char *v, char *err, size_t len)
+{
+    if (a->kind == LAB_TEXT)
+        return 0;
+    double x = 0;
+    if (parse_number(a, v, &x))
+        return fail(err, len, "bad value '%s' for %s (expected %s%s)", v, a->key,
+                    a->kind == LAB_SIZE ? "a size, e.g. 4096, 64K, 1M" : "a number",
+                    a->kind == LAB_INT ? " without a fraction" : "");
+    if ((a->min || a->max) && (x < a->min || x > a->max))
+        return fail(err, len, "%s=%s is out of range (%.15g..%.15g)", a->key, v, a->min, a->max);
+    return 0;
+}
+
+static void known_keys(const lab_info *info, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < info->nargs; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, "%s%s=%s", i ? " " : "", info->args[i].key,
+                 kind_names[info->args[i].kind]);
+    }
+}
+
+int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
+                   const char **values, char *err, size_t errlen)
+{
+    if (info->nargs > LAB_MAX_ARGS)
+        return fail(err, errlen, "%s declares %zu arguments (at most %d)", info->name,
+                    info->nargs, LAB_MAX_ARGS);
+    for (size_t i = 0; i < info->nargs; i++) {
+        const lab_arg *a = &info->args[i];
+        values[i] = quick && a->quick ? a->quick : a->def;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i], *eq = strchr(s, '=');
+        size_t k = 0, klen = eq ? (size_t)(eq - s) : strlen(s);
+        while (k < info->nargs &&
+               (strlen(info->args[k].key) != klen || strncmp(info->args[k].key, s, klen)))
+            k++;
+        if (!eq || k == info->nargs) {
+            char keys[512];
+            known_keys(info, keys, sizeof keys);
+            return fail(err, errlen, "%s: unknown argument '%s' (arguments are key=value: %s; "
+                                     "see --help)", info->name, s, keys[0] ? keys : "none");
+        }
+        if (check_value(&info->args[k], eq + 1, err, errlen))
+            return -1;
+        values[k] = eq + 1;
+    }
+    /* the defaults must hold too: a table with a bad default is a bug */
+    for (size_t i = 0; i < info->nargs; i++)
+        if (values[i] && check_value(&info->args[i], values[i], err, errlen))
+            return -1;
+    return 0;
+}
+
+static size_t arg_index(lab_ctx *ctx, const char *key)
+{
+    const lab_info *info = ctx->info;
+    for (size_t i = 0; i < info->nargs; i++)
+        if (!strcmp(info->args[i].key, key))
+            return i;
+    fprintf(stderr, "error: %s asks for argument '%s', which it does not declare\n", info->name,
+            key);
+    exit(70);
+}
+
+const char *lab_text(lab_ctx *ctx, const char *key) { return ctx->arg_value[arg_index(ctx, key)]; }
+
+static double number(lab_ctx *ctx, const char *key)
+{
+    size_t i = arg_index(ctx, key);
+    double x = 0;
+    if (!ctx->arg_value[i] || parse_number(&ctx->info->args[i], ctx->arg_value[i], &x))
+        return 0;
+    return x;
+}
+
+long long lab_int(lab_ctx *ctx, const char *key) { return (long long)number(ctx, key); }
+size_t lab_size(lab_ctx *ctx, const char *key) { return (size_t)number(ctx, key); }
+double lab_real(lab_ctx *ctx, const char *key) { return number(ctx, key); }
+
+void lab_print_args(const lab_info *info, FILE *f)
+{
+    if (!info->args) {
+        fprintf(f, "  (experiment arguments: see its source)\n");
+        return;
+    }
+    for (size_t i = 0; i < info->nargs; i++) {
+        const lab_arg *a = &info->args[i];
+        char head[64];
+        snprintf(head, sizeof head, "%s=%s", a->key, kind_names[a->kind]);
+        fprintf(f, "  %-22s %s (default %s", head, a->help, a->def ? a->def : "unset");
+        if (a->quick)
+            fprintf(f, ", --quick %s", a->quick);
+        fprintf(f, ")\n");
+    }
+}

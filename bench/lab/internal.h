@@ -1,0 +1,32 @@
+/* What the lab's own files share and experiments do not see. */
+#ifndef MEMKIT_LAB_INTERNAL_H
+#define MEMKIT_LAB_INTERNAL_H
+
+#include "lab.h"
+
+void lab_json_string(FILE *f, const char *s);
+void lab_json_number(FILE *f, double v);
+void lab_print_args(const lab_info *info, FILE *f);
+/* The note on how far apart the processes' values were (record.c). */
+void lab_spread_note(lab_ctx *ctx);
+
+/* ---- several processes (processes.c) ---- */
+/* Runs the helper processes (this executable again, argv without --jsonl),
+ * each writing its raw samples; loads them into ctx->pool.  0 or -1. */
+int lab_run_helpers(lab_ctx *ctx, int argc, char **argv);
+/* In a helper: the environment says so; sets ctx->process, nprocesses, raw. */
+int lab_helper_setup(lab_ctx *ctx);
+/* A helper writes one record's raw samples and speed-ups. */
+void lab_raw_write(FILE *f, const lab_record *r, const double *ratios);
+/* The helpers' samples and speed-ups of the record matching r, appended to
+ * the growing arrays; the number of processes found. */
+typedef struct {
+    double *v;
+    size_t n, cap;
+} lab_vec;
+void lab_vec_push(lab_vec *v, const double *x, size_t n);
+size_t lab_pool_take(lab_ctx *ctx, const lab_record *r, lab_vec *samples, lab_vec *ratios,
+                     lab_vec *process_values, lab_vec *process_ratios);
+void lab_pool_free(lab_ctx *ctx);
+
+#endif

@@ -1,0 +1,187 @@
+/* Where memkit stands among the methods timed beside it: per range of
+ * consecutive grid points, where it is slower than the fastest other
+ * method beyond the noise (the ~95% interval of its paired speed-up
+ * below 1/LOSS_MIN) and by how much, and which method was fastest. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOSS_MIN 1.02
+
+#define MAX_TIED 8
+
+typedef struct {
+    char label[64], fastest[48], rival[48];
+    int verdict;          /* memkit vs the fastest other: 1 faster, -1 slower, 0 noisy */
+    double slower;        /* how many times slower memkit was (median, > 1: slower) */
+    char tied[MAX_TIED][48];   /* not slower than the fastest beyond the noise */
+    size_t ntied;
+} point;
+
+struct lab_ranking {
+    char what[96], memkit[48];
+    int higher, ordered;
+    point *p;
+    size_t n, cap;
+};
+
+lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered)
+{
+    lab_ranking *rk = calloc(1, sizeof *rk);
+    rk->ordered = ordered;
+    snprintf(rk->what, sizeof rk->what, "%s", what);
+    rk->higher = higher_is_better;
+    return rk;
+}
+
+static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
+
+/* a's paired per-round speed-up over b: 1 faster, -1 slower (beyond the
+ * noise and by at least LOSS_MIN: a 1% gap at 48 KiB between one loop and
+ * the same loop elsewhere is placement), 0 neither; its median too. */
+static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
+                       double *median)
+{
+    size_t m = a->n < b->n ? a->n : b->n;
+    if (median)
+        *median = 1;
+    if (m == 0)
+        return 0;
+    double *up = malloc(m * sizeof *up), lo, hi;
+    lab_speedups(a->samples, b->samples, m, rk->higher, up);
+    lab_stats s = lab_stats_of(up, m);
+    lab_median_interval(up, m, &lo, &hi);   /* up is sorted now */
+    free(up);
+    if (median)
+        *median = s.median;
+    int j = lab_judge(lo, hi);
+    return j < 0 && hi > 1 / LOSS_MIN ? 0 : j;
+}
+
+/* Is `name` the fastest at p, or within its noise? */
+static int leads(const point *p, const char *name)
+{
+    if (!strcmp(p->fastest, name))
+        return 1;
+    for (size_t i = 0; i < p->ntied; i++)
+        if (!strcmp(p->tied[i], name))
+            return 1;
+    return 0;
+}
+
+void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
+                     size_t memkit, const lab_summary *sums, const unsigned char *skip)
+{
+    size_t best = SIZE_MAX, rival = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if ((skip && skip[i]) || !isfinite(sums[i].value))
+            continue;
+        if (best == SIZE_MAX || better(rk, sums[i].value, sums[best].value))
+            best = i;
+        if (i != memkit && (rival == SIZE_MAX || better(rk, sums[i].value, sums[rival].value)))
+            rival = i;
+    }
+    if (best == SIZE_MAX)
+        return;
+    if (rk->n == rk->cap) {
+        rk->cap = rk->cap * 2 + 32;
+        rk->p = realloc(rk->p, rk->cap * sizeof *rk->p);
+    }
+    point *p = &rk->p[rk->n++];
+    *p = (point){.verdict = 1, .slower = 1};
+    snprintf(p->label, sizeof p->label, "%s", label);
+    snprintf(p->fastest, sizeof p->fastest, "%s", methods[best].name);
+    snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
+    for (size_t i = 0; i < n && p->ntied < MAX_TIED; i++)
+        if (i != best && !(skip && skip[i]) && isfinite(sums[i].value) &&
+            interval_vs(rk, &sums[i], &sums[best], NULL) == 0)
+            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", methods[i].name);
+    if (rival == SIZE_MAX || (skip && skip[memkit]))
+        return;
+    snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
+    /* memkit's paired per-round speed-up over the fastest other method */
+    double median;
+    p->verdict = interval_vs(rk, &sums[memkit], &sums[rival], &median);
+    p->slower = 1 / median;
+}
+
+static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+{
+    size_t l = strlen(buf);
+    if (l + 1 < len)
+        snprintf(buf + l, len - l, fmt, a, b);
+}
+
+void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
+{
+    size_t losses = 0, noisy = 0;
+    for (size_t i = 0; i < rk->n;) {
+        if (rk->p[i].verdict >= 0) {
+            noisy += rk->p[i].verdict == 0;
+            i++;
+            continue;
+        }
+        size_t j = i, worst = i;
+        char rivals[160] = "";
+        for (; j < rk->n && rk->p[j].verdict < 0 && (rk->ordered || j == i); j++) {
+            if (rk->p[j].slower > rk->p[worst].slower)
+                worst = j;
+            if (!strstr(rivals, rk->p[j].rival))
+                append(rivals, sizeof rivals, "%s%s", *rivals ? ", " : "", rk->p[j].rival);
+        }
+        if (j - i == 1)
+            lab_verdict_kind(ctx, "loss", "%s: %s is %.2fx slower than %s at %s (beyond the noise)",
+                             rk->what, rk->memkit, rk->p[i].slower, rk->p[i].rival, rk->p[i].label);
+        else
+            lab_verdict_kind(ctx, "loss", "%s: %s is slower than the fastest other method (%s) "
+                             "beyond the noise from %s to %s (%zu points): up to %.2fx slower "
+                             "(%s at %s)", rk->what, rk->memkit, rivals, rk->p[i].label,
+                             rk->p[j - 1].label, j - i, rk->p[worst].slower, rk->p[worst].rival,
+                             rk->p[worst].label);
+        losses += j - i;
+        i = j;
+    }
+    if (!losses && rk->n && rk->memkit[0])
+        lab_verdict_kind(ctx, "note", "%s: %s is nowhere slower than the fastest other method "
+                         "beyond the noise (points: %zu, too noisy to tell: %zu)",
+                         rk->what, rk->memkit, rk->n, noisy);
+    char text[3500] = "";
+    if (rk->ordered)   /* ranges of consecutive points one method leads (or ties within
+                        * the noise: noise alone must not cut a range in pieces) */
+        for (size_t i = 0; i < rk->n;) {
+            size_t j = i;
+            while (j + 1 < rk->n && leads(&rk->p[j + 1], rk->p[i].fastest))
+                j++;
+            append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
+            if (j == i)
+                append(text, sizeof text, "%s%s", rk->p[i].label, "");
+            else
+                append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
+            i = j + 1;
+        }
+    else   /* per method, the points it won (named when there are few) */
+        for (size_t i = 0; i < rk->n; i++) {
+            size_t won = 0, k;
+            for (k = 0; k < i && strcmp(rk->p[k].fastest, rk->p[i].fastest); k++)
+                ;
+            if (k < i)   /* counted with its first point */
+                continue;
+            for (k = i; k < rk->n; k++)
+                won += !strcmp(rk->p[k].fastest, rk->p[i].fastest);
+            char count[48];
+            snprintf(count, sizeof count, "%zu of %zu", won, rk->n);
+            append(text, sizeof text, "%s%s in ", *text ? "; " : "", rk->p[i].fastest);
+            append(text, sizeof text, "%s%s", count, won <= 4 ? ": " : "");
+            for (k = i; k < rk->n && won <= 4; k++)
+                if (!strcmp(rk->p[k].fastest, rk->p[i].fastest))
+                    append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
+        }
+    if (*text)
+        lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic%s: %s", rk->what,
+                         rk->ordered ? " (a range goes on while its method is within the noise "
+                                       "of the fastest)" : "", text);
+    free(rk->p);
+    free(rk);
+}

@@ -1,0 +1,225 @@
+/* Measurement records (format 2, see lab.h): pooled over the processes,
+ * with the paired speed-ups against the baseline and their interval. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_array(FILE *f, const char *name, const double *v, size_t n)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc(',', f);
+        lab_json_number(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+/* ,"key":"text" and ,"key":number */
+static void str_member(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ",\"%s\":", key);
+    lab_json_string(f, v);
+}
+
+static void num_member(FILE *f, const char *key, double v)
+{
+    fprintf(f, ",\"%s\":", key);
+    lab_json_number(f, v);
+}
+
+/* What both record formats begin with: whose, which series, which point. */
+static void write_head(lab_ctx *ctx, const char *series, const char *params)
+{
+    FILE *f = ctx->jsonl;
+    fputs("{\"type\":\"measurement\"", f);
+    str_member(f, "experiment", ctx->info->name);
+    str_member(f, "series", series);
+    fprintf(f, ",\"params\":{%s}", params ? params : "");
+}
+
+/* ... and the statistic with its spread; then the ratio, min and max. */
+static void write_stat(FILE *f, const char *stat, double value, lab_stats s)
+{
+    str_member(f, "stat", stat ? stat : "median");
+    num_member(f, "value", value);
+    num_member(f, "min", s.min);
+    num_member(f, "median", s.median);
+    num_member(f, "max", s.max);
+}
+
+static void write_ratio(FILE *f, double ratio, double min, double max)
+{
+    num_member(f, "ratio", ratio);
+    num_member(f, "ratio_min", min);
+    num_member(f, "ratio_max", max);
+}
+
+static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
+                         const lab_vec *ratios, const lab_vec *process_values)
+{
+    FILE *f = ctx->jsonl;
+    write_head(ctx, r->series, r->params_json);
+    if (r->axis) {
+        fputs(",\"axis\":{\"name\":", f);
+        lab_json_string(f, r->axis);
+        str_member(f, "unit", r->axis_unit ? r->axis_unit : "");
+        fputc('}', f);
+    } else
+        fputs(",\"axis\":null", f);
+    str_member(f, "metric", r->metric);
+    str_member(f, "unit", r->unit);
+    str_member(f, "better", r->higher_is_better ? "higher" : "lower");
+    write_stat(f, r->stat, s->value, s->s);
+    json_array(f, "samples", s->samples, s->n);
+    if (process_values->n > 1)
+        json_array(f, "process_samples", process_values->v, process_values->n);
+    if (r->baseline) {
+        fputs(",\"baseline\":{\"series\":", f);
+        lab_json_string(f, r->baseline);
+        fprintf(f, ",\"params\":{%s}}", r->baseline_params_json ? r->baseline_params_json
+                                        : r->params_json ? r->params_json : "");
+        json_array(f, "ratios", ratios->v, ratios->n);
+        write_ratio(f, s->ratio, s->ratio_min, s->ratio_max);
+    } else
+        fputs(",\"baseline\":null", f);
+    fputs("}\n", f);
+    fflush(f);
+}
+
+/* Remembers how far the processes' values were apart, for the note at
+ * the end (lab_spread_note). */
+static void note_spread(lab_ctx *ctx, const lab_record *r, double spread)
+{
+    ctx->spread = realloc(ctx->spread, (ctx->spread_n + 1) * sizeof *ctx->spread);
+    double worst = 0;
+    for (size_t i = 0; i < ctx->spread_n; i++)
+        worst = fmax(worst, ctx->spread[i]);
+    if (spread > worst)
+        snprintf(ctx->worst_spread, sizeof ctx->worst_spread, "%s, %s {%s}", r->series, r->metric,
+                 r->params_json ? r->params_json : "");
+    ctx->spread[ctx->spread_n++] = spread;
+}
+
+void lab_spread_note(lab_ctx *ctx)
+{
+    if (!ctx->spread_n || ctx->raw)
+        return;
+    lab_stats s = lab_stats_of(ctx->spread, ctx->spread_n);
+    lab_verdict_kind(ctx, "note", "between the %u processes, a measurement's values were %.1f%% "
+                     "apart at the median of %zu measurements, %.1f%% at the 90th percentile, "
+                     "%.1f%% at most (%s)", ctx->nprocesses, 100 * s.median, s.n,
+                     100 * ctx->spread[(size_t)(0.9 * (double)(s.n - 1))], 100 * s.max,
+                     ctx->worst_spread);
+    free(ctx->spread);
+    ctx->spread = NULL;
+    ctx->spread_n = 0;
+}
+
+lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
+{
+    static lab_vec samples, ratios, process_values, process_ratios;
+    samples.n = ratios.n = process_values.n = process_ratios.n = 0;
+    double *own_ratios = NULL;
+    if (r->baseline && r->baseline_samples) {
+        own_ratios = malloc((r->n ? r->n : 1) * sizeof *own_ratios);
+        lab_speedups(r->samples, r->baseline_samples, r->n, r->higher_is_better, own_ratios);
+    }
+    if (ctx->raw)
+        lab_raw_write(ctx->raw, r, own_ratios);
+
+    lab_summary s = {.nprocesses = 1};
+    s.nprocesses += lab_pool_take(ctx, r, &samples, &ratios, &process_values, &process_ratios);
+    lab_vec_push(&samples, r->samples, r->n);
+    double own = lab_stat_value(r->samples, r->n, r->stat, r->higher_is_better);
+    lab_vec_push(&process_values, &own, 1);
+    if (own_ratios) {
+        lab_vec_push(&ratios, own_ratios, r->n);
+        double m = lab_stat_value(own_ratios, r->n, "median", 1);
+        lab_vec_push(&process_ratios, &m, 1);
+    }
+    free(own_ratios);
+
+    s.samples = malloc((samples.n + 1) * sizeof *s.samples);
+    memcpy(s.samples, samples.v, samples.n * sizeof *s.samples);
+    s.n = samples.n;
+    s.value = lab_stat_value(samples.v, samples.n, r->stat, r->higher_is_better);
+    double *tmp = malloc((samples.n + ratios.n + 1) * sizeof *tmp);
+    memcpy(tmp, samples.v, samples.n * sizeof *tmp);
+    s.s = lab_stats_of(tmp, samples.n);
+    memcpy(tmp, process_values.v, process_values.n * sizeof *tmp);
+    lab_stats ps = lab_stats_of(tmp, process_values.n);
+    s.process_min = ps.min;
+    s.process_max = ps.max;
+    if (process_values.n > 1 && ps.min > 0)
+        note_spread(ctx, r, (ps.max - ps.min) / ps.min);
+    if (r->baseline && ratios.n) {
+        s.has_ratio = 1;
+        memcpy(tmp, ratios.v, ratios.n * sizeof *tmp);
+        lab_stats rs = lab_stats_of(tmp, ratios.n);   /* tmp now sorted */
+        s.ratio = rs.median;
+        s.ratio_min = rs.min;
+        s.ratio_max = rs.max;
+        lab_median_interval(tmp, ratios.n, &s.ratio_lo, &s.ratio_hi);
+        for (size_t i = 0; i < process_ratios.n; i++) {   /* processes must agree too */
+            s.ratio_lo = fmin(s.ratio_lo, process_ratios.v[i]);
+            s.ratio_hi = fmax(s.ratio_hi, process_ratios.v[i]);
+        }
+    }
+    free(tmp);
+    if (ctx->jsonl && !ctx->raw)
+        write_record(ctx, r, &s, &ratios, &process_values);
+    return s;
+}
+
+void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *methods,
+                      size_t n, size_t rounds, const double *samples, size_t baseline,
+                      lab_summary *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        lab_record r = *tmpl;
+        r.series = methods[i].name;
+        r.samples = &samples[i * rounds];
+        r.n = rounds;
+        if (baseline < n && baseline != i) {
+            r.baseline = methods[baseline].name;
+            r.baseline_samples = &samples[baseline * rounds];
+        } else {
+            r.baseline = NULL;
+            r.baseline_samples = NULL;
+        }
+        lab_summary s = lab_record_emit(ctx, &r);
+        if (out)
+            out[i] = s;
+        else
+            lab_summary_free(&s);
+    }
+}
+
+/* The format-1 record, for experiments not yet on lab_record. */
+void lab_emit(lab_ctx *ctx, const lab_measurement *m)
+{
+    FILE *f = ctx->jsonl;
+    if (!f)
+        return;
+    write_head(ctx, m->series, m->params_json);
+    str_member(f, "metric", m->metric);
+    str_member(f, "unit", m->unit);
+    write_stat(f, m->stat, m->value, m->s);
+    fprintf(f, ",\"samples\":%zu", m->s.n);
+    if (m->ratio_to) {
+        str_member(f, "ratio_to", m->ratio_to);
+        write_ratio(f, m->ratio, m->ratio_min, m->ratio_max);
+    }
+    fputs("}\n", f);
+    fflush(f);
+}
+
+void lab_summary_free(lab_summary *s)
+{
+    free(s->samples);
+    s->samples = NULL;
+}

@@ -1,0 +1,82 @@
+"""`pip install .` from the checkout, as a new user does it: the installed
+`memkit` runs from any directory with no build tree around, and the
+library, experiments, man page and completions come with it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+
+def sh(*args, cwd="/", env=None, timeout=600):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd,
+                       env=env, timeout=timeout)
+    assert p.returncode == 0, f"{args} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    if shutil.which("cmake") is None:
+        pytest.fail("cmake is needed to build the package (make test installs it)")
+    root = tmp_path_factory.mktemp("pip")
+    venv = root / "v"
+    sh(sys.executable, "-m", "venv", venv)
+    # Nothing of the developer's environment may leak in: no MEMKIT_BUILD,
+    # no PYTHONPATH to the checkout.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMKIT_") and k != "PYTHONPATH"}
+    sh(venv / "bin" / "pip", "install", "-q", REPO, env=env)
+    return venv, env, root
+
+
+def test_installed_memkit_runs_from_anywhere(installed):
+    venv, env, root = installed
+    memkit = venv / "bin" / "memkit"
+    version = sh(memkit, "--version", env=env)
+    assert version.startswith("memkit 0.1.0\n")
+    assert "library 0.1.0 (commit " in version, version   # mk_version() of the installed .so
+    assert "memset-sizes" in sh(memkit, "list", env=env)
+    db = root / "x.db"
+    out = sh(memkit, "run", "--quick", "--db", db, "memset-sizes", env=env)
+    assert "memset-sizes: ok" in out
+    # The experiments run from the package, not from a build tree.
+    fp = sh(memkit, "env", "--json", env=env)
+    assert '"memkit_version": "0.1.0"' in fp
+
+
+def test_installed_package_has_its_native_parts(installed):
+    venv, env, _ = installed
+    site = Path(sh(venv / "bin" / "python", "-c", "import memkit, os; print(os.path.dirname(memkit.__file__))",
+                   env=env).strip())
+    native = site / "_native"
+    for rel in ("lib/libmemkit.so", "lib/libmemkit.a", "lib/libmemkit_preload.so", "include/memkit.h",
+                "libexec/memkit/memkit-exp-size-distributions",
+                "share/memkit/fleet-size-distributions/Memcpy_Fleet.csv",
+                "share/memkit/apps/workloads.sh"):
+        assert (native / rel).exists(), rel
+    # size-distributions finds its data beside itself, with no source tree.
+    out = sh(native / "libexec/memkit/memkit-exp-size-distributions", "--quick", "only=Memset_Fleet",
+             env=env, cwd="/")
+    assert "Memset_Fleet" in out
+    for rel in ("share/man/man1/memkit.1", "share/bash-completion/completions/memkit",
+                "share/zsh/site-functions/_memkit"):
+        assert (venv / rel).exists(), rel
+
+
+def test_completion_and_man_page_follow_the_parser(installed):
+    venv, env, _ = installed
+    bash = sh(venv / "bin" / "memkit", "completion", "bash", env=env)
+    zsh = sh(venv / "bin" / "memkit", "completion", "zsh", env=env)
+    man = (venv / "share/man/man1/memkit.1").read_text()
+    from memkit.commands import all_commands
+    for mod in all_commands():       # every command, as the parser has it
+        assert mod.NAME in bash and mod.NAME in zsh and mod.NAME in man, mod.NAME
+    assert zsh.startswith("#compdef memkit")
+    assert man.startswith(".TH MEMKIT")
