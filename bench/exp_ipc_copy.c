@@ -6,24 +6,23 @@
  * best single-threaded copier, 4 KiB .. 16 MiB, densely in the seed's
  * 512 KiB .. 2 MiB.
  *
- * Method: per size, rounds in which every copier delivers one batch of
- * messages (interleaved, the order rotated each round); a batch starts
- * with an empty ring and ends when the subscriber released its last
- * message.  GB/s = bytes delivered / batch time; the ratio to libc is per
- * round.  Each side's copying time is measured; the rest of the batch is
+ * Method: per size, the lab's interleaved rounds (shuffled order; before
+ * each timed batch an untimed lap of the ring by the same copier); a batch
+ * starts with an empty ring and ends when the subscriber released its last
+ * message.  GB/s = bytes delivered / batch time, median over rounds; the
+ * speed-up over libc per round.  Each side's copying time is measured; the rest of the batch is
  * waiting (and the handshake).  Private buffers come from the copier's own
  * alloc; the ring's slots start on pages (2 MiB for large messages), so
- * every copier's alignment holds.  Before the timed rounds each copier
- * sends a batch whose every byte the subscriber checks; timed messages
- * carry their number in their first and last 8 bytes, checked too.
+ * every copier's alignment holds.  Each copier's first warm-up lap at each
+ * size is checked byte for byte by the subscriber; every other message
+ * carries its number in its first and last 8 bytes, checked too.
  *
  * The ring is a memfd (nothing in /dev/shm, whatever ends the run) on huge
  * pages where the system gives them (hugetlb reserved, else THP for shmem);
  * the kind obtained is reported.  The MT adapter runs as the library ships
  * it: one thread below the parallel_threshold tunable.
  *
- * Arguments: min=SIZE max=SIZE only=COPIER,...  mt=COPIER,...|best|none
- *            slots=N pages=normal|thp|hugetlb backing=memfd|shm threads=N */
+ * Arguments: see --help. */
 #include "ipc_ring.h"
 #include "lab.h"
 #include "memkit.h"
@@ -42,10 +41,26 @@
 #define CHECK_TAG 0x20000u   /* the subscriber checks every byte */
 #define PILOT_SIZE ((size_t)1 << 20)
 
+static const lab_arg args[] = {
+    {"min", LAB_SIZE, "4K", NULL, "smallest message", 16, 1 << 30},
+    {"max", LAB_SIZE, "16M", "4M", "largest message", 16, 1 << 30},
+    {"only", LAB_TEXT, NULL, NULL, "only these copiers, COPIER,... (libc and memkit always run)",
+     0, 0},
+    {"mt", LAB_TEXT, "memkit,best", NULL,
+     "the MT adapter over these copiers, COPIER,...; best: the pilot's fastest; none", 0, 0},
+    {"slots", LAB_INT, "16", "8", "message slots in the ring", 2, 256},
+    {"rounds", LAB_INT, "7", "3", "timed batches per copier and size", 1, 31},
+    {"pages", LAB_TEXT, "hugetlb", NULL,
+     "the ring's pages: normal, thp or hugetlb (each falls back to the next smaller)", 0, 0},
+    {"backing", LAB_TEXT, "memfd", NULL, "the ring's memory: memfd or shm (unlinked at once)", 0, 0},
+    {"threads", LAB_INT, "0", NULL, "MT adapter threads per process (0: the library's default)",
+     0, 1024},
+};
+
 typedef struct {
     size_t min, max;
     const char *only, *mt;
-    unsigned slots, threads;
+    unsigned slots, threads, rounds;
     mk_page_kind pages;
     ipc_backing backing;
 } options;
@@ -70,41 +85,23 @@ static int name_in_list(const char *list, const char *name)
 
 static int parse_options(lab_ctx *ctx, options *o)
 {
-    *o = (options){4096, (size_t)16 << 20, NULL, "memkit,best", 16, 0, MK_PAGES_HUGETLB,
-                   IPC_BACKING_MEMFD};
-    if (ctx->quick)
-        o->max = (size_t)4 << 20, o->slots = 8;
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strncmp(a, "min=", 4))
-            o->min = lab_parse_size(a + 4);
-        else if (!strncmp(a, "max=", 4))
-            o->max = lab_parse_size(a + 4);
-        else if (!strncmp(a, "only=", 5))
-            o->only = a + 5;
-        else if (!strncmp(a, "mt=", 3))
-            o->mt = a + 3;
-        else if (!strncmp(a, "slots=", 6))
-            o->slots = (unsigned)atoi(a + 6);
-        else if (!strncmp(a, "threads=", 8))
-            o->threads = (unsigned)atoi(a + 8);
-        else if (!strcmp(a, "pages=normal") || !strcmp(a, "pages=thp") || !strcmp(a, "pages=hugetlb"))
-            o->pages = a[6] == 'n' ? MK_PAGES_NORMAL : a[6] == 't' ? MK_PAGES_THP : MK_PAGES_HUGETLB;
-        else if (!strcmp(a, "backing=memfd") || !strcmp(a, "backing=shm"))
-            o->backing = a[8] == 'm' ? IPC_BACKING_MEMFD : IPC_BACKING_SHM;
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected min=SIZE max=SIZE "
-                            "only=COPIER,... mt=COPIER,...|best|none slots=N "
-                            "pages=normal|thp|hugetlb backing=memfd|shm threads=N)\n", a);
-            return -1;
-        }
-    }
-    if (o->min < 16 || o->min > o->max || o->max > ((size_t)1 << 30)) {
-        fprintf(stderr, "error: need 16 <= min <= max <= 1G\n");
+    const char *pages = lab_text(ctx, "pages"), *backing = lab_text(ctx, "backing");
+    *o = (options){lab_size(ctx, "min"), lab_size(ctx, "max"), lab_text(ctx, "only"),
+                   lab_text(ctx, "mt"), (unsigned)lab_int(ctx, "slots"),
+                   (unsigned)lab_int(ctx, "threads"), (unsigned)lab_int(ctx, "rounds"),
+                   !strcmp(pages, "normal") ? MK_PAGES_NORMAL : !strcmp(pages, "thp") ? MK_PAGES_THP
+                                                                                     : MK_PAGES_HUGETLB,
+                   !strcmp(backing, "shm") ? IPC_BACKING_SHM : IPC_BACKING_MEMFD};
+    if (strcmp(pages, "normal") && strcmp(pages, "thp") && strcmp(pages, "hugetlb")) {
+        fprintf(stderr, "error: pages must be normal, thp or hugetlb\n");
         return -1;
     }
-    if (o->slots < 2 || o->slots > 256) {
-        fprintf(stderr, "error: need 2 <= slots <= 256\n");
+    if (strcmp(backing, "memfd") && strcmp(backing, "shm")) {
+        fprintf(stderr, "error: backing must be memfd or shm\n");
+        return -1;
+    }
+    if (o->min > o->max) {
+        fprintf(stderr, "error: need min <= max\n");
         return -1;
     }
     const char *lists[] = {o->only, strcmp(o->mt, "none") ? o->mt : NULL};
@@ -200,6 +197,7 @@ typedef struct {
     void *bufs[MAX_METHODS];
     size_t max;
     uint64_t damaged;
+    int failed;          /* the ring failed: the subscriber is gone */
 } publisher;
 
 /* count messages of n bytes through method m, from an empty ring to an
@@ -234,141 +232,168 @@ static int batch(publisher *p, const method *m, size_t n, size_t count, int chec
     return 0;
 }
 
+static int fits(const method *m, size_t n) { return n % m->c->align == 0; }
+
+/* One size's interleaved rounds: the lab calls pass() per method, a warm-up
+ * lap then a timed batch; the batch's parts are kept per method and round. */
+typedef struct {
+    publisher *p;
+    const lab_method *lm;
+    size_t n, count, laps;
+    size_t done[MAX_METHODS];                    /* timed batches so far */
+    unsigned char checked[MAX_METHODS];          /* its warm-up lap was checked */
+    batch_time t[MAX_METHODS][MAX_ROUNDS];
+} size_run;
+
+static double pass(const lab_method *lm, void *arg, int warm)
+{
+    size_run *s = arg;
+    size_t i = (size_t)(lm - s->lm);
+    const method *m = lm->data;
+    batch_time bt;
+    if (s->p->failed)
+        return NAN;
+    if (warm) {   /* one lap of the ring; the first checked byte for byte */
+        if (batch(s->p, m, s->n, s->laps, !s->checked[i], &bt))
+            s->p->failed = 1;
+        s->checked[i] = 1;
+        return 0;
+    }
+    batch_time *t = &s->t[i][s->done[i]++];
+    if (batch(s->p, m, s->n, s->count, 0, t)) {
+        s->p->failed = 1;
+        return NAN;
+    }
+    return (double)(s->n * s->count) / t->wall_ns;
+}
+
 static size_t messages_per_batch(lab_ctx *ctx, const options *o, size_t n)
 {
     size_t bytes = ctx->quick ? (size_t)4 << 20 : (size_t)32 << 20, k = bytes / n;
     return k > 2 * o->slots ? k : 2 * o->slots;
 }
 
-static int fits(const method *m, size_t n) { return n % m->c->align == 0; }
-
-/* The results of one size: per method and round. */
-typedef struct {
-    double gbps[MAX_METHODS][MAX_ROUNDS];
-    batch_time t[MAX_METHODS][MAX_ROUNDS];
-} size_result;
-
-/* The checked batch, then `rounds` interleaved timed batches. */
-static int measure_size(lab_ctx *ctx, publisher *p, const options *o, const method *ms,
-                        size_t nm, size_t n, size_t rounds, size_result *res)
+/* The methods that can copy n-byte messages, as the lab's method table. */
+static size_t methods_for(const method *ms, size_t nm, size_t n, lab_method *lm)
 {
-    size_t count = messages_per_batch(ctx, o, n);
-    batch_time bt;
+    size_t k = 0;
     for (size_t i = 0; i < nm; i++)
-        if (fits(&ms[i], n) && batch(p, &ms[i], n, o->slots + 1, 1, &bt))
-            return -1;
-    for (size_t r = 0; r < rounds; r++)
-        for (size_t j = 0; j < nm; j++) {
-            size_t i = (j + r) % nm;
-            if (!fits(&ms[i], n))
-                continue;
-            if (batch(p, &ms[i], n, count, 0, &res->t[i][r]))
-                return -1;
-            res->gbps[i][r] = (double)(n * count) / res->t[i][r].wall_ns;
-        }
-    return 0;
+        if (fits(&ms[i], n))
+            lm[k++] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i]};
+    return k;
+}
+
+static size_t index_of(const lab_method *lm, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(lm[i].name, name))
+            return i;
+    return SIZE_MAX;
 }
 
 /* The best single-threaded copier: a short interleaved pilot at 1 MiB. */
 static const method *pilot_best(lab_ctx *ctx, publisher *p, const options *o,
-                                const method *ms, size_t nm, size_result *res)
+                                const method *ms, size_t nm, size_run *s)
 {
     size_t n = PILOT_SIZE < o->max ? PILOT_SIZE : o->max;
     n -= n % 256;
-    if (measure_size(ctx, p, o, ms, nm, n, 3, res))
+    lab_method lm[MAX_METHODS];
+    size_t k = methods_for(ms, nm, n, lm);
+    double gbps[MAX_METHODS * 3];
+    *s = (size_run){.p = p, .lm = lm, .n = n, .count = messages_per_batch(ctx, o, n),
+                    .laps = o->slots};
+    lab_interleave(ctx, lm, k, 3, pass, s, gbps);
+    if (p->failed)
         return NULL;
     const method *best = NULL;
     double best_gbps = 0;
-    for (size_t i = 0; i < nm; i++)
-        if (fits(&ms[i], n)) {
-            double g = lab_stats_of(res->gbps[i], 3).median;
-            if (g > best_gbps)
-                best_gbps = g, best = &ms[i];
-        }
+    for (size_t i = 0; i < k; i++) {
+        double g = lab_stat_value(&gbps[i * 3], 3, "median", 1);
+        if (g > best_gbps)
+            best_gbps = g, best = lm[i].data;
+    }
     return best;
 }
 
 /* ---- output ---- */
 
-static int width(const method *m) { return strlen(m->name) > 9 ? (int)strlen(m->name) : 9; }
-
-static void header(const char *title, const method *ms, size_t nm)
-{
-    printf("\n%s\n%10s", title, "size");
-    for (size_t i = 0; i < nm; i++)
-        printf(" %*s", width(&ms[i]), ms[i].name);
-    printf("\n");
-}
-
-/* Per round: a / b; their statistics. */
-static lab_stats paired(const double *a, const double *b, size_t rounds)
-{
-    double q[MAX_ROUNDS];
-    for (size_t r = 0; r < rounds; r++)
-        q[r] = a[r] / b[r];
-    return lab_stats_of(q, rounds);
-}
-
-static void emit(lab_ctx *ctx, const char *series, const char *params, const char *metric,
-                 const char *unit, double *v, size_t rounds, const char *ratio_to, lab_stats ratio)
-{
-    lab_stats s = lab_stats_of(v, rounds);
-    lab_measurement m = {series, params, metric, unit, "median", s.median, s,
-                         ratio_to, ratio.median, ratio.min, ratio.max};
-    lab_emit(ctx, &m);
-}
-
-/* What one size's results say, kept for the verdicts. */
+/* What one size's results say, for the tables and the verdicts (per method
+ * of the full list; gbps 0: not run at this size). */
 typedef struct {
-    double ratio[MAX_METHODS];      /* median GB/s ratio to libc; 0: not run */
-    double vs_base[MAX_METHODS];    /* MT methods: median ratio to their base */
-    double pub_copy[MAX_METHODS], sub_copy[MAX_METHODS], pub_wait[MAX_METHODS];
     double gbps[MAX_METHODS], us[MAX_METHODS];
+    double ratio[MAX_METHODS], ratio_lo[MAX_METHODS], ratio_hi[MAX_METHODS];   /* over libc */
+    double vs_base[MAX_METHODS];    /* MT methods: median speed-up over their base */
+    double pub_copy[MAX_METHODS], sub_copy[MAX_METHODS], pub_wait[MAX_METHODS];
 } size_summary;
 
+/* Records of one size: GB/s with the speed-up over libc, and per method
+ * the time per message and each side's shares of the batch time. */
 static void report_size(lab_ctx *ctx, const options *o, const char *pages, const method *ms,
-                        size_t nm, size_t libc, size_t n, size_t rounds, size_result *res,
-                        size_summary *sum)
+                        const lab_method *lm, size_t k, size_t n, const double *gbps,
+                        size_run *s, lab_ranking *rk, size_summary *sum)
 {
-    char params[160];
+    size_t rounds = o->rounds, libc = index_of(lm, k, "libc");
+    char params[160], label[32];
     snprintf(params, sizeof params, "\"size\":%zu,\"slots\":%u,\"pages\":\"%s\"", n, o->slots,
              pages);
-    size_t count = messages_per_batch(ctx, o, n);
-    for (size_t i = 0; i < nm; i++) {
-        if (!fits(&ms[i], n))
-            continue;
-        double us[MAX_ROUNDS], pc[MAX_ROUNDS], sc[MAX_ROUNDS], pw[MAX_ROUNDS];
+    lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
+                       .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+    lab_summary sums[MAX_METHODS];
+    lab_emit_methods(ctx, &tmpl, lm, k, rounds, gbps, libc, sums);
+    lab_ranking_add(rk, lab_fmt_size(n, label, sizeof label), lm, k, index_of(lm, k, "memkit"),
+                    sums, NULL);
+    static const struct {
+        const char *metric, *unit;
+        int higher;
+    } parts[] = {{"us_per_message", "us", 0},
+                 {"publisher_copy_share", "%", 1},
+                 {"publisher_wait_share", "%", 0},
+                 {"subscriber_copy_share", "%", 1}};
+    for (size_t i = 0; i < k; i++) {
+        size_t g = (size_t)((const method *)lm[i].data - ms);
+        double v[4][MAX_ROUNDS];
         for (size_t r = 0; r < rounds; r++) {
-            batch_time *t = &res->t[i][r];
-            us[r] = t->wall_ns / 1e3 / (double)count;
-            pc[r] = 100 * t->pub_copy_ns / t->wall_ns;
-            sc[r] = 100 * t->sub_copy_ns / t->wall_ns;
-            pw[r] = 100 * t->pub_wait_ns / t->wall_ns;
+            batch_time *t = &s->t[i][r];
+            v[0][r] = t->wall_ns / 1e3 / (double)s->count;
+            v[1][r] = 100 * t->pub_copy_ns / t->wall_ns;
+            v[2][r] = 100 * t->pub_wait_ns / t->wall_ns;
+            v[3][r] = 100 * t->sub_copy_ns / t->wall_ns;
         }
-        lab_stats none = {0}, ratio = none;
-        int has_libc = i != libc && fits(&ms[libc], n);
-        if (has_libc)
-            ratio = paired(res->gbps[i], res->gbps[libc], rounds);
-        sum->ratio[i] = i == libc ? 1 : has_libc ? ratio.median : 0;
-        if (ms[i].mt && n < mk_tunables_get()->parallel_threshold)
-            sum->ratio[i] = 0;   /* one thread: its base copier again, not a candidate */
-        if (ms[i].mt)
-            for (size_t b = 0; b < nm; b++)
-                if (!ms[b].mt && ms[b].c == ms[i].c)
-                    sum->vs_base[i] = paired(res->gbps[i], res->gbps[b], rounds).median;
-        emit(ctx, ms[i].name, params, "gb_per_s", "GB/s", res->gbps[i], rounds,
-             has_libc ? "libc" : NULL, ratio);
-        emit(ctx, ms[i].name, params, "us_per_message", "us", us, rounds, NULL, none);
-        emit(ctx, ms[i].name, params, "publisher_copy_share", "%", pc, rounds, NULL, none);
-        emit(ctx, ms[i].name, params, "publisher_wait_share", "%", pw, rounds, NULL, none);
-        emit(ctx, ms[i].name, params, "subscriber_copy_share", "%", sc, rounds, NULL, none);
-        sum->gbps[i] = lab_stats_of(res->gbps[i], rounds).median;
-        sum->us[i] = lab_stats_of(us, rounds).median;
-        sum->pub_copy[i] = lab_stats_of(pc, rounds).median;
-        sum->sub_copy[i] = lab_stats_of(sc, rounds).median;
-        sum->pub_wait[i] = lab_stats_of(pw, rounds).median;
+        double value[4];
+        for (int p = 0; p < 4; p++) {
+            lab_record rec = {.series = lm[i].name, .params_json = params, .axis = "size",
+                              .axis_unit = "B", .metric = parts[p].metric, .unit = parts[p].unit,
+                              .higher_is_better = parts[p].higher, .samples = v[p], .n = rounds};
+            lab_summary ps = lab_record_emit(ctx, &rec);
+            value[p] = ps.value;
+            lab_summary_free(&ps);
+        }
+        sum->gbps[g] = sums[i].value;
+        sum->us[g] = value[0];
+        sum->pub_copy[g] = value[1];
+        sum->pub_wait[g] = value[2];
+        sum->sub_copy[g] = value[3];
+        sum->ratio[g] = i == libc ? 1 : sums[i].has_ratio ? sums[i].ratio : 0;
+        if (ms[g].mt && n < mk_tunables_get()->parallel_threshold)
+            sum->ratio[g] = 0;   /* one thread: its base copier again, not a candidate */
+        sum->ratio_lo[g] = sums[i].has_ratio ? sums[i].ratio_lo : 1;
+        sum->ratio_hi[g] = sums[i].has_ratio ? sums[i].ratio_hi : 1;
+        if (ms[g].mt) {   /* over its own base, round by round */
+            for (size_t b = 0; b < k; b++) {
+                const method *mb = lm[b].data;
+                if (!mb->mt && mb->c == ms[g].c) {
+                    double q[MAX_ROUNDS];
+                    lab_speedups(&gbps[i * rounds], &gbps[b * rounds], rounds, 1, q);
+                    sum->vs_base[g] = lab_stat_value(q, rounds, "median", 1);
+                }
+            }
+        }
     }
+    for (size_t i = 0; i < k; i++)
+        lab_summary_free(&sums[i]);
 }
+
+static int width(const method *m) { return strlen(m->name) > 9 ? (int)strlen(m->name) : 9; }
 
 static void print_tables(const method *ms, size_t nm, const size_t *sizes, size_t ns,
                          const size_summary *sum)
@@ -379,7 +404,10 @@ static void print_tables(const method *ms, size_t nm, const size_t *sizes, size_
         "time per message, us",
         "share of the time copying, publisher/subscriber %"};
     for (int t = 0; t < 3; t++) {
-        header(titles[t], ms, nm);
+        printf("\n%s\n%10s", titles[t], "size");
+        for (size_t i = 0; i < nm; i++)
+            printf(" %*s", width(&ms[i]), ms[i].name);
+        printf("\n");
         for (size_t k = 0; k < ns; k++) {
             char sz[32], cell[32];
             printf("%10s", lab_fmt_size(sizes[k], sz, sizeof sz));
@@ -412,22 +440,32 @@ static const size_range ranges[] = {
     {"4 MiB..16 MiB", (size_t)4 << 20, (size_t)16 << 20},
 };
 
-/* Geometric mean of method i's ratio to libc over the sizes in [lo, hi],
- * with the smallest and largest; 0 when it ran at none. */
-static double range_ratio(const size_t *sizes, size_t ns, const size_summary *sum, size_t i,
-                          size_t lo, size_t hi, double *min, double *max)
+/* Method i over libc across the sizes in [lo, hi]: the geometric mean of
+ * the per-size speed-ups, their smallest and largest, and at how many
+ * sizes the speed-up's interval lay wholly above 1 (faster) or below;
+ * 0 when it ran at none. */
+typedef struct {
+    double mean, min, max;
+    size_t sizes, faster, slower;
+} range_view;
+
+static range_view range_ratio(const size_t *sizes, size_t ns, const size_summary *sum, size_t i,
+                              size_t lo, size_t hi)
 {
+    range_view v = {0, 1e9, 0, 0, 0, 0};
     double logsum = 0;
-    size_t k = 0;
-    *min = 1e9, *max = 0;
     for (size_t s = 0; s < ns; s++)
         if (sizes[s] >= lo && sizes[s] <= hi && sum[s].ratio[i] > 0) {
             double q = sum[s].ratio[i];
-            logsum += log(q), k++;
-            *min = q < *min ? q : *min;
-            *max = q > *max ? q : *max;
+            logsum += log(q), v.sizes++;
+            v.min = q < v.min ? q : v.min;
+            v.max = q > v.max ? q : v.max;
+            int j = lab_judge(sum[s].ratio_lo[i], sum[s].ratio_hi[i]);
+            v.faster += j > 0, v.slower += j < 0;
         }
-    return k ? exp(logsum / (double)k) : 0;
+    if (v.sizes)
+        v.mean = exp(logsum / (double)v.sizes);
+    return v;
 }
 
 /* The MT adapter splits nothing below parallel_threshold (it is its base
@@ -441,7 +479,7 @@ static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *si
     char sz[32], bsz[32], tsz[32];
     lab_fmt_size(threshold, tsz, sizeof tsz);
     if (first == ns) {
-        lab_verdict(ctx, "%s runs one thread below parallel_threshold=%s, above every size "
+        lab_verdict_kind(ctx, "note", "%s runs one thread below parallel_threshold=%s, above every size "
                              "measured: it was %s", m->name, tsz, m->c->name);
         return;
     }
@@ -455,12 +493,12 @@ static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *si
     }
     lab_fmt_size(sizes[best], bsz, sizeof bsz);
     if (pays)
-        lab_verdict(ctx, "%s pays from %s on (5%% or more over %s at every size from there; "
+        lab_verdict_kind(ctx, "note", "%s pays from %s on (5%% or more over %s at every size from there; "
                              "best %.2fx at %s; one thread below parallel_threshold=%s)",
                 m->name, lab_fmt_size(sizes[from], sz, sizeof sz), m->c->name,
                 sum[best].vs_base[i], bsz, tsz);
     else
-        lab_verdict(ctx, "%s does not pay here: from parallel_threshold=%s on it is at best "
+        lab_verdict_kind(ctx, "note", "%s does not pay here: from parallel_threshold=%s on it is at best "
                              "%.2fx %s (at %s), %.2fx at %s",
                 m->name, tsz, sum[best].vs_base[i], m->c->name, bsz, sum[ns - 1].vs_base[i],
                 lab_fmt_size(sizes[ns - 1], sz, sizeof sz));
@@ -469,34 +507,40 @@ static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *si
 static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, size_t memkit,
                      const size_t *sizes, size_t ns, const size_summary *sum)
 {
-    int seed_range_seen = 0;
-    double seed_best = 0;
-    const char *seed_best_name = NULL;
+    range_view seed = {0};
+    const char *seed_best = NULL;
     for (size_t g = 0; g < sizeof ranges / sizeof ranges[0]; g++) {
-        double best = 0, bmin = 0, bmax = 0, mk = 0, mmin, mmax;
+        range_view best = {0}, v;
         size_t bi = 0;
-        for (size_t i = 0; i < nm; i++) {
-            double lo, hi, q = range_ratio(sizes, ns, sum, i, ranges[g].lo, ranges[g].hi, &lo, &hi);
-            if (q > best)
-                best = q, bi = i, bmin = lo, bmax = hi;
-        }
-        if (!best)
+        for (size_t i = 0; i < nm; i++)
+            if (i != libc && (v = range_ratio(sizes, ns, sum, i, ranges[g].lo, ranges[g].hi)).mean >
+                                 best.mean)
+                best = v, bi = i;
+        if (!best.sizes)
             continue;
-        mk = range_ratio(sizes, ns, sum, memkit, ranges[g].lo, ranges[g].hi, &mmin, &mmax);
-        lab_verdict(ctx, "%s: fastest %s, %.2fx libc's GB/s (per size %.2f..%.2fx); memkit %.2fx",
-                    ranges[g].name, ms[bi].name, best, bmin, bmax, mk);
+        range_view mk = range_ratio(sizes, ns, sum, memkit, ranges[g].lo, ranges[g].hi);
+        lab_verdict_kind(ctx, "fastest",
+                         "%s: fastest %s, %.2fx libc's GB/s (geometric mean; per size "
+                         "%.2f..%.2fx, faster beyond the noise at %zu of %zu sizes, slower at "
+                         "%zu); memkit %.2fx",
+                         ranges[g].name, ms[bi].name, best.mean, best.min, best.max, best.faster,
+                         best.sizes, best.slower, mk.mean);
         if (g == 1)
-            seed_range_seen = 1, seed_best = best, seed_best_name = ms[bi].name;
+            seed = best, seed_best = ms[bi].name;
     }
-    if (seed_range_seen) {
-        if (seed_best < 1.05)
-            lab_verdict(ctx, "the seed's advice, stick to memcpy, holds here: no copier beats "
-                             "libc by 5%% for 512 KiB..2 MiB messages (best %s, %.2fx)",
-                        seed_best_name, seed_best);
+    if (seed_best) {
+        if (seed.mean < 1.05 || seed.faster * 2 <= seed.sizes)
+            lab_verdict_kind(ctx, "note",
+                             "the seed's advice, stick to memcpy, holds here: for 512 KiB..2 MiB "
+                             "messages no copier beats libc by 5%% at most sizes beyond the "
+                             "noise (best %s, %.2fx, faster at %zu of %zu sizes)",
+                             seed_best, seed.mean, seed.faster, seed.sizes);
         else
-            lab_verdict(ctx, "the seed's advice, stick to memcpy, does not hold here: %s "
-                             "delivers 512 KiB..2 MiB messages %.2fx as fast as libc",
-                        seed_best_name, seed_best);
+            lab_verdict_kind(ctx, "note",
+                             "the seed's advice, stick to memcpy, does not hold here: %s "
+                             "delivers 512 KiB..2 MiB messages %.2fx as fast as libc (faster "
+                             "beyond the noise at %zu of %zu sizes)",
+                             seed_best, seed.mean, seed.faster, seed.sizes);
     }
     for (size_t i = 0; i < nm; i++)
         if (ms[i].mt)
@@ -504,10 +548,11 @@ static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, siz
     for (size_t k = 0; k < ns; k++)   /* copy vs wait, at the seed's 1 MiB (or the nearest) */
         if (sizes[k] >= PILOT_SIZE || k == ns - 1) {
             char sz[32];
-            lab_verdict(ctx, "at %s with libc the publisher copies %.0f%% of the time and waits "
+            lab_verdict_kind(ctx, "note",
+                             "at %s with libc the publisher copies %.0f%% of the time and waits "
                              "%.0f%%, the subscriber copies %.0f%%; %.1f us per message",
-                        lab_fmt_size(sizes[k], sz, sizeof sz), sum[k].pub_copy[libc],
-                        sum[k].pub_wait[libc], sum[k].sub_copy[libc], sum[k].us[libc]);
+                             lab_fmt_size(sizes[k], sz, sizeof sz), sum[k].pub_copy[libc],
+                             sum[k].pub_wait[libc], sum[k].sub_copy[libc], sum[k].us[libc]);
             break;
         }
 }
@@ -582,11 +627,11 @@ static int run(lab_ctx *ctx)
         _exit(subscriber(&ring, &o));
 
     static publisher pub;
-    static size_result res;
+    static size_run srun;
     static size_summary sum[MAX_SIZES];
     pub = (publisher){.r = &ring, .pool = mk_pool_create(o.threads), .max = o.max};
     int rc = 0;
-    size_t rounds = ctx->quick ? 3 : 7;
+    lab_ranking *rk = NULL;
 
     /* the MT adapters: over the named copiers, "best" found by a pilot */
     if (strcmp(o.mt, "none")) {
@@ -596,7 +641,7 @@ static int run(lab_ctx *ctx)
                 nm = add_method(ms, nm, all, ms[i].index, 1);
         if (name_in_list(o.mt, "best")) {
             lab_progress(ctx, 0, ns + 1, "pilot: the best single-threaded copier at 1 MiB");
-            const method *best = pilot_best(ctx, &pub, &o, ms, singles, &res);
+            const method *best = pilot_best(ctx, &pub, &o, ms, singles, &srun);
             if (!best) {
                 rc = 1;
                 goto out;
@@ -606,26 +651,35 @@ static int run(lab_ctx *ctx)
             nm = add_method(ms, nm, all, best->index, 1);
         }
     }
-    char thr[16];
-    snprintf(thr, sizeof thr, "%u", mk_pool_threads(pub.pool));
-    printf("MT adapter: %s threads per process, one below parallel_threshold=%zu\n", thr,
-           mk_tunables_get()->parallel_threshold);
+    printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
+           mk_pool_threads(pub.pool), mk_tunables_get()->parallel_threshold);
 
-    for (size_t k = 0; k < ns; k++) {
+    rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
+    double *gbps = malloc(MAX_METHODS * MAX_ROUNDS * sizeof *gbps);
+    for (size_t k = 0; k < ns && !rc; k++) {
         char sz[32];
         lab_progress(ctx, k + 1, ns + 1, lab_fmt_size(sizes[k], sz, sizeof sz));
-        memset(&res, 0, sizeof res);
-        if (measure_size(ctx, &pub, &o, ms, nm, sizes[k], rounds, &res)) {
+        lab_method lm[MAX_METHODS];
+        size_t n = sizes[k], nk = methods_for(ms, nm, n, lm);
+        srun = (size_run){.p = &pub, .lm = lm, .n = n, .count = messages_per_batch(ctx, &o, n),
+                          .laps = o.slots};
+        lab_interleave(ctx, lm, nk, o.rounds, pass, &srun, gbps);
+        if (pub.failed)
             rc = 1;
-            goto out;
-        }
-        report_size(ctx, &o, pages, ms, nm, libc, sizes[k], rounds, &res, &sum[k]);
+        else
+            report_size(ctx, &o, pages, ms, lm, nk, n, gbps, &srun, rk, &sum[k]);
     }
-    lab_progress(ctx, ns + 1, ns + 1, "done");
-    print_tables(ms, nm, sizes, ns, sum);
-    verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
-    lab_verdict(ctx, "the ring was on %s pages (shmem THP setting: %s; hugetlb pages reserved: %s)",
-                pages, thp, reserved);
+    free(gbps);
+    if (!rc) {
+        lab_progress(ctx, ns + 1, ns + 1, "done");
+        print_tables(ms, nm, sizes, ns, sum);
+        lab_ranking_verdicts(ctx, rk);
+        rk = NULL;
+        verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
+        lab_verdict_kind(ctx, "note",
+                         "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
+                         "reserved: %s)", pages, thp, reserved);
+    }
 out:
     ipc_ring_close(&ring);
     int status = ipc_ring_join(&ring);
@@ -650,6 +704,7 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "ipc-copy", "going-faster-than-memcpy",
         "messages through a shared-memory ring between two processes: every copier and the MT "
-        "adapter, 4 KiB..16 MiB, GB/s delivered"};
+        "adapter, 4 KiB..16 MiB, GB/s delivered",
+        args, sizeof args / sizeof args[0], 1, 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -90,8 +90,14 @@ def test_tiny_grid_delivers_every_copier(tmp_path, shm_before, backing):
     assert {m["series"] for m in ms} == {"libc", "memkit", "mt:memkit"}
     assert {m["params"]["size"] for m in ms} == {4096, 65536}
     for m in ms:
-        assert m["value"] > 0 and m["min"] <= m["value"] <= m["max"] and m["samples"] == 3
-        assert ("ratio_to" in m) == (m["series"] != "libc")
+        # Format 2 (bench/lab/lab.h): the per-round samples themselves, and
+        # every copier but libc carries its speed-ups over libc.
+        assert m["value"] > 0 and m["min"] <= m["value"] <= m["max"] and len(m["samples"]) == 3
+        assert all(s > 0 for s in m["samples"])
+        if m["series"] == "libc":
+            assert not m.get("baseline")
+        else:
+            assert m["baseline"]["series"] == "libc" and len(m["ratios"]) == 3
     assert any("the ring was on" in r["text"] for r in records if r["type"] == "verdict")
     assert records[-1]["type"] == "end"
 
