@@ -63,17 +63,7 @@ static int parse_options(lab_ctx *ctx, options *o)
         fprintf(stderr, "error: need min <= max\n");
         return -1;
     }
-    for (const char *p = o->only; p && *p;) {
-        size_t len = strcspn(p, ",");
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)len, p);
-        if (!mk_copier_find(name)) {
-            fprintf(stderr, "error: no copier called '%s'\n", name);
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    return 0;
+    return lab_copier_list_ok(o->only, 0, NULL) ? 0 : -1;
 }
 
 /* only=a,b,c: is name one of them? */

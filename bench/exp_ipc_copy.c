@@ -104,19 +104,9 @@ static int parse_options(lab_ctx *ctx, options *o)
         fprintf(stderr, "error: need min <= max\n");
         return -1;
     }
-    const char *lists[] = {o->only, strcmp(o->mt, "none") ? o->mt : NULL};
-    for (int l = 0; l < 2; l++)
-        for (const char *p = lists[l]; p && *p;) {
-            size_t len = strcspn(p, ",");
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)len, p);
-            const mk_copier *c = mk_copier_find(name);
-            if (strcmp(name, "best") && (!c || !c->usable)) {
-                fprintf(stderr, "error: no usable copier called '%s'\n", name);
-                return -1;
-            }
-            p += len + (p[len] == ',');
-        }
+    if (!lab_copier_list_ok(o->only, 1, NULL) ||
+        !lab_copier_list_ok(strcmp(o->mt, "none") ? o->mt : NULL, 1, "best"))
+        return -1;
     return 0;
 }
 

@@ -118,6 +118,16 @@ MK_HIDDEN int mk_cpu_satisfies(const mk_cpu_info *cpu, unsigned needs);
 typedef void *(*mk_memset_fn)(void *, int, size_t);
 typedef void *(*mk_memcpy_fn)(void *, const void *, size_t);
 
+/* Every ISA's entry points, as its templates (src/set, src/copy) define them. */
+#define MK_ISA_ROW(isa, flags, needs)                                          \
+    MK_HIDDEN void *mk_memset_##isa(void *, int, size_t);                  \
+    MK_HIDDEN void *mk_memset_nt_##isa(void *, int, size_t);               \
+    MK_HIDDEN void mk_zero_aligned16_##isa(void *, size_t);                \
+    MK_HIDDEN void *mk_memmove_##isa(void *, const void *, size_t);        \
+    MK_HIDDEN void *mk_memcpy_nt_##isa(void *, const void *, size_t);
+#include "isa.def"
+#undef MK_ISA_ROW
+
 /* ---- variants.c: the variant registry ----
  * One row per ISA of isa.def, best first, with the whole family of entry
  * points built for it: choosing a row chooses them all together. */

@@ -4,15 +4,6 @@
 #include "internal.h"
 #include "once.h"
 
-#define MK_ISA_ROW(isa, flags, needs)                                          \
-    MK_HIDDEN void *mk_memset_##isa(void *, int, size_t);                  \
-    MK_HIDDEN void *mk_memset_nt_##isa(void *, int, size_t);               \
-    MK_HIDDEN void mk_zero_aligned16_##isa(void *, size_t);                \
-    MK_HIDDEN void *mk_memmove_##isa(void *, const void *, size_t);        \
-    MK_HIDDEN void *mk_memcpy_nt_##isa(void *, const void *, size_t);
-#include "isa.def"
-#undef MK_ISA_ROW
-
 #define MK_ISA_ROW(isa, flags, needs_)                                                     \
     {.name = #isa, .needs = MK_NEED_##isa, .memset = mk_memset_##isa,                  \
      .memset_nt = mk_memset_nt_##isa, .zero_aligned16 = mk_zero_aligned16_##isa,       \

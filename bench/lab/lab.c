@@ -397,3 +397,19 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     free(rest);
     return rc;
 }
+
+int lab_copier_list_ok(const char *list, int usable_only, const char *extra)
+{
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        const mk_copier *c = mk_copier_find(name);
+        if (!(extra && !strcmp(name, extra)) && (!c || (usable_only && !c->usable))) {
+            fprintf(stderr, "error: no %scopier called '%s'\n", usable_only ? "usable " : "", name);
+            return 0;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 1;
+}

@@ -277,5 +277,9 @@ size_t lab_parse_size(const char *s);
 int lab_try_parse_size(const char *s, size_t *out);
 /* Human size: "4 KiB", "1.5 MiB" into buf. */
 const char *lab_fmt_size(size_t n, char *buf, size_t len);
+/* A "COPIER,..." argument: 1 if every name is a copier of mk_copiers() (a
+ * usable one if usable_only) or equals extra (may be NULL); else says which
+ * name is not, on stderr, and returns 0. */
+int lab_copier_list_ok(const char *list, int usable_only, const char *extra);
 
 #endif

@@ -18,7 +18,7 @@
  * Nothing here calls memcpy except with a constant size (an inline move):
  * the library is built with -fno-tree-loop-distribute-patterns. */
 #include "simd.h"
-#include "copy.h"
+#include "../internal.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  *  - random large sizes; and the public routines again with the thresholds
  *    lowered so the rep movsb and non-temporal paths run at small sizes. */
 #include "check.h"
-#include "copy/copy.h"
+#include "internal.h"
 #include "memkit.h"
 
 #include <string.h>
