@@ -5,6 +5,8 @@
  *                      no branch on n (AVX-512, where no access crosses a page)
  *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
  *                      2/4/8, 16-byte, V-byte), loaded before they are stored
+ *   copy_4_to_15,      without masks: the memset seed's branch-free
+ *   copy_16_to_64      overlapping pieces, four loads then four stores
  *   copy_4v, copy_8v   two or four vectors from each end
  *   copy_block4_fwd,   4 vectors, aligned destination (cached or
  *   copy_block4_bwd    non-temporal stores): the body of every loop
@@ -54,6 +56,36 @@ MK_INLINE void copy_head_tail_16(char *d, const char *s, size_t n)
     __m128i a = v16_load(s), b = v16_load(s + n - 16);
     v16_store(d, a);
     v16_store(d + n - 16, b);
+}
+
+/* 4 <= n < 16 and 16 <= n <= 64 without a branch on n: four overlapping
+ * pieces at 0, n-w, h and n-w-h, where h (0 or w) comes from one bit of n,
+ * as the MSRC seed's memset places its stores; all loaded before any is
+ * stored.  Random sizes mispredict a ladder of 2/4/8/16/32-byte classes
+ * (docs/strategy.md, small sizes without masks). */
+MK_INLINE void copy_4_to_15(char *d, const char *s, size_t n)
+{
+    size_t h = (n & 8) >> 1;
+    uint32_t a, b, c, e;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(&c, s + h, 4);
+    memcpy(&e, s + n - 4 - h, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+    memcpy(d + h, &c, 4);
+    memcpy(d + n - 4 - h, &e, 4);
+}
+
+MK_INLINE void copy_16_to_64(char *d, const char *s, size_t n)
+{
+    size_t h = ((n - 1) & 32) >> 1;
+    __m128i a = v16_load(s), b = v16_load(s + n - 16);
+    __m128i c = v16_load(s + h), e = v16_load(s + n - 16 - h);
+    v16_store(d, a);
+    v16_store(d + n - 16, b);
+    v16_store(d + h, c);
+    v16_store(d + n - 16 - h, e);
 }
 
 /* 32 <= n <= 64. */
@@ -302,12 +334,15 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         return dst;
     }
 #else
-    if (n <= 16) {
-        copy_upto16(d, s, n);
-        return dst;
-    }
-    if (n <= 32) {
-        copy_head_tail_16(d, s, n);
+    if (n <= 64) {
+        if (n >= 16)
+            copy_16_to_64(d, s, n);
+        else if (n >= 4)
+            copy_4_to_15(d, s, n);
+        else if (n >= 2)
+            copy_head_tail_scalar(d, s, n, 2);
+        else if (n == 1)
+            *d = *s;
         return dst;
     }
     if (n <= 2 * V) {

@@ -2,8 +2,8 @@
  * memset_sse2.c, memset_avx2.c, memset_avx512.c.  Built from named pieces,
  * each store pattern written once:
  *   set_masked_2v    n <= 2V by two masked stores, no branch on n (AVX-512)
- *   set_below16,     the MSRC seed's overlapping-store ladders (n < 64; on
- *   set_16_to_63     AVX-512 only where a masked store would cross a page)
+ *   set_below16,     the MSRC seed's overlapping-store ladders (n <= 64; on
+ *   set_16_to_64     AVX-512 only where a masked store would cross a page)
  *   set_head_tail    V <= n <= 2V: one store at each end
  *   set_upto_8v      2, 4 or 8 stores from both ends
  *   set_block4       4 aligned stores (cached or non-temporal): every loop's body
@@ -46,10 +46,13 @@ MK_INLINE void set_below16(char *d, size_t n, int c)
     }
 }
 
-/* 16 <= n < 64: four overlapping 16-byte stores, offsets chosen by bit 5. */
-MK_INLINE void set_16_to_63(char *d, size_t n, __m128i x)
+/* 16 <= n <= 64: four overlapping 16-byte stores, offsets chosen by bit 5
+ * of n - 1, so 64 joins the class: with 64 a class of its own, random 32,
+ * 48 and 64-byte calls mispredicted that branch and ran 1.5x slower (AVX2,
+ * Zen 3; docs/strategy.md, small sizes without masks). */
+MK_INLINE void set_16_to_64(char *d, size_t n, __m128i x)
 {
-    size_t half = (n & 32) >> 1;
+    size_t half = ((n - 1) & 32) >> 1;
     v16_store(d, x);
     v16_store(d + n - 16, x);
     v16_store(d + half, x);
@@ -196,13 +199,13 @@ static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c)
         set_loop(d, n, v);
 }
 
-/* n < 64 without masked stores (or where they would cross a page). */
+/* n <= 64 without masked stores (or where they would cross a page). */
 MK_INLINE void set_small(char *d, size_t n, int c)
 {
     if (n < 16)
         set_below16(d, n, c);
     else
-        set_16_to_63(d, n, v16_splat((uint8_t)c));
+        set_16_to_64(d, n, v16_splat((uint8_t)c));
 }
 
 /* The entry falls through into the masked n <= 2V path (no taken branch);
@@ -218,14 +221,14 @@ MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, 
             set_masked_2v(d, n, vec_splat((uint8_t)c));
             return dst;
         }
-        if (n < 64)
+        if (n <= 64)
             set_small(d, n, c);
         else
             set_head_tail(d, n, vec_splat((uint8_t)c));
         return dst;
     }
 #else
-    if (n < 64) {
+    if (n <= 64) {
         set_small(d, n, c);
         return dst;
     }
