@@ -64,7 +64,16 @@ static const row table[] = {
      NEVER,
      NEVER, NEVER, 64,
      L3(1, 2), L3(1, 1), L3(1, 2)},
-    {{"amd", "AMD, any other family/model (Zen 1-3, unmeasured): Zen 4's choices", SMALL_MASKED,
+    {{"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
+      "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "
+      "1.40-3.21x the loop from 11.3 MiB, non-zero from 16-22.6 MiB, NT copies 1.39-1.62x from "
+      "8 MiB (sign tests p <= 0.00024); rep stosb and rep movsb never won with confidence, rep "
+      "movsb with dst-src not a multiple of 64 ran 8-40x slower"},
+     AMD, {25, 25}, {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}}, 0, 0,
+     NEVER,
+     NEVER, NEVER, 64,
+     L3(3, 8), L3(1, 2), L3(1, 4)},
+    {{"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
      AMD, {0, 255}, ANY_MODEL, 0, 0,
      NEVER,

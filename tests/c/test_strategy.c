@@ -1,5 +1,5 @@
 /* The per-CPU strategy table: which row a CPU gets, and the defaults that
- * row gives (Zen 4 keeps the rep instructions off, Zen 5 copies by rep movsb
+ * row gives (Zen 3 and Zen 4 keep the rep instructions off, Zen 5 copies by rep movsb
  * from 32 KiB, Intel follows glibc's thresholds, an unknown CPU the
  * conservative row), and that the running CPU's row is the one in force. */
 #include "check.h"
@@ -41,7 +41,9 @@ int main(void)
     expect_row(cpu("AuthenticAMD", 25, 0x11, 1, 1), "amd-zen4");   /* Genoa */
     expect_row(cpu("AuthenticAMD", 25, 0x61, 1, 1), "amd-zen4");   /* Raphael */
     expect_row(cpu("AuthenticAMD", 25, 0xa0, 1, 1), "amd-zen4");   /* Bergamo */
-    expect_row(cpu("AuthenticAMD", 25, 0x01, 1, 1), "amd");        /* Milan: Zen 3 */
+    expect_row(cpu("AuthenticAMD", 25, 0x01, 1, 1), "amd-zen3");   /* Milan */
+    expect_row(cpu("AuthenticAMD", 25, 0x21, 1, 1), "amd-zen3");   /* Vermeer */
+    expect_row(cpu("AuthenticAMD", 25, 0x50, 1, 1), "amd-zen3");   /* Cezanne */
     expect_row(cpu("AuthenticAMD", 23, 0x31, 0, 0), "amd");        /* Rome: Zen 2 */
     expect_row(cpu("AuthenticAMD", 26, 0x02, 1, 1), "amd-zen5");   /* Turin */
     expect_row(cpu("AuthenticAMD", 26, 0x44, 1, 1), "amd-zen5");   /* Granite Ridge */
@@ -56,6 +58,14 @@ int main(void)
     CHECK(z4.nt_threshold == (size_t)32 << 20 && z4.nt_threshold_zero == (size_t)16 << 20 &&
               z4.nt_copy_threshold == (size_t)16 << 20,
           "Zen 4: non-temporal from the L3 for non-zero fills, L3/2 for zero fills and copies");
+
+    mk_tunables z3 = defaults(cpu("AuthenticAMD", 25, 0x01, 1, 1));
+    CHECK(z3.rep_stosb_threshold == SIZE_MAX && z3.rep_movsb_threshold == SIZE_MAX &&
+              z3.nt_threshold_zero == (size_t)12 << 20 && z3.nt_threshold == (size_t)16 << 20 &&
+              z3.nt_copy_threshold == (size_t)8 << 20,
+          "Zen 3: no rep instructions; non-temporal from 3/8 of the L3 for zero fills, L3/2 for "
+          "non-zero fills, L3/4 for copies (%zu, %zu, %zu)",
+          z3.nt_threshold_zero, z3.nt_threshold, z3.nt_copy_threshold);
 
     mk_tunables z5 = defaults(cpu("AuthenticAMD", 26, 0x02, 1, 1));
     CHECK(z5.rep_movsb_threshold == 32768 && z5.rep_movsb_stop == SIZE_MAX &&
