@@ -72,7 +72,7 @@ static const row table[] = {
      AMD, {25, 25}, {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}}, 0, 0,
      NEVER,
      NEVER, NEVER, 64,
-     L3(3, 8), L3(1, 2), L3(1, 4)},
+     L3(1, 3), L3(1, 2), L3(1, 4)},
     {{"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
      AMD, {0, 255}, ANY_MODEL, 0, 0,

@@ -61,9 +61,9 @@ int main(void)
 
     mk_tunables z3 = defaults(cpu("AuthenticAMD", 25, 0x01, 1, 1));
     CHECK(z3.rep_stosb_threshold == SIZE_MAX && z3.rep_movsb_threshold == SIZE_MAX &&
-              z3.nt_threshold_zero == (size_t)12 << 20 && z3.nt_threshold == (size_t)16 << 20 &&
+              z3.nt_threshold_zero == ((size_t)32 << 20) / 3 && z3.nt_threshold == (size_t)16 << 20 &&
               z3.nt_copy_threshold == (size_t)8 << 20,
-          "Zen 3: no rep instructions; non-temporal from 3/8 of the L3 for zero fills, L3/2 for "
+          "Zen 3: no rep instructions; non-temporal from L3/3 for zero fills, L3/2 for "
           "non-zero fills, L3/4 for copies (%zu, %zu, %zu)",
           z3.nt_threshold_zero, z3.nt_threshold, z3.nt_copy_threshold);
 
