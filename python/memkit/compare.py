@@ -4,40 +4,78 @@ One headline metric per measurement: an experiment that reports the same
 thing twice (ns per call and GB/s of one size) is compared on the metric it
 wrote first, so a change is never counted twice through its reciprocal.
 
-A change is decided in three steps:
+The evidence for a measurement is one of two kinds:
+
+- **paired**: where the record has a baseline (another measurement timed in
+  the same process and rounds, interleaved) and its per-round speed-ups over
+  it, the ratio of the median speed-ups B/A, turned into the metric's
+  direction (x2.0 ns per call: twice as slow relative to the baseline).  A
+  busy or drifting machine slows both sides of a pair alike, so this ratio
+  stays near 1 where the absolute times of a loaded machine scatter by 20%
+  and more; that is why it comes first.  It misleads only when the baseline
+  itself changed (a new glibc): a measurement whose baseline was flagged on
+  its own absolute samples (step 3) is judged on its absolute samples too.
+- **absolute**: the measurement's own samples, for a series that is the
+  baseline (no speed-ups, or all of them 1) and records without speed-ups.
+
+A change is decided in these steps:
 
 1. The samples: one value per process where the measurement ran in several
    processes (that spread includes code and data placement, which moves
    small sizes by up to ±15% between processes of one binary), else one per
-   round.  A record of the old format has no samples: its min, median and
-   max stand in for them.
+   round; for paired evidence the per-round speed-ups (pooled over the
+   processes).  A record of the old format has no samples: its min, median
+   and max stand in for them.
 2. A bootstrap interval of the ratio of medians B/A (BOOTSTRAP resamples,
-   fixed seed) and its two-sided p-value, corrected for the number of
-   measurements compared by Benjamini-Hochberg (false discovery rate
-   FDR).
-3. The runs' own noise between them (an empirical null): on a shared
-   machine a whole run can be 20% slower than the one before, and each
-   measurement scatters around that by more than its rounds suggest.  Over
-   the measurements of one experiment (at least NULL_MIN of them), the
-   median log-ratio is the experiment's shift and 1.4826 x their median
-   absolute deviation its scatter; a measurement's p-value is also taken
-   against that null, a Student t with 3 degrees of freedom (a busy
-   machine's noise has heavy tails: one descheduled round moves a RAM-size
-   fill 10x), and the larger of the two p-values counts.  A record without
-   raw samples (the old format) must also leave its own min..max range, and
-   its p-value is at least that of all its rounds falling apart by chance
-   (3 rounds against 3: 0.1, so an old quick run flags nothing).
-   Measurements are judged against the shift (a machine-wide slowdown is
-   reported once, per experiment, not as hundreds of changes).
-4. A minimum effect on the ratio against the shift: MIN_EFFECT on
+   fixed seed) and its two-sided p-value; where no resample crosses 1, the
+   normal approximation of the resampled log-ratios, so that a clear change
+   is not held at the resolution of the resampling (2/BOOTSTRAP: not enough
+   once Benjamini-Hochberg divides by hundreds of measurements).
+3. The runs' own noise between them (an empirical null), per experiment of
+   at least NULL_MIN measurements: a measurement's p-value is also taken
+   against a Student t with 3 degrees of freedom (a busy machine's noise has
+   heavy tails) scaled by that noise, at least SCATTER_FLOOR, and the larger
+   of the two p-values counts.
+   - Absolute evidence: on a shared machine a whole run can be 20% slower
+     than the one before.  The experiment's shift is the median log-ratio and
+     its scatter 1.4826 x their median absolute deviation, estimated again
+     over the measurements within NULL_CLIP scatters of the last estimate
+     until they no longer change: the measurements that really moved (40% of
+     an experiment after a threshold change) are set aside instead of
+     widening the noise the rest are judged against.  Measurements are judged
+     against the shift (a machine-wide slowdown is reported once, per
+     experiment, not as hundreds of changes).  A baseline flagged here makes
+     the measurements paired with it fall back to absolute evidence.
+   - Paired evidence has no shift to remove: the machine cancels out of a
+     pair, and a change of every pair (memkit slower at every size) is what
+     compare must find, not a shift.  Its scatter is that of neighbours along
+     the series' axis, 1.4826 x the median |difference| / sqrt 2: a change
+     moves a stretch of sizes together and so hardly makes neighbours
+     disagree, while noise does; a shift or even a whole series moving
+     cannot widen it.  (Absolute times cannot use that: a loaded spell moves
+     neighbouring sizes, measured one after the other, together.)
+4. Coherence (paired evidence only, whose noise is independent between
+   sizes): a change that moves COHERENT neighbouring sizes of one series the
+   same way is stronger evidence than any one of them.  For every window of
+   COHERENT consecutive sizes holding the measurement, the chance that all of
+   them lean that way at least as far as the weakest does is
+   2 x (largest one-sided p)^COHERENT; a measurement's p-value is the smaller
+   of its own and that of its best window, Bonferroni-corrected for the looks
+   taken.  Then the p-values are corrected for the number of measurements
+   compared by Benjamini-Hochberg (false discovery rate FDR).
+   A record without raw samples (the old format) must also leave its own
+   min..max range, and its p-value is at least that of all its rounds falling
+   apart by chance (3 rounds against 3: 0.1, so an old quick run flags
+   nothing).
+5. A minimum effect on the ratio against the shift: MIN_EFFECT on
    per-process samples (SHORT_CALL_PROCESS_EFFECT for times under
    SHORT_CALL_NS, which move by up to 15% between processes);
-   PLACEMENT_EFFECT on per-round samples, which cannot
-   see the placement noise between processes and so are read conservatively.
-   A time under SHORT_CALL_NS (by the record's unit) with per-round samples
-   only is not judged at all: two processes of one binary were seen 1.8x
-   apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns, AMD EPYC Zen 4,
-   busy machine), more than any change memkit could make.
+   PLACEMENT_EFFECT on per-round samples (paired speed-ups included), which
+   cannot see the placement noise between processes and so are read
+   conservatively.  A time under SHORT_CALL_NS (by the record's unit) with
+   per-round samples only is not judged at all: two processes of one binary
+   were seen 1.8x apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns,
+   AMD EPYC Zen 4, busy machine), more than any change memkit could make.
    When either run recorded a busy machine (memkit.load), every minimum
    effect is multiplied by BUSY_FACTOR: on a 2-CPU VM with other work
    running, identical runs were seen 22% apart on 68 ns calls.
@@ -67,6 +105,10 @@ BUSY_FACTOR = 2.0
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 SEED = 20240601
 NULL_MIN = 8
+NULL_CLIP = 3.0
+SCATTER_FLOOR = 0.01   # a robust SD of 1%: quantised timers make many log-ratios exactly 0
+COHERENT = 3
+LOCAL_MIN = 3
 
 
 def params_text(params: dict) -> str:
@@ -78,9 +120,13 @@ def params_text(params: dict) -> str:
     return " ".join(parts)
 
 
+def _key(experiment, series, params) -> tuple:
+    return (experiment, series, json.dumps(params, sort_keys=True))
+
+
 def thing_key(m: dict) -> tuple:
     """What was measured: experiment, series, params (not the metric)."""
-    return (m["experiment"], m["series"], json.dumps(m["params"], sort_keys=True))
+    return _key(m["experiment"], m["series"], m["params"])
 
 
 def headline(ms: list[dict]) -> dict:
@@ -111,8 +157,24 @@ def samples_of(m: dict) -> tuple[list[float], str]:
     return vals, "range"
 
 
+def paired_speedups(m: dict) -> Optional[list[float]]:
+    """The record's per-round speed-ups over another measurement, or None:
+    no baseline, the baseline is the measurement itself, or every speed-up
+    is 1 (the series is the baseline)."""
+    ratios, base = m.get("ratios"), m.get("baseline")
+    if not ratios or not base or min(ratios) <= 0 or all(r == 1.0 for r in ratios):
+        return None
+    if base["series"] == m["series"] and base["params"] == m["params"]:
+        return None
+    return list(ratios)
+
+
+def baseline_key(m: dict) -> tuple:
+    return _key(m["experiment"], m["baseline"]["series"], m["baseline"]["params"])
+
+
 def min_effect(m: dict, basis: str) -> float:
-    """The smallest change called for a measurement (see the module's step 4)."""
+    """The smallest change called for a measurement (see the module's step 5)."""
     scale = TIME_UNITS_NS.get((m.get("unit") or "").strip())
     short = scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS
     if basis == "process":
@@ -120,6 +182,10 @@ def min_effect(m: dict, basis: str) -> float:
     if short:
         return math.inf   # not judged: placement noise between processes
     return PLACEMENT_EFFECT
+
+
+def _normal_two_sided(z: float) -> float:
+    return math.erfc(abs(z) / math.sqrt(2))
 
 
 def bootstrap_ratio(a: list[float], b: list[float], rng) -> tuple[float, float, float, float]:
@@ -133,13 +199,17 @@ def bootstrap_ratio(a: list[float], b: list[float], rng) -> tuple[float, float, 
     mb = np.median(b_arr[ib], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = mb / ma
-    r = r[np.isfinite(r)]
+    r = r[np.isfinite(r) & (r > 0)]
     if len(r) == 0:
         return point, math.nan, math.nan, 1.0
     lo, hi = (float(x) for x in np.quantile(r, [0.025, 0.975]))
-    below, above = float(np.mean(r <= 1.0)), float(np.mean(r >= 1.0))
-    p = min(1.0, 2 * max(min(below, above), 1.0 / (BOOTSTRAP + 1)))
-    return point, lo, hi, p
+    tail = min(float(np.mean(r <= 1.0)), float(np.mean(r >= 1.0)))
+    if tail > 0:
+        return point, lo, hi, min(1.0, 2 * tail)
+    # Beyond the resampling's resolution: the normal approximation on the log scale.
+    sd = float(np.std(np.log(r)))
+    p = _normal_two_sided(math.log(point) / sd) if sd > 0 else 0.0
+    return point, lo, hi, min(p, 2.0 / (BOOTSTRAP + 1))
 
 
 def separation_p(n: int, m: int) -> float:
@@ -156,6 +226,34 @@ def t3_two_sided(t: float) -> float:
 def _median(sorted_xs: list[float]) -> float:
     n = len(sorted_xs)
     return (sorted_xs[n // 2] + sorted_xs[(n - 1) // 2]) / 2
+
+
+def _mad_scale(xs, center: float) -> float:
+    return 1.4826 * _median(sorted(abs(x - center) for x in xs))
+
+
+def robust_null(logs: list[float], center: Optional[float] = None) -> tuple[float, float]:
+    """(center, scale) of log-ratios: the median (unless `center` is given)
+    and 1.4826 x the MAD, estimated again over the values within NULL_CLIP
+    scales of the last estimate until that set stops changing."""
+    kept = sorted(logs)
+    for _ in range(len(logs)):
+        mid = _median(kept) if center is None else center
+        scale = _mad_scale(kept, mid)
+        inside = sorted(x for x in logs if abs(x - mid) <= NULL_CLIP * scale)
+        if inside == kept or len(inside) < NULL_MIN:
+            break
+        kept = inside
+    return mid, scale
+
+
+def neighbour_scatter(runs: list[list[float]]) -> Optional[float]:
+    """The noise of log-ratios from the differences between neighbours along
+    each series (None: fewer than NULL_MIN differences)."""
+    diffs = sorted(abs(y - x) for xs in runs for x, y in zip(xs, xs[1:]))
+    if len(diffs) < NULL_MIN:
+        return None
+    return 1.4826 * _median(diffs) / math.sqrt(2)
 
 
 def benjamini_hochberg(ps: list[float]) -> list[float]:
@@ -180,11 +278,11 @@ class Change:
     unit: str
     a: float               # the headline value in run A and B
     b: float
-    ratio: float           # median of B's samples / median of A's
+    ratio: float           # the change B/A judged (absolute: of the medians; paired: relative to the baseline)
     low: float             # 95% bootstrap interval of ratio
     high: float
     p: float
-    shift: float = 1.0     # the experiment's shift (median ratio over its measurements)
+    shift: float = 1.0     # what the ratio is judged against (absolute: the experiment's shift)
     q: float = 1.0         # p corrected (Benjamini-Hochberg)
     basis: str = "round"   # what the samples were: "process", "round", "range"
     better: Optional[str] = None   # "lower" or "higher" (the record's)
@@ -193,6 +291,10 @@ class Change:
     direction: str = "same"        # "better", "worse", "changed", "same"
     ranges: tuple = ()             # ((min A, max A), (min B, max B))
     disjoint: bool = True          # for records without samples: B's range is clear of A's
+    evidence: str = "absolute"     # or "paired": the speed-ups over `baseline`
+    baseline: Optional[str] = None     # the paired baseline, named (see records.baseline_text)
+    axis: Optional[str] = None     # the params key the series runs along
+    absolute: tuple = ()           # (ratio, low, high, p) of the absolute samples, kept when paired wins
 
     def as_json(self) -> dict:
         def num(x):
@@ -202,11 +304,17 @@ class Change:
                 "a": num(self.a), "b": num(self.b), "ratio": num(self.ratio),
                 "interval": [num(self.low), num(self.high)], "change_pct": num(100 * (self.ratio - 1)),
                 "experiment_shift": num(self.shift), "vs_shift": num(self.ratio / self.shift), "q": self.q, "samples": self.basis,
+                "evidence": self.evidence, "baseline": self.baseline if self.evidence == "paired" else None,
                 "min_effect": num(self.min_effect) if self.judged else None}
 
     @property
     def judged(self) -> bool:
         return not math.isinf(self.min_effect)
+
+    @property
+    def deviation(self) -> float:
+        """log(ratio / shift): the change judged, signed."""
+        return math.log(self.ratio / self.shift)
 
 
 @dataclass
@@ -216,10 +324,138 @@ class Comparison:
     only_b: int = 0
     shifts: dict = field(default_factory=dict)             # experiment -> its shift (B/A)
     scatter: dict = field(default_factory=dict)            # experiment -> its scatter (robust SD of log B/A)
+    paired_scatter: dict = field(default_factory=dict)     # experiment -> the scatter of its paired evidence
 
     @property
     def flagged(self) -> list[Change]:
         return [c for c in self.changes if c.flagged]
+
+
+def _null_p(c: Change, scale: float) -> float:
+    return t3_two_sided(abs(c.deviation) / max(scale, SCATTER_FLOOR))
+
+
+def _decide(cs: list[Change]) -> None:
+    """Benjamini-Hochberg over the judged changes, then flags and directions."""
+    judged = [c for c in cs if c.judged]
+    for c, q in zip(judged, benjamini_hochberg([c.p for c in judged])):
+        c.q = q
+        c.flagged = q < FDR and abs(c.deviation) > math.log1p(c.min_effect) and c.disjoint
+        c.direction = "same"
+        if c.flagged:
+            if c.better is None:
+                c.direction = "changed"
+            else:
+                c.direction = "better" if (c.ratio < c.shift) == (c.better == "lower") else "worse"
+
+
+def _absolute_change(a: dict, b: dict, rng, busy: bool) -> Optional[Change]:
+    sa, basis_a = samples_of(a)
+    sb, basis_b = samples_of(b)
+    if not sa or not sb or min(sa) <= 0 or min(sb) <= 0:
+        return None
+    ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)
+    basis = basis_a if basis_a == basis_b else "range" if "range" in (basis_a, basis_b) else "round"
+    if basis == "range":
+        # No raw samples: at best the rounds were all apart, whose
+        # chance is the exact Mann-Whitney p of complete separation.
+        p = max(p, separation_p(a.get("samples") or 3, b.get("samples") or 3))
+    axis = (a.get("axis") or {}).get("name")
+    return Change(a["experiment"], a["series"], a["params"], a["metric"], a.get("unit") or "",
+                  a["value"], b["value"], ratio, lo, hi, p, basis=basis, better=records.better_direction(a),
+                  min_effect=min_effect(a, basis) * (BUSY_FACTOR if busy else 1.0),
+                  ranges=((min(sa), max(sa)), (min(sb), max(sb))),
+                  axis=axis if axis in a["params"] else None)
+
+
+def _paired_ratio(a: dict, b: dict, better: Optional[str], rng) -> Optional[tuple]:
+    """(ratio, low, high, p) of the paired speed-ups, in the metric's
+    direction (> 1: the metric grew relative to the baseline), or None."""
+    sa, sb = paired_speedups(a), paired_speedups(b)
+    if sa is None or sb is None or better is None or a["baseline"] != b["baseline"]:
+        return None
+    ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)
+    if better == "lower":   # a speed-up 2x smaller is a time 2x larger
+        return 1 / ratio, 1 / hi, 1 / lo, p
+    return ratio, lo, hi, p
+
+
+def _by_experiment(cs: list[Change]) -> dict:
+    out: dict = {}
+    for c in cs:
+        out.setdefault(c.experiment, []).append(c)
+    return out
+
+
+def _series_runs(cs: list[Change]) -> list[list[Change]]:
+    """The changes of each series (same experiment, series and params but
+    the axis) in the axis' order; changes without an axis stand alone."""
+    runs: dict = {}
+    for c in cs:
+        if c.axis is None:
+            runs[id(c)] = [c]
+            continue
+        rest = {k: v for k, v in c.params.items() if k != c.axis}
+        runs.setdefault(_key(c.experiment, c.series, rest) + (c.axis,), []).append(c)
+    return [sorted(r, key=lambda c: c.params[c.axis]) for r in runs.values()]
+
+
+def _judge_absolute(cs: list[Change], out: Comparison) -> None:
+    """Step 3 for absolute evidence: each measurement's shift, each experiment's scatter."""
+    for exp, ecs in _by_experiment(cs).items():
+        if len(ecs) < NULL_MIN:
+            continue
+        center = robust_null([math.log(c.ratio) for c in ecs])[0]
+        together: dict = {}
+        for c in ecs:
+            together.setdefault(json.dumps(c.params, sort_keys=True), []).append(math.log(c.ratio))
+        for c in ecs:
+            local = together[json.dumps(c.params, sort_keys=True)]
+            c.shift = math.exp(_median(sorted(local)) if len(local) >= LOCAL_MIN else center)
+        scale = robust_null([c.deviation for c in ecs], center=0.0)[1]
+        out.shifts[exp], out.scatter[exp] = math.exp(center), scale
+        for c in ecs:
+            c.p = max(c.p, _null_p(c, scale))
+            if c.basis == "range":
+                a, b = c.ranges
+                c.disjoint = b[0] > a[1] * c.shift or b[1] < a[0] * c.shift
+
+
+def _one_sided(c: Change, sign: float) -> float:
+    return c.p / 2 if c.deviation * sign > 0 else 1 - c.p / 2
+
+
+def _coherence(run: list[Change]) -> list[float]:
+    """Each change's p-value with its neighbours' evidence (step 4)."""
+    out = []
+    for i, c in enumerate(run):
+        sign = 1.0 if c.deviation > 0 else -1.0
+        starts = range(max(0, i - COHERENT + 1), min(i, len(run) - COHERENT) + 1)
+        windows = [2 * max(_one_sided(x, sign) for x in run[s:s + COHERENT]) ** COHERENT for s in starts]
+        if not windows:
+            out.append(c.p)
+            continue
+        looks = 1 + len(windows)
+        out.append(min(1.0, looks * min([c.p] + windows)))
+    return out
+
+
+def _judge_paired(cs: list[Change], out: Comparison) -> None:
+    """Steps 3 and 4 for paired evidence: no shift, the neighbours' scatter, coherence."""
+    for exp, ecs in _by_experiment(cs).items():
+        judged = [c for c in ecs if c.judged]
+        runs = _series_runs(judged)
+        scale = neighbour_scatter([[c.deviation for c in r] for r in runs])
+        if scale is None and len(judged) >= NULL_MIN:
+            scale = robust_null([c.deviation for c in judged], center=0.0)[1]
+        if scale is None:
+            continue
+        out.paired_scatter[exp] = scale
+        for c in judged:
+            c.p = max(c.p, _null_p(c, scale))
+        for r in runs:
+            for c, p in zip(r, _coherence(r)):
+                c.p = p
 
 
 def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> Comparison:
@@ -230,55 +466,35 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
     a_by = headline([records.normalized(m) for m in ma])
     b_by = headline([records.normalized(m) for m in mb])
     out = Comparison(only_a=sum(1 for k in a_by if k not in b_by), only_b=sum(1 for k in b_by if k not in a_by))
+    paired: dict = {}   # id(change) -> (its paired ratio, low, high, p; its baseline's key)
     for k, a in a_by.items():
         b = b_by.get(k)
         if b is None or b["metric"] != a["metric"]:
             continue
-        sa, basis_a = samples_of(a)
-        sb, basis_b = samples_of(b)
-        if not sa or not sb or min(sa) <= 0 or min(sb) <= 0:
+        c = _absolute_change(a, b, rng, busy)
+        if c is None:
             continue
-        ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)
-        basis = basis_a if basis_a == basis_b else "range" if "range" in (basis_a, basis_b) else "round"
-        if basis == "range":
-            # No raw samples: at best the rounds were all apart, whose
-            # chance is the exact Mann-Whitney p of complete separation.
-            p = max(p, separation_p(a.get("samples") or 3, b.get("samples") or 3))
-        out.changes.append(Change(a["experiment"], a["series"], a["params"], a["metric"], a.get("unit") or "",
-                                  a["value"], b["value"], ratio, lo, hi, p, basis=basis,
-                                  better=records.better_direction(a),
-                                  min_effect=min_effect(a, basis) * (BUSY_FACTOR if busy else 1.0),
-                                  ranges=((min(sa), max(sa)), (min(sb), max(sb)))))
+        out.changes.append(c)
+        pr = _paired_ratio(a, b, c.better, rng)
+        if pr is not None:
+            c.baseline = records.baseline_text(a["baseline"], a)
+            paired[id(c)] = (pr, baseline_key(a))
+    # Every measurement on its absolute samples first, to see which baselines strayed.
+    _judge_absolute(out.changes, out)
+    strayed = {_key(c.experiment, c.series, c.params): abs(c.deviation)
+               for c in out.changes if c.experiment in out.shifts}
+    pairs = []
     for c in out.changes:
-        if c.basis == "range":
-            a, b = c.ranges
-            c.disjoint = b[0] > a[1] * c.shift or b[1] < a[0] * c.shift
-    for exp in dict.fromkeys(c.experiment for c in out.changes):
-        cs = [c for c in out.changes if c.experiment == exp]
-        if len(cs) < NULL_MIN:
+        if id(c) not in paired:
             continue
-        logs = sorted(math.log(c.ratio) for c in cs)
-        center = _median(logs)
-        scale = 1.4826 * _median(sorted(abs(x - center) for x in logs))
-        out.shifts[exp] = math.exp(center)
-        out.scatter[exp] = scale
-        for c in cs:
-            c.shift = math.exp(center)
-            dev = abs(math.log(c.ratio) - center)
-            p_null = t3_two_sided(dev / scale) if scale > 0 else (1.0 if dev == 0 else 0.0)
-            c.p = max(c.p, p_null)
-            if c.basis == "range":
-                a, b = c.ranges
-                c.disjoint = b[0] > a[1] * c.shift or b[1] < a[0] * c.shift
-    judged = [c for c in out.changes if c.judged]
-    for c, q in zip(judged, benjamini_hochberg([c.p for c in judged])):
-        c.q = q
-        c.flagged = q < FDR and abs(math.log(c.ratio / c.shift)) > math.log1p(c.min_effect) and c.disjoint
-        if c.flagged:
-            if c.better is None:
-                c.direction = "changed"
-            else:
-                c.direction = "better" if (c.ratio < c.shift) == (c.better == "lower") else "worse"
+        (ratio, lo, hi, p), base = paired[id(c)]
+        if strayed.get(base, 0.0) > math.log1p(c.min_effect) / 2:
+            continue
+        c.absolute = (c.ratio, c.low, c.high, c.p)
+        c.ratio, c.low, c.high, c.p, c.shift, c.evidence = ratio, lo, hi, p, 1.0, "paired"
+        pairs.append(c)
+    _judge_paired(pairs, out)
+    _decide(out.changes)
     return out
 
 
