@@ -13,8 +13,10 @@ The evidence for a measurement is one of two kinds:
   busy or drifting machine slows both sides of a pair alike, so this ratio
   stays near 1 where the absolute times of a loaded machine scatter by 20%
   and more; that is why it comes first.  It misleads only when the baseline
-  itself changed (a new glibc): a measurement whose baseline was flagged on
-  its own absolute samples (step 3) is judged on its absolute samples too.
+  itself changed (a new glibc, or one slow round of the baseline in one
+  run): a measurement whose baseline strayed, on its own absolute samples,
+  from the measurements timed with it by more than half the measurement's
+  minimum effect (step 3) is judged on its absolute samples instead.
 - **absolute**: the measurement's own samples, for a series that is the
   baseline (no speed-ups, or all of them 1) and records without speed-ups.
 
@@ -37,15 +39,18 @@ A change is decided in these steps:
    heavy tails) scaled by that noise, at least SCATTER_FLOOR, and the larger
    of the two p-values counts.
    - Absolute evidence: on a shared machine a whole run can be 20% slower
-     than the one before.  The experiment's shift is the median log-ratio and
-     its scatter 1.4826 x their median absolute deviation, estimated again
-     over the measurements within NULL_CLIP scatters of the last estimate
-     until they no longer change: the measurements that really moved (40% of
-     an experiment after a threshold change) are set aside instead of
-     widening the noise the rest are judged against.  Measurements are judged
-     against the shift (a machine-wide slowdown is reported once, per
-     experiment, not as hundreds of changes).  A baseline flagged here makes
-     the measurements paired with it fall back to absolute evidence.
+     than the one before, and a loaded spell slows the few sizes timed
+     during it.  A measurement's shift is the median log-ratio of the
+     measurements timed with it (same params, every series: the lab
+     interleaves them in the same rounds), where there are LOCAL_MIN, else
+     the experiment's median log-ratio; measurements are judged against
+     their shift (a machine-wide slowdown is reported once, as the
+     experiment's shift, not as hundreds of changes).  The scatter is
+     1.4826 x the median absolute deviation from the shifts, estimated again
+     over the measurements within NULL_CLIP scatters until that set stops
+     changing: the measurements that really moved (40% of an experiment
+     after a threshold change) are set aside instead of widening the noise
+     the rest are judged against.
    - Paired evidence has no shift to remove: the machine cancels out of a
      pair, and a change of every pair (memkit slower at every size) is what
      compare must find, not a shift.  Its scatter is that of neighbours along

@@ -219,3 +219,94 @@ def test_compare_command(tmp_path):
     assert "1 worse" in p.stdout and "WORSE" in p.stdout and "size=4 KiB" in p.stdout
     p = run_cli("compare", "--db", path, "--all", r1, r2)
     assert p.stdout.count("within noise") == 50 and "0 flagged" in p.stdout
+
+
+# ---- runs timed as the lab times them: paired speed-ups over a baseline ----
+
+SERIES = ("glibc", "mk_memset", "avx2", "sse2", "old")
+
+
+def lab_run(rng, sizes, *, slower=lambda series, size, value: 1.0, drift=1.0, spell=0.15, round_noise=0.3,
+            pair_noise=0.02, rounds=9, values=(0,), baseline="series", series=SERIES):
+    """One run of a grid: per size and value every series in the same
+    rounds, as the lab interleaves them.  A round's machine factor (drift x
+    a loaded spell over that size x the round's own slowdown) is shared by
+    the series timed in it, so absolute times scatter widely while the
+    paired speed-ups, over the first series (baseline="series") or over the
+    series' own fill with the last value (baseline="value"), stay tight."""
+    out = {}
+    for size in sizes:
+        spell_factor = math.exp(rng.gauss(0, spell))
+        for value in values:
+            machine = [drift * spell_factor * math.exp(abs(rng.gauss(0, round_noise))) for _ in range(rounds)]
+            for k, s in enumerate(series):
+                true = (100 + size / 8) * (1 + 0.1 * k) * slower(s, size, value)
+                out[(s, size, value)] = [true * f * math.exp(rng.gauss(0, pair_noise)) for f in machine]
+    ms = []
+    for (s, size, value), times in out.items():
+        base = (series[0], size, value) if baseline == "series" else (s, size, values[-1])
+        rec = {"experiment": "grid", "series": s, "params": {"size": size, "value": value},
+               "metric": "ns_per_call", "unit": "ns", "better": "lower", "axis": {"name": "size", "unit": "B"},
+               "value": sorted(times)[len(times) // 2], "samples": times}
+        if base != (s, size, value):
+            rec["baseline"] = {"series": base[0], "params": {"size": size, "value": base[2]}}
+            rec["ratios"] = [b / t for b, t in zip(out[base], times)]
+        ms.append(rec)
+    return ms
+
+
+SIZES = [64 << i for i in range(24)]
+
+
+def test_a_drifting_machine_with_steady_pairs_flags_nothing():
+    # Every time 15% slower in B, each size's rounds and spell scattering by
+    # tens of %: the pairs did not move, and neither did anything else.
+    for seed in (21, 41):
+        rng = random.Random(seed)
+        res = cmp.compare_measurements(lab_run(rng, SIZES, spell=0.3), lab_run(rng, SIZES, spell=0.3, drift=1.15))
+        assert len(res.changes) == 120 and res.flagged == []
+        assert sum(c.evidence == "paired" for c in res.changes) == 96
+        assert 1.0 < res.shifts["grid"] < 1.5   # 15%, seen through 24 sizes' spells of 30%
+
+
+def test_one_series_twice_as_slow_at_every_size_on_a_noisy_machine():
+    rng = random.Random(22)
+    a = lab_run(rng, SIZES, round_noise=0.4, spell=0.25)
+    b = lab_run(rng, SIZES, round_noise=0.4, spell=0.25, drift=1.1,
+                slower=lambda s, size, value: 2.0 if s == "mk_memset" else 1.0)
+    res = cmp.compare_measurements(a, b, busy=True)
+    worse = [c for c in res.flagged if c.direction == "worse"]
+    assert {c.series for c in res.flagged} == {"mk_memset"} and len(worse) >= 0.9 * len(SIZES)
+    for c in worse:
+        assert c.evidence == "paired" and c.baseline == "glibc" and 1.7 < c.ratio < 2.3 and c.low > 1.4
+
+
+def test_a_tight_fall_is_found_where_40_percent_of_the_experiment_moved():
+    # The fleet's nt_threshold=64K: memkit (both values) and rep-stosb moved
+    # at every size, by 0.5-0.9x; memkit's 4 MiB fill fell to 0.28x.
+    # Its pair (zero vs non-zero fill of memkit) moved together: the
+    # baseline strayed, so it is judged on its absolute samples.
+    rng = random.Random(23)
+    sizes = [4096 << i for i in range(11)]      # 4 KiB .. 4 MiB
+    moved = {(s, size): rng.uniform(0.5, 0.9) for s in ("memkit", "rep-stosb") for size in sizes}
+    moved[("memkit", 4 << 20)] = 0.28
+    series = ("vector-loop", "rep-stosb", "nt-stores", "glibc", "memkit")
+    a = lab_run(rng, sizes, values=(0, 90), baseline="value", series=series, round_noise=0.02, spell=0.05)
+    b = lab_run(rng, sizes, values=(0, 90), baseline="value", series=series, round_noise=0.02, spell=0.05,
+                slower=lambda s, size, value: 1 / moved.get((s, size), 1.0))
+    res = cmp.compare_measurements(a, b)
+    (c,) = [c for c in res.changes if c.series == "memkit" and c.params == {"size": 4 << 20, "value": 0}]
+    assert c.flagged and c.evidence == "absolute" and 3.2 < c.ratio / c.shift < 3.9
+    assert not [c for c in res.flagged if c.series not in ("memkit", "rep-stosb")]
+
+
+def test_identical_noisy_runs_flag_nothing_over_hundreds_of_measurements():
+    for seed in (31, 32, 33):
+        rng = random.Random(seed)
+        for kw in ({}, {"values": (0, 90), "baseline": "value"}):
+            res = cmp.compare_measurements(lab_run(rng, SIZES, **kw), lab_run(rng, SIZES, **kw))
+            assert len(res.changes) >= 120 and res.flagged == [], (seed, kw)
+    rng = random.Random(34)
+    sizes = [64 + 32 * i for i in range(100)]
+    res = cmp.compare_measurements(lab_run(rng, sizes, pair_noise=0.05), lab_run(rng, sizes, pair_noise=0.05))
+    assert len(res.changes) == 500 and res.flagged == []

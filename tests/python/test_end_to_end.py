@@ -34,7 +34,7 @@ def test_identical_runs_then_sse2_then_report(tmp_path):
 
     p = run_cli("compare", "--json", "1", "2", "--db", db)
     assert p.returncode == 0, p.stdout
-    identical = j = json.loads(p.stdout)
+    j = json.loads(p.stdout)
     assert j["machine_changed"] == [] and j["compared"] > 100
     # Nothing on memset-sizes; on a VM shared with other builds fill-regions'
     # non-temporal stores were seen 5x apart between identical runs (3.3 vs
@@ -55,12 +55,9 @@ def test_identical_runs_then_sse2_then_report(tmp_path):
 
     if not raw_samples:
         pytest.skip("these experiments write no raw samples (record format 1): a change cannot be decided")
-    # A 2x change stands out of the runs' own scatter only where that is small:
-    # on a machine busy with other work, say so rather than fail.
-    scatter = identical["experiment_scatter"]["memset-sizes"]
-    if scatter > 0.05:
-        pytest.skip(f"memset-sizes moved by {100 * scatter:.0f}% (robust SD) between identical runs: "
-                    "too noisy to tell a change")
+    # memset=sse2 makes mk_memset 1.3-2x slower from a few hundred bytes on.
+    # Judged on its paired speed-ups over glibc, timed in the same rounds, a
+    # busy machine's drift cancels out, so no skip on the runs' scatter.
     p = run_cli("compare", "--json", "--fail-on-regression", "2", "3", "--db", db)
     assert p.returncode == 1, p.stdout
     j = json.loads(p.stdout)

@@ -60,10 +60,15 @@ def _row(c: cmp.Change) -> str:
     if not c.judged:
         mark = "not judged (short call, < 3 processes)"
     interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
-    shift = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
+    if c.evidence == "paired":
+        against = f" relative to {c.baseline}"
+        samples = "paired speed-ups"
+    else:
+        against = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
+        samples = f"{c.basis}s"
     return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
-            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval}{shift} q={c.q:.2g} "
-            f"({c.basis}s{f', min {100 * c.min_effect:.0f}%' if c.judged else ''})  {mark}")
+            f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval}{against} q={c.q:.2g} "
+            f"({samples}{f', min {100 * c.min_effect:.0f}%' if c.judged else ''})  {mark}")
 
 
 def _busy_notes(a: dict, b: dict) -> list[str]:
@@ -92,6 +97,8 @@ def main(args) -> int:
             "only_a": result.only_a, "only_b": result.only_b,
             "experiment_shifts": dict(result.shifts),
             "experiment_scatter": dict(result.scatter),
+            "paired_scatter": dict(result.paired_scatter),
+            "paired": sum(c.evidence == "paired" for c in result.changes),
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
             "changes": [c.as_json() for c in result.flagged],
         }, indent=1))
@@ -113,7 +120,8 @@ def main(args) -> int:
         shift = result.shifts.get(s.experiment)
         if shift and abs(math.log(shift)) > math.log1p(cmp.MIN_EFFECT):
             print(f"  the experiment as a whole moved x{shift:.3f} (B/A, median over its measurements): "
-                  f"the machine, most likely; each measurement is judged against that")
+                  f"the machine, most likely; absolute times are judged against the shift of the "
+                  f"measurements timed with them")
         shown = [c for c in result.changes if c.experiment == s.experiment and (args.all or c.flagged)]
         shown.sort(key=lambda c: -abs(math.log(c.ratio)))
         for c in shown:
@@ -124,7 +132,9 @@ def main(args) -> int:
     if unjudged:
         print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
               f"fewer than 3 processes, their placement noise between processes is larger than a change")
-    print(f"\n{len(result.changes)} measurements compared (one headline metric each), "
+    paired = sum(c.evidence == "paired" for c in result.changes)
+    print(f"\n{len(result.changes)} measurements compared (one headline metric each; {paired} on their paired "
+          f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "
           f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
           f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
