@@ -36,19 +36,28 @@ A change is decided in these steps:
 3. The runs' own noise between them (an empirical null), per experiment of
    at least NULL_MIN measurements: a measurement's p-value is also taken
    against a Student t with 3 degrees of freedom (a busy machine's noise has
-   heavy tails) scaled by that noise, at least SCATTER_FLOOR, and the larger
-   of the two p-values counts.
+   heavy tails) scaled by that noise, and the larger of the two p-values
+   counts.  The scale is at least the minimum effect (step 5) / EFFECT_SDS:
+   the minimum effect stands for the noise between processes and runs that
+   the samples cannot show (a quiet machine's quantised timer makes most
+   log-ratios exactly 0, yet identical quick runs still put one pair of a
+   few hundred 1.4x apart in all its rounds), and a change the size of the
+   minimum effect alone is no more than a few of its SDs.
    - Absolute evidence: on a shared machine a whole run can be 20% slower
      than the one before, and a loaded spell slows the few sizes timed
-     during it.  A measurement's shift is the median log-ratio of the
-     measurements timed with it (same params, every series: the lab
+     during it.  A measurement's shift is the median log-ratio of the other
+     measurements timed with it (same params, every other series: the lab
      interleaves them in the same rounds), where there are LOCAL_MIN, else
-     the experiment's median log-ratio; measurements are judged against
-     their shift (a machine-wide slowdown is reported once, as the
-     experiment's shift, not as hundreds of changes).  The scatter is
-     1.4826 x the median absolute deviation from the shifts, estimated again
-     over the measurements within NULL_CLIP scatters until that set stops
-     changing: the measurements that really moved (40% of an experiment
+     the experiment's median log-ratio.  A measurement is judged by how far
+     it lies beyond both, the experiment's and its local shift: a
+     machine-wide slowdown is reported once, as the experiment's shift, not
+     as hundreds of changes, a loaded spell is absorbed by the local shift,
+     and a local shift taken from a few others of which two moved (memkit
+     and glibc together) cannot make a steady measurement look moved.  The
+     scatter is 1.4826 x the median absolute deviation from the local
+     shifts, or from the experiment's if that is smaller (each is widened
+     by what the other removes), estimated again over the measurements
+     within NULL_CLIP scatters until that set stops changing: the measurements that really moved (40% of an experiment
      after a threshold change) are set aside instead of widening the noise
      the rest are judged against.
    - Paired evidence has no shift to remove: the machine cancels out of a
@@ -57,13 +66,14 @@ A change is decided in these steps:
      the series' axis, 1.4826 x the median |difference| / sqrt 2: a change
      moves a stretch of sizes together and so hardly makes neighbours
      disagree, while noise does; a shift or even a whole series moving
-     cannot widen it.  (Absolute times cannot use that: a loaded spell moves
-     neighbouring sizes, measured one after the other, together.)
-4. Coherence (paired evidence only, whose noise is independent between
-   sizes): a change that moves COHERENT neighbouring sizes of one series the
-   same way is stronger evidence than any one of them.  For every window of
-   COHERENT consecutive sizes holding the measurement, the chance that all of
-   them lean that way at least as far as the weakest does is
+     cannot widen it.  (Raw absolute times cannot use that: a loaded spell
+     moves neighbouring sizes, measured one after the other, together.)
+4. Coherence: a change that moves COHERENT neighbouring sizes of one
+   series the same way is stronger evidence than any one of them (their
+   noise is independent once a loaded spell over a few sizes is removed, by
+   the pairs or by the local shift).  For every window of COHERENT
+   consecutive sizes holding the measurement, the chance that all of them
+   lean that way at least as far as the weakest does is
    2 x (largest one-sided p)^COHERENT; a measurement's p-value is the smaller
    of its own and that of its best window, Bonferroni-corrected for the looks
    taken.  Then the p-values are corrected for the number of measurements
@@ -111,7 +121,7 @@ TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call
 SEED = 20240601
 NULL_MIN = 8
 NULL_CLIP = 3.0
-SCATTER_FLOOR = 0.01   # a robust SD of 1%: quantised timers make many log-ratios exactly 0
+EFFECT_SDS = 3.0
 COHERENT = 3
 LOCAL_MIN = 3
 
@@ -337,7 +347,8 @@ class Comparison:
 
 
 def _null_p(c: Change, scale: float) -> float:
-    return t3_two_sided(abs(c.deviation) / max(scale, SCATTER_FLOOR))
+    floor = math.log1p(c.min_effect) / EFFECT_SDS
+    return t3_two_sided(abs(c.deviation) / max(scale, floor))
 
 
 def _decide(cs: list[Change]) -> None:
@@ -402,7 +413,7 @@ def _series_runs(cs: list[Change]) -> list[list[Change]]:
             continue
         rest = {k: v for k, v in c.params.items() if k != c.axis}
         runs.setdefault(_key(c.experiment, c.series, rest) + (c.axis,), []).append(c)
-    return [sorted(r, key=lambda c: c.params[c.axis]) for r in runs.values()]
+    return [sorted(r, key=lambda c: c.params[c.axis]) if r[0].axis else r for r in runs.values()]
 
 
 def _judge_absolute(cs: list[Change], out: Comparison) -> None:
@@ -413,13 +424,21 @@ def _judge_absolute(cs: list[Change], out: Comparison) -> None:
         center = robust_null([math.log(c.ratio) for c in ecs])[0]
         together: dict = {}
         for c in ecs:
-            together.setdefault(json.dumps(c.params, sort_keys=True), []).append(math.log(c.ratio))
+            together.setdefault(json.dumps(c.params, sort_keys=True), []).append(c)
+        local = {}
         for c in ecs:
-            local = together[json.dumps(c.params, sort_keys=True)]
-            c.shift = math.exp(_median(sorted(local)) if len(local) >= LOCAL_MIN else center)
-        scale = robust_null([c.deviation for c in ecs], center=0.0)[1]
+            # The others only: a median that holds the measurement itself
+            # pulls towards it and hides the scatter.
+            others = sorted(math.log(o.ratio) for o in together[json.dumps(c.params, sort_keys=True)] if o is not c)
+            local[id(c)] = _median(others) if len(others) >= LOCAL_MIN else center
+        # Each scatter is widened by what the other shift removes (a loaded
+        # spell; a local shift taken from others that moved): the smaller.
+        scale = min(robust_null([math.log(c.ratio) - center for c in ecs], center=0.0)[1],
+                    robust_null([math.log(c.ratio) - local[id(c)] for c in ecs], center=0.0)[1])
         out.shifts[exp], out.scatter[exp] = math.exp(center), scale
         for c in ecs:
+            low, high = sorted((local[id(c)], center))
+            c.shift = math.exp(min(max(math.log(c.ratio), low), high))
             c.p = max(c.p, _null_p(c, scale))
             if c.basis == "range":
                 a, b = c.ranges
@@ -446,7 +465,7 @@ def _coherence(run: list[Change]) -> list[float]:
 
 
 def _judge_paired(cs: list[Change], out: Comparison) -> None:
-    """Steps 3 and 4 for paired evidence: no shift, the neighbours' scatter, coherence."""
+    """Step 3 for paired evidence: no shift, the neighbours' scatter."""
     for exp, ecs in _by_experiment(cs).items():
         judged = [c for c in ecs if c.judged]
         runs = _series_runs(judged)
@@ -458,9 +477,6 @@ def _judge_paired(cs: list[Change], out: Comparison) -> None:
         out.paired_scatter[exp] = scale
         for c in judged:
             c.p = max(c.p, _null_p(c, scale))
-        for r in runs:
-            for c, p in zip(r, _coherence(r)):
-                c.p = p
 
 
 def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> Comparison:
@@ -499,6 +515,9 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
         c.ratio, c.low, c.high, c.p, c.shift, c.evidence = ratio, lo, hi, p, 1.0, "paired"
         pairs.append(c)
     _judge_paired(pairs, out)
+    for run in _series_runs([c for c in out.changes if c.judged]):
+        for c, p in zip(run, _coherence(run)):
+            c.p = p
     _decide(out.changes)
     return out
 

@@ -63,9 +63,11 @@ def test_a_machine_wide_shift_is_one_shift_not_many_changes():
     rng = random.Random(2)
     res = cmp.compare_measurements(run_of(rng, noise=0.01), run_of(rng, noise=0.01, drift=0.25))
     assert res.flagged == [] and 1.2 < res.shifts["exp"] < 1.3
-    # A regression on top of the shift is still found, and judged against it.
-    res = cmp.compare_measurements(run_of(rng, noise=0.01),
-                                   run_of(rng, noise=0.01, drift=0.25, regress=("memkit", 1024), factor=1.5))
+    # A regression on top of the shift is still found, and judged against it
+    # (in processes: one size alone, in one process's rounds, could be placement).
+    res = cmp.compare_measurements(run_of(rng, noise=0.01, processes=5),
+                                   run_of(rng, noise=0.01, processes=5, drift=0.25, regress=("memkit", 1024),
+                                          factor=1.5))
     (c,) = res.flagged
     assert c.params == {"size": 1024} and c.direction == "worse" and 1.45 < c.ratio / c.shift < 1.55
 
@@ -103,19 +105,36 @@ def test_heavy_tailed_noise_is_not_flagged():
 
 def test_only_the_regression_is_flagged_with_its_interval():
     rng = random.Random(7)
-    a = run_of(rng)
-    b = run_of(rng, regress=("memkit", 16 << 10), factor=1.5)
+    a = run_of(rng, processes=5)
+    b = run_of(rng, processes=5, regress=("memkit", 16 << 10), factor=1.5)
     b.append(m("new", 1, 1.0))
     res = cmp.compare_measurements(a, b)
     assert (res.only_a, res.only_b, len(res.changes)) == (0, 1, 50)
     (c,) = res.flagged
-    assert (c.series, c.params, c.direction, c.basis) == ("memkit", {"size": 16 << 10}, "worse", "round")
+    assert (c.series, c.params, c.direction, c.basis) == ("memkit", {"size": 16 << 10}, "worse", "process")
     assert 1.4 < c.low <= c.ratio <= c.high < 1.6
     j = c.as_json()
     assert j["direction"] == "worse" and j["interval"] == [c.low, c.high] and 40 < j["change_pct"] < 60
     s = cmp.summarize(res.changes)[0]
     assert (s.compared, s.worse, s.better) == (50, 1, 0)
     assert 0.97 < s.geomean_ratio < 1.0     # one of 50 got 1.5x slower
+
+
+def test_one_size_alone_in_one_process_needs_a_large_change():
+    # 1.5x at one size, in rounds of one process each: identical quick runs
+    # put a pair 1.4x apart in all its rounds now and then, so one size alone
+    # is not enough; three neighbouring sizes are, and so is 4x.
+    rng = random.Random(8)
+    a = run_of(rng)
+    assert cmp.compare_measurements(a, run_of(rng, regress=("memkit", 1024), factor=1.5)).flagged == []
+    b = run_of(rng)
+    for x in b:
+        if x["series"] == "memkit" and x["params"]["size"] in (512, 1024, 2048):
+            x["samples"] = [v * 1.5 for v in x["samples"]]
+    res = cmp.compare_measurements(a, b)
+    assert [c.params["size"] for c in res.flagged] == [512, 1024, 2048]
+    (c,) = cmp.compare_measurements(a, run_of(rng, regress=("memkit", 1024), factor=4.0)).flagged
+    assert c.params == {"size": 1024} and c.direction == "worse"
 
 
 def test_direction_is_the_records():
@@ -197,10 +216,10 @@ def test_compare_command(tmp_path):
     path = tmp_path / "m.db"
     rng = random.Random(3)
     with Database(path, create=True) as d:
-        r1 = _store(d, FINGERPRINT, run_of(rng))
-        r2 = _store(d, FINGERPRINT, run_of(rng))
+        r1 = _store(d, FINGERPRINT, run_of(rng, processes=3))
+        r2 = _store(d, FINGERPRINT, run_of(rng, processes=3))
         r3 = _store(d, dict(FINGERPRINT, tunables="threads=0:memset=sse2"),
-                    run_of(rng, regress=("glibc", 4096), factor=2.0))
+                    run_of(rng, processes=3, regress=("glibc", 4096), factor=2.0))
     p = run_cli("compare", "--db", path, "--json", "--fail-on-regression", r1, r2)
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)
