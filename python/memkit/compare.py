@@ -15,8 +15,8 @@ The evidence for a measurement is one of two kinds:
   and more; that is why it comes first.  It misleads only when the baseline
   itself changed (a new glibc, or one slow round of the baseline in one
   run): a measurement whose baseline strayed, on its own absolute samples,
-  from the measurements timed with it by more than half the measurement's
-  minimum effect (step 3) is judged on its absolute samples instead.
+  beyond its shifts (step 3) by more than half the measurement's minimum
+  effect is judged on its absolute samples instead.
 - **absolute**: the measurement's own samples, for a series that is the
   baseline (no speed-ups, or all of them 1) and records without speed-ups.
 
@@ -85,8 +85,9 @@ A change is decided in these steps:
 5. A minimum effect on the ratio against the shift: MIN_EFFECT on
    per-process samples (SHORT_CALL_PROCESS_EFFECT for times under
    SHORT_CALL_NS, which move by up to 15% between processes);
-   PLACEMENT_EFFECT on per-round samples (paired speed-ups included), which
-   cannot see the placement noise between processes and so are read
+   PLACEMENT_EFFECT on per-round samples (and the paired speed-ups of a
+   measurement made in fewer than PROCESSES_MIN processes), which cannot
+   see the placement noise between processes and so are read
    conservatively.  A time under SHORT_CALL_NS (by the record's unit) with
    per-round samples only is not judged at all: two processes of one binary
    were seen 1.8x apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns,
@@ -309,7 +310,6 @@ class Change:
     evidence: str = "absolute"     # or "paired": the speed-ups over `baseline`
     baseline: Optional[str] = None     # the paired baseline, named (see records.baseline_text)
     axis: Optional[str] = None     # the params key the series runs along
-    absolute: tuple = ()           # (ratio, low, high, p) of the absolute samples, kept when paired wins
 
     def as_json(self) -> dict:
         def num(x):
@@ -426,11 +426,12 @@ def _judge_absolute(cs: list[Change], out: Comparison) -> None:
         for c in ecs:
             together.setdefault(json.dumps(c.params, sort_keys=True), []).append(c)
         local = {}
-        for c in ecs:
-            # The others only: a median that holds the measurement itself
-            # pulls towards it and hides the scatter.
-            others = sorted(math.log(o.ratio) for o in together[json.dumps(c.params, sort_keys=True)] if o is not c)
-            local[id(c)] = _median(others) if len(others) >= LOCAL_MIN else center
+        for group in together.values():
+            for c in group:
+                # The others only: a median that holds the measurement itself
+                # pulls towards it and hides the scatter.
+                others = sorted(math.log(o.ratio) for o in group if o is not c)
+                local[id(c)] = _median(others) if len(others) >= LOCAL_MIN else center
         # Each scatter is widened by what the other shift removes (a loaded
         # spell; a local shift taken from others that moved): the smaller.
         scale = min(robust_null([math.log(c.ratio) - center for c in ecs], center=0.0)[1],
@@ -511,7 +512,6 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
         (ratio, lo, hi, p), base = paired[id(c)]
         if strayed.get(base, 0.0) > math.log1p(c.min_effect) / 2:
             continue
-        c.absolute = (c.ratio, c.low, c.high, c.p)
         c.ratio, c.low, c.high, c.p, c.shift, c.evidence = ratio, lo, hi, p, 1.0, "paired"
         pairs.append(c)
     _judge_paired(pairs, out)
