@@ -25,8 +25,8 @@ A change is decided in these steps:
 1. The samples: one value per process where the measurement ran in several
    processes (that spread includes code and data placement, which moves
    small sizes by up to ±15% between processes of one binary), else one per
-   round; for paired evidence the per-round speed-ups (pooled over the
-   processes).  A record of the old format has no samples: its min, median
+   round; for paired evidence likewise, of the speed-ups (a process's value
+   is the median of its rounds).  A record of the old format has no samples: its min, median
    and max stand in for them.
 2. A bootstrap interval of the ratio of medians B/A (BOOTSTRAP resamples,
    fixed seed) and its two-sided p-value; where no resample crosses 1, the
@@ -85,10 +85,8 @@ A change is decided in these steps:
 5. A minimum effect on the ratio against the shift: MIN_EFFECT on
    per-process samples (SHORT_CALL_PROCESS_EFFECT for times under
    SHORT_CALL_NS, which move by up to 15% between processes);
-   PLACEMENT_EFFECT on per-round samples (and the paired speed-ups of a
-   measurement made in fewer than PROCESSES_MIN processes), which cannot
-   see the placement noise between processes and so are read
-   conservatively.  A time under SHORT_CALL_NS (by the record's unit) with
+   PLACEMENT_EFFECT on per-round samples, which cannot see the placement
+   noise between processes and so are read conservatively.  A time under SHORT_CALL_NS (by the record's unit) with
    per-round samples only is not judged at all: two processes of one binary
    were seen 1.8x apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns,
    AMD EPYC Zen 4, busy machine), more than any change memkit could make.
@@ -183,6 +181,21 @@ def paired_speedups(m: dict) -> Optional[list[float]]:
     if base["series"] == m["series"] and base["params"] == m["params"]:
         return None
     return list(ratios)
+
+
+def paired_samples(m: dict) -> Optional[list[float]]:
+    """The paired speed-ups as samples_of takes values: one per process (the
+    median of its rounds; the lab pools each process's rounds in one block)
+    where there are at least PROCESSES_MIN, else the rounds.  Pooled rounds
+    would hide that code placement can flip a short call between two speeds
+    for a whole process: 1.33x glibc in two processes of three, 0.89x in the
+    third, and one process more or less of each sort moves the median 1.5x."""
+    ratios = paired_speedups(m)
+    processes = len(m.get("process_samples") or ())
+    if ratios is None or processes < PROCESSES_MIN or len(ratios) % processes:
+        return ratios
+    n = len(ratios) // processes
+    return [_median(sorted(ratios[i * n:(i + 1) * n])) for i in range(processes)]
 
 
 def baseline_key(m: dict) -> tuple:
@@ -387,7 +400,7 @@ def _absolute_change(a: dict, b: dict, rng, busy: bool) -> Optional[Change]:
 def _paired_ratio(a: dict, b: dict, better: Optional[str], rng) -> Optional[tuple]:
     """(ratio, low, high, p) of the paired speed-ups, in the metric's
     direction (> 1: the metric grew relative to the baseline), or None."""
-    sa, sb = paired_speedups(a), paired_speedups(b)
+    sa, sb = paired_samples(a), paired_samples(b)
     if sa is None or sb is None or better is None or a["baseline"] != b["baseline"]:
         return None
     ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)

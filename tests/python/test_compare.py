@@ -329,3 +329,22 @@ def test_identical_noisy_runs_flag_nothing_over_hundreds_of_measurements():
     sizes = [64 + 32 * i for i in range(100)]
     res = cmp.compare_measurements(lab_run(rng, sizes, pair_noise=0.05), lab_run(rng, sizes, pair_noise=0.05))
     assert len(res.changes) == 500 and res.flagged == []
+
+
+def test_paired_speedups_are_taken_per_process():
+    # Placement flips a short call between two speeds for a whole process
+    # (1.62 or 2.44 ns, 1.33x or 0.89x glibc): one process more of the slow
+    # sort is not a change, however many rounds each process timed.
+    def run(speeds):
+        glibc = {"experiment": "e", "series": "glibc", "params": {"size": 64}, "metric": "ns_per_call",
+                 "unit": "ns", "better": "lower", "value": 2.17, "samples": [2.17] * 45,
+                 "process_samples": [2.17] * 3}
+        mk = dict(glibc, series="mk_memset", value=min(speeds),
+                  samples=[s for s in speeds for _ in range(15)], process_samples=list(speeds),
+                  baseline={"series": "glibc", "params": {"size": 64}},
+                  ratios=[2.17 / s * (1 + 0.001 * (i % 3)) for s in speeds for i in range(15)])
+        return [mk]
+    (c,) = cmp.compare_measurements(run((1.62, 2.44, 1.62)), run((2.44, 2.44, 1.62))).changes
+    assert c.evidence == "paired" and c.basis == "process" and not c.flagged
+    (c,) = cmp.compare_measurements(run((1.62, 1.62, 1.62)), run((2.44, 2.44, 2.44))).changes
+    assert c.flagged and c.direction == "worse" and 1.45 < c.ratio < 1.55
