@@ -18,6 +18,7 @@
  *   "process_samples":[one value per process] (only when it ran in several processes),
  *   "baseline":{"series":B,"params":{...}} or null,
  *   "ratios":[paired per-round SPEED-UPS vs the baseline: > 1 means this series is faster],
+ *   "process_ratios":[each process's median speed-up] (only when it ran in several),
  *   "ratio":median of ratios,"ratio_min":..,"ratio_max":..}
  *  {"type":"verdict","experiment":E,"kind":K,"text":T}   kind optional:
  *       "loss"    memkit slower than the best other method beyond noise

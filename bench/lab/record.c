@@ -59,7 +59,8 @@ static void write_ratio(FILE *f, double ratio, double min, double max)
 }
 
 static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
-                         const lab_vec *ratios, const lab_vec *process_values)
+                         const lab_vec *ratios, const lab_vec *process_values,
+                         const lab_vec *process_ratios)
 {
     FILE *f = ctx->jsonl;
     write_head(ctx, r->series, r->params_json);
@@ -83,6 +84,8 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
         fprintf(f, ",\"params\":{%s}}", r->baseline_params_json ? r->baseline_params_json
                                         : r->params_json ? r->params_json : "");
         json_array(f, "ratios", ratios->v, ratios->n);
+        if (process_ratios->n > 1)
+            json_array(f, "process_ratios", process_ratios->v, process_ratios->n);
         write_ratio(f, s->ratio, s->ratio_min, s->ratio_max);
     } else
         fputs(",\"baseline\":null", f);
@@ -171,7 +174,7 @@ lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
     }
     free(tmp);
     if (ctx->jsonl && !ctx->raw)
-        write_record(ctx, r, &s, &ratios, &process_values);
+        write_record(ctx, r, &s, &ratios, &process_values, &process_ratios);
     return s;
 }
 

@@ -185,12 +185,16 @@ def paired_speedups(m: dict) -> Optional[list[float]]:
 
 def paired_samples(m: dict) -> Optional[list[float]]:
     """The paired speed-ups as samples_of takes values: one per process (the
-    median of its rounds; the lab pools each process's rounds in one block)
+    median of its rounds, as the record's process_ratios gives it)
     where there are at least PROCESSES_MIN, else the rounds.  Pooled rounds
     would hide that code placement can flip a short call between two speeds
     for a whole process: 1.33x glibc in two processes of three, 0.89x in the
     third, and one process more or less of each sort moves the median 1.5x."""
     ratios = paired_speedups(m)
+    if ratios is not None and m.get("process_ratios") and len(m["process_ratios"]) >= PROCESSES_MIN:
+        return list(m["process_ratios"])
+    # Records written before process_ratios: the lab pools each process's
+    # rounds in one block, in process order.
     processes = len(m.get("process_samples") or ())
     if ratios is None or processes < PROCESSES_MIN or len(ratios) % processes:
         return ratios

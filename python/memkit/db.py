@@ -6,7 +6,7 @@ the current directory.  A path is an SQLite file (the embedded default); a
 postgresql://USER@HOST:PORT/DB URL is a PostgreSQL database that many
 machines write to (memkit.backends holds what differs between the two).
 
-Schema (version 2: SQLite's PRAGMA user_version, PostgreSQL's one row of
+Schema (version 3: SQLite's PRAGMA user_version, PostgreSQL's one row of
 memkit_schema):
 
   fingerprints  one row per distinct machine state
@@ -31,7 +31,8 @@ memkit_schema):
     are speed-ups), axis_name, axis_unit, better ('lower'/'higher'),
     sample_values (JSON list, one per round), process_samples (JSON list,
     one per process), baseline_series, baseline_params (canonical JSON),
-    ratios (JSON list of paired per-round speed-ups)
+    ratios (JSON list of paired per-round speed-ups); from version 3:
+    process_ratios (JSON list, each process's median speed-up)
   verdicts      run_id, experiment, seq, text, kind ('loss', 'fastest',
     'note' or NULL; from version 2)
 
@@ -60,7 +61,7 @@ from memkit import records
 from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_PATH = Path("results") / "memkit.db"
 
 SCHEMA = """
@@ -133,14 +134,17 @@ MIGRATIONS = {
         "ALTER TABLE runs ADD COLUMN steal_pct REAL",
         "ALTER TABLE runs ADD COLUMN busy TEXT",
     ],
+    3: [
+        "ALTER TABLE measurements ADD COLUMN process_ratios TEXT",
+    ],
 }
 
 TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
 NUMERIC_FIELDS = ("value", "min", "median", "max", "samples", "ratio", "ratio_min", "ratio_max")
-# Version 2's columns and how a normalised measurement (memkit.records) fills them.
-MEASUREMENT_V2 = (
+# The columns from version 2 on and how a normalised measurement (memkit.records) fills them.
+MEASUREMENT_NEWER_COLUMNS = (
     ("record_format", lambda m: m.get("format") or 1),
     ("axis_name", lambda m: (m.get("axis") or {}).get("name")),
     ("axis_unit", lambda m: (m.get("axis") or {}).get("unit")),
@@ -151,6 +155,7 @@ MEASUREMENT_V2 = (
     ("baseline_params", lambda m: canonical_params((m["baseline"] or {}).get("params"))
      if m.get("baseline") else None),
     ("ratios", lambda m: records.dumps(m.get("ratios"))),
+    ("process_ratios", lambda m: records.dumps(m.get("process_ratios"))),
 )
 
 
@@ -255,7 +260,7 @@ class Database:
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it."""
         b = self.backend
         load = load or {}
-        cols = tuple(col for col, _ in MEASUREMENT_V2)
+        cols = tuple(col for col, _ in MEASUREMENT_NEWER_COLUMNS)
         try:
             b.begin(write=True)
             fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
@@ -275,7 +280,7 @@ class Database:
                     ", ".join(MEASUREMENT_FIELDS + cols) + ") VALUES (?, ?, ?" +
                     ", ?" * (len(MEASUREMENT_FIELDS) + len(cols)) + ")",
                     ((run_id, r.name, canonical_params(m.get("params"))) +
-                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_V2)
+                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_NEWER_COLUMNS)
                      for m in map(records.normalized, r.measurements)))
                 b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind) VALUES (?, ?, ?, ?, ?)",
                               ((run_id, r.name, i, v["text"], v["kind"])
@@ -386,6 +391,7 @@ def row_to_measurement(d: dict) -> dict:
     d["sample_values"] = records.loads(d.get("sample_values"))
     d["process_samples"] = records.loads(d.get("process_samples"))
     d["ratios"] = records.loads(d.get("ratios"))
+    d["process_ratios"] = records.loads(d.get("process_ratios"))
     series, params = d.pop("baseline_series", None), d.pop("baseline_params", None)
     d["baseline"] = {"series": series, "params": json.loads(params or "{}")} if series is not None else None
     return d

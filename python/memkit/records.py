@@ -10,6 +10,7 @@ Format 2 (the fingerprint record says "format": 2) is self-describing:
    "samples": [one value per round], "process_samples": [one per process],
    "baseline": {"series", "params"} or null,
    "ratios": [paired per-round speed-ups vs the baseline, > 1 = faster],
+   "process_ratios": [the median speed-up of each process, where several ran],
    "ratio", "ratio_min", "ratio_max"}
 
 Format 1 (before) had a sample count, no axis, no direction, and a ratio
@@ -91,6 +92,7 @@ def measurement(rec: dict, fmt: int = 1) -> dict:
         "baseline": baseline,
         "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec),
         "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
+        "process_ratios": _floats(rec.get("process_ratios")) if fmt >= 2 else None,
         "ratio": rec.get("ratio"),
         "ratio_min": rec.get("ratio_min"),
         "ratio_max": rec.get("ratio_max"),

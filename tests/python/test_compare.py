@@ -348,3 +348,15 @@ def test_paired_speedups_are_taken_per_process():
     assert c.evidence == "paired" and c.basis == "process" and not c.flagged
     (c,) = cmp.compare_measurements(run((1.62, 1.62, 1.62)), run((2.44, 2.44, 2.44))).changes
     assert c.flagged and c.direction == "worse" and 1.45 < c.ratio < 1.55
+
+
+def test_paired_samples_prefer_the_records_process_ratios():
+    # A record that says each process's median speed-up is read as it is; an
+    # older one (no process_ratios) is cut into one block of rounds per
+    # process, the order the lab pools them in.
+    m = {"experiment": "e", "series": "mk", "params": {"size": 64}, "metric": "ns_per_call", "unit": "ns",
+         "better": "lower", "value": 1.0, "samples": [1.0] * 6, "process_samples": [1.0, 1.0, 1.0],
+         "baseline": {"series": "glibc", "params": {"size": 64}},
+         "ratios": [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]}
+    assert cmp.paired_samples(dict(m, process_ratios=[1.5, 1.25, 1.75])) == [1.5, 1.25, 1.75]
+    assert cmp.paired_samples(m) == [1.5, 1.5, 1.5]

@@ -15,7 +15,7 @@ HELP = "print a run's measurements (default: the last run) as CSV or JSON"
 # The CSV's columns; list-valued fields (samples, ratios) are JSON in a cell.
 CSV_COLUMNS = ("run", "experiment", "series", "params", "axis_name", "axis_unit", "metric", "unit", "better",
                "stat", "value", "min", "median", "max", "samples", "sample_values", "process_samples",
-               "baseline", "ratio", "ratio_min", "ratio_max", "ratios", "format")
+               "baseline", "ratio", "ratio_min", "ratio_max", "ratios", "process_ratios", "format")
 
 
 def add_arguments(p):
