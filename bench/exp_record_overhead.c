@@ -7,7 +7,8 @@
  * Recording is chosen once per process (the shim binds its wrappers at the
  * first call), so the pairs are processes, not batches.
  *
- *   memkit-exp-record-overhead [--quick] [--preload SO] [rounds=N] */
+ *   memkit-exp-record-overhead [--quick] [preload=SO] [rounds=N]
+ * A child is this program again with CHILD_ENV set. */
 #include "lab.h"
 #include "resources.h"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 
+#define CHILD_ENV "MEMKIT_RECORD_OVERHEAD_CHILD"
 #define CALLS   4096     /* sizes per batch, from a pre-drawn array */
 #define BATCHES 15       /* per series and process; their median */
 
@@ -94,7 +96,8 @@ static int run_child(const char *so, const char *record_dir, double *ns)
             setenv("MEMKIT_RECORD", record_dir, 1);
         else
             unsetenv("MEMKIT_RECORD");
-        execl("/proc/self/exe", "memkit-exp-record-overhead", "--child", (char *)NULL);
+        setenv(CHILD_ENV, "1", 1);
+        execl("/proc/self/exe", "memkit-exp-record-overhead", (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -112,30 +115,20 @@ static int run_child(const char *so, const char *record_dir, double *ns)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == NSERIES ? 0 : -1;
 }
 
+static const lab_arg args[] = {
+    {"rounds", LAB_INT, "15", "3", "process pairs, each without and with recording", 2, 1000},
+    {"preload", LAB_TEXT, NULL, NULL, "the preload library (default: the build's or the installed one)", 0, 0},
+};
+
 static int run(lab_ctx *ctx)
 {
     char built_so[4096];
-    const char *so = lab_preload_path(built_so, sizeof built_so);
-    size_t rounds = ctx->quick ? 3 : 15;
-    for (int i = 1; i < ctx->argc; i++) {
-        const char *a = ctx->argv[i];
-        if (!strcmp(a, "--child"))
-            return child();
-        if (!strcmp(a, "--preload") && i + 1 < ctx->argc)
-            so = ctx->argv[++i];
-        else if (!strncmp(a, "rounds=", 7))
-            rounds = (size_t)atol(a + 7);
-        else {
-            fprintf(stderr, "error: unknown argument '%s' (expected --preload SO, rounds=N)\n", a);
-            return 2;
-        }
-    }
+    const char *so = lab_text(ctx, "preload");
+    if (!so)
+        so = lab_preload_path(built_so, sizeof built_so);
+    size_t rounds = (size_t)lab_int(ctx, "rounds");
     if (!so[0] || access(so, R_OK) != 0) {
-        fprintf(stderr, "error: preload library '%s' not found (build it, or pass --preload SO)\n", so);
-        return 2;
-    }
-    if (rounds < 2 || rounds > 1000) {
-        fprintf(stderr, "error: rounds must be 2..1000\n");
+        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n", so);
         return 2;
     }
     char dir[] = "/tmp/memkit-record-overhead-XXXXXX";
@@ -188,16 +181,21 @@ static int run(lab_ctx *ctx)
                sb.median, sd.median, sd.min, sd.max, sq.median);
         char params[96];
         snprintf(params, sizeof params, "\"calls\":\"%s\"", all_series[s].name);
-        lab_emit(ctx, &(lab_measurement){.series = "preload", .params_json = params,
-                                         .metric = "ns_per_call", .unit = "ns", .stat = "median",
-                                         .value = sa.median, .s = sa});
-        lab_emit(ctx, &(lab_measurement){.series = "preload+record", .params_json = params,
-                                         .metric = "ns_per_call", .unit = "ns", .stat = "median",
-                                         .value = sb.median, .s = sb, .ratio_to = "preload",
-                                         .ratio = sq.median, .ratio_min = sq.min, .ratio_max = sq.max});
-        lab_emit(ctx, &(lab_measurement){.series = "recording cost", .params_json = params,
-                                         .metric = "extra_ns_per_call", .unit = "ns", .stat = "median",
-                                         .value = sd.median, .s = sd});
+        for (size_t r = 0; r < rounds; r++) {   /* the sorts above reordered them */
+            a[r] = plain[r * NSERIES + s];
+            b[r] = rec[r * NSERIES + s];
+            d[r] = b[r] - a[r];
+        }
+        lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns", .n = rounds};
+        lab_record r_plain = tmpl, r_rec = tmpl, r_cost = tmpl;
+        r_plain.series = "preload", r_plain.samples = a;
+        r_rec.series = "preload+record", r_rec.samples = b;
+        r_rec.baseline = "preload", r_rec.baseline_samples = a;
+        r_cost.series = "recording cost", r_cost.metric = "extra_ns_per_call", r_cost.samples = d;
+        lab_summary sums[3] = {lab_record_emit(ctx, &r_plain), lab_record_emit(ctx, &r_rec),
+                               lab_record_emit(ctx, &r_cost)};
+        for (int k = 0; k < 3; k++)
+            lab_summary_free(&sums[k]);
         if (sd.median > worst)
             worst = sd.median, worst_name = all_series[s].name;
     }
@@ -216,6 +214,9 @@ int main(int argc, char **argv)
 {
     static const lab_info info = {
         "record-overhead", "(beyond the seeds)",
-        "ns per memset/memcpy/memmove call under the preload shim with and without memkit record"};
+        "ns per memset/memcpy/memmove call under the preload shim with and without memkit record",
+        args, sizeof args / sizeof args[0], 0, 0};
+    if (getenv(CHILD_ENV))
+        return child();
     return lab_main(argc, argv, &info, run);
 }
