@@ -35,8 +35,9 @@ MEMKIT_SERIES = re.compile(r"(^|[^a-z])(memkit|mk_)", re.I)
 # axis: which metric, which x, which rows, and what to draw besides.
 PLOT_PREFS = {
     # CPU per GB against threads (the seed's pathology is many threads).
+    # One figure per cap and workload: lock kinds by colour, grains by line style.
     "zeroing": {"metrics": ("cpu_s_per_gb", "cpu_ms_per_gb", "gb_per_cpu_s"), "x": "threads",
-                "ignore": ("peak_awake", "bytes")},
+                "ignore": ("peak_awake", "bytes"), "split": ("awake", "workload")},
     # Aligned throughput as the main plot; misalignment as one worst-offset ratio.
     "copy-sweep": {"fix": {"dst_offset": 0}, "worst_over": "dst_offset"},
     # Bars: first touch, warm touch, munmap...: a few numbers per mode.
@@ -142,7 +143,13 @@ def line_figures(fig: Figures, rows: list[dict], x: str, unit: str, pref: dict, 
     others = [k for k in varying(positive, skip=(x,) + tuple(pref.get("ignore", ()))) if k != "series"]
     combos = list(dict.fromkeys(compact(m["params"], others) for m in positive))
     parts = [(None, positive)]
-    if len(combos) > MAX_LINE_STYLES and others:
+    split = [k for k in pref.get("split", ()) if k in others]
+    if split:
+        by = defaultdict(list)
+        for m in positive:
+            by[compact(m["params"], split)].append(m)
+        parts = list(by.items())[:MAX_SPLIT_FIGURES]
+    elif len(combos) > MAX_LINE_STYLES and others:
         first = others[0]
         by = defaultdict(list)
         for m in positive:
@@ -150,7 +157,9 @@ def line_figures(fig: Figures, rows: list[dict], x: str, unit: str, pref: dict, 
         parts = [(f"{first}={part[0]['params'].get(first)}", part) for part in by.values()][:MAX_SPLIT_FIGURES]
     xlabel = f"{x} ({unit}, log scale)" if size_axis else x
     for tag, part in parts:
-        rest = [k for k in others if not tag or not tag.startswith(k + "=")]
+        rest = [k for k in others if k not in split and (not tag or not tag.startswith(k + "="))]
+        # A parameter that only repeats the series' name (lock=spin of series spin) labels nothing.
+        rest = [k for k in rest if any(str(m["params"].get(k)) != m["series"] for m in part)]
         styles = list(dict.fromkeys(compact(m["params"], rest) for m in part))
         curves = defaultdict(list)
         for m in part:
@@ -262,35 +271,55 @@ def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, ov
                   f"(1: no cost; below 1: that much slower)")
 
 
-def bar_figure(fig: Figures, rows: list[dict], pref: dict):
+def bar_figures(fig: Figures, rows: list[dict], pref: dict):
+    """Bars, one figure per set of parameter names: measurements without
+    `threads` (faults' single-threaded modes) are not a group "threads=None"
+    beside the thread counts."""
+    by_keys = defaultdict(list)
+    for m in rows:
+        by_keys[tuple(sorted(m["params"]))].append(m)
+    common = set.intersection(*(set(k) for k in by_keys))
+    for keys, part in by_keys.items():
+        bar_figure(fig, part, pref, "-".join(k for k in keys if k not in common) or None)
+
+
+def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = None):
     label, yunit, recip = _label_unit(rows)
     cats_keys = varying(rows, skip=tuple(pref.get("ignore", ())))
     ups = [m for m in rows if records.speedup(m) is not None]
     categories = list(dict.fromkeys(compact(m["params"], cats_keys) for m in rows))
+    # One category only: a bar per series, each named under its bar.
+    by_series = len(categories) == 1
+    if by_series:
+        categories = list(dict.fromkeys(m["series"] for m in rows))
     if ups and len(ups) * 2 >= len([m for m in rows if m.get("ratio_to")] or [1]) and len(ups) > 1:
-        values = {(compact(m["params"], cats_keys), f"{m['series']} vs {m['ratio_to']}"): m["ratio"] for m in ups}
-        errors = {(compact(m["params"], cats_keys), f"{m['series']} vs {m['ratio_to']}"):
-                  (m.get("ratio_min", m["ratio"]), m.get("ratio_max", m["ratio"])) for m in ups}
+        def up_key(m):
+            what = f"{m['series']} vs {m['ratio_to']}"
+            return (what, "speed-up") if by_series else (compact(m["params"], cats_keys), what)
+        values = {up_key(m): m["ratio"] for m in ups}
+        errors = {up_key(m): (m.get("ratio_min", m["ratio"]), m.get("ratio_max", m["ratio"])) for m in ups}
         series = list(dict.fromkeys(s for _, s in values))
-        path = fig.path("speedup")
-        plots.bars(categories, series, values, errors=errors, path=path, reference=1.0,
+        up_categories = list(dict.fromkeys(c for c, _ in values)) if by_series else categories
+        path = fig.path("speedup", tag)
+        plots.bars(up_categories, series, values, errors=errors, path=path, reference=1.0,
                    title=f"{fig.exp}: speed-up over the baseline (> 1: faster)", ylabel="speed-up vs baseline")
         fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)")
     values, errors = {}, {}
     for m in rows:
         if m["value"] is None:
             continue
-        c = compact(m["params"], cats_keys)
+        c = m["series"] if by_series else compact(m["params"], cats_keys)
+        key = (c, label if by_series else m["series"])
         v, lo, hi = m["value"], m.get("min"), m.get("max")
         if recip:
             v, lo, hi = 1 / v, (1 / hi if hi else None), (1 / lo if lo else None)
-        values[(c, m["series"])] = v
-        errors[(c, m["series"])] = (lo if lo is not None else v, hi if hi is not None else v)
-    series = list(dict.fromkeys(m["series"] for m in rows))
-    path = fig.path(label)
+        values[key] = v
+        errors[key] = (lo if lo is not None else v, hi if hi is not None else v)
+    series = [label] if by_series else list(dict.fromkeys(m["series"] for m in rows))
+    path = fig.path(label, tag)
     plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}",
                ylabel=f"{label} ({yunit})")
-    fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys else "") +
+    fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys and not by_series else "") +
             "; whiskers: min..max of the samples")
 
 
@@ -309,7 +338,7 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
         if pref.get("worst_over"):
             worst_over_figure(fig, ms, rows, x, pref["worst_over"], levels)
     else:
-        bar_figure(fig, rows, pref)
+        bar_figures(fig, rows, pref)
     return fig.items, rows
 
 

@@ -147,3 +147,34 @@ def test_report_command(tmp_path):
     assert (tmp_path / "r" / "index.html").exists()
     p = run_cli("report", "--db", db_path, "--run", 99, "--out", tmp_path / "r")
     assert p.returncode == 1 and p.stderr.strip() == f"memkit: error: no run 99 in {db_path}"
+
+
+def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
+    # faults: single-threaded modes (no threads) and a thread sweep are two
+    # figures, not one with a "threads=None" group; the modes are bars of
+    # their own.  zeroing: a figure per workload, and the lock a series
+    # already names is not repeated in its legend.
+    from memkit.report import experiment_figures
+    faults = [rec("faults", s, {"bytes": 1 << 26}, v, metric="us_per_mb", unit="µs/MB", axis=None)
+              for s, v in (("first touch", 380.0), ("warm touch", 5.0), ("munmap", 60.0))]
+    faults += [rec("faults", s, {"bytes": 1 << 26, "threads": t}, 100.0 / t, metric="ms", unit="ms", axis=None)
+               for t in (1, 2, 4) for s in ("page touch, fresh", "memcpy, warm destination")]
+    items, _ = experiment_figures("faults", faults, [], tmp_path)
+    names = sorted(p.rsplit("/", 1)[1] for p, _ in items)
+    assert names == ["faults-ms-threads.png", "faults-us-per-mb.png"], names
+    zeroing = [rec("zeroing", lock, {"threads": t, "grain": g, "lock": lock, "workload": w}, 0.05 * t,
+                   metric="cpu_s_per_gb", unit="CPU-s/GB", axis="threads")
+               for t in (1, 2, 4, 8) for lock in ("spin", "mutex") for g in (4096, 1 << 20)
+               for w in ("backlog", "paced")]
+    items, _ = experiment_figures("zeroing", zeroing, [], tmp_path)
+    names = {p.rsplit("/", 1)[1] for p, _ in items}
+    assert {"zeroing-cpu-s-per-gb-workload-backlog.png", "zeroing-cpu-s-per-gb-workload-paced.png"} <= names, names
+    import memkit.plots as plots
+    seen = []
+    real = plots.lines
+    plots.lines = lambda curves, **kw: seen.extend(c["label"] for c in curves)
+    try:
+        experiment_figures("zeroing", zeroing, [], tmp_path)
+    finally:
+        plots.lines = real
+    assert "spin grain=4 KiB" in seen and not any("lock=" in label for label in seen), seen
