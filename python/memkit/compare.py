@@ -362,6 +362,11 @@ class Comparison:
     def flagged(self) -> list[Change]:
         return [c for c in self.changes if c.flagged]
 
+    @property
+    def paired(self) -> int:
+        """How many changes were judged on their paired speed-ups."""
+        return sum(c.evidence == "paired" for c in self.changes)
+
 
 def _null_p(c: Change, scale: float) -> float:
     floor = math.log1p(c.min_effect) / EFFECT_SDS
@@ -558,8 +563,7 @@ def speedup_of(c: Change) -> Optional[float]:
 
 def summarize(changes: list[Change]) -> list[ExperimentSummary]:
     out = []
-    for exp in dict.fromkeys(c.experiment for c in changes):
-        cs = [c for c in changes if c.experiment == exp]
+    for exp, cs in _by_experiment(changes).items():
         logs = [math.log(s) for s in map(speedup_of, cs) if s and s > 0]
         out.append(ExperimentSummary(
             exp, len(cs), sum(c.direction == "better" for c in cs), sum(c.direction == "worse" for c in cs),

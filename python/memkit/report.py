@@ -142,22 +142,18 @@ def line_figures(fig: Figures, rows: list[dict], x: str, unit: str, pref: dict, 
     dropped = len(rows) - len(positive)
     others = [k for k in varying(positive, skip=(x,) + tuple(pref.get("ignore", ()))) if k != "series"]
     combos = list(dict.fromkeys(compact(m["params"], others) for m in positive))
+    # Figures split by the preferred keys, else by the first key when there are too many lines.
+    split = [k for k in pref.get("split", ()) if k in others] or \
+        (others[:1] if len(combos) > MAX_LINE_STYLES else [])
     parts = [(None, positive)]
-    split = [k for k in pref.get("split", ()) if k in others]
     if split:
         by = defaultdict(list)
         for m in positive:
             by[compact(m["params"], split)].append(m)
         parts = list(by.items())[:MAX_SPLIT_FIGURES]
-    elif len(combos) > MAX_LINE_STYLES and others:
-        first = others[0]
-        by = defaultdict(list)
-        for m in positive:
-            by[repr(m["params"].get(first))].append(m)
-        parts = [(f"{first}={part[0]['params'].get(first)}", part) for part in by.values()][:MAX_SPLIT_FIGURES]
     xlabel = f"{x} ({unit}, log scale)" if size_axis else x
     for tag, part in parts:
-        rest = [k for k in others if k not in split and (not tag or not tag.startswith(k + "="))]
+        rest = [k for k in others if k not in split]
         # A parameter that only repeats the series' name (lock=spin of series spin) labels nothing.
         rest = [k for k in rest if any(str(m["params"].get(k)) != m["series"] for m in part)]
         styles = list(dict.fromkeys(compact(m["params"], rest) for m in part))

@@ -98,7 +98,7 @@ def main(args) -> int:
             "experiment_shifts": dict(result.shifts),
             "experiment_scatter": dict(result.scatter),
             "paired_scatter": dict(result.paired_scatter),
-            "paired": sum(c.evidence == "paired" for c in result.changes),
+            "paired": result.paired,
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
             "changes": [c.as_json() for c in result.flagged],
         }, indent=1))
@@ -132,8 +132,7 @@ def main(args) -> int:
     if unjudged:
         print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
               f"fewer than 3 processes, their placement noise between processes is larger than a change")
-    paired = sum(c.evidence == "paired" for c in result.changes)
-    print(f"\n{len(result.changes)} measurements compared (one headline metric each; {paired} on their paired "
+    print(f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
           f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "
           f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
