@@ -166,6 +166,12 @@ static int run(lab_ctx *ctx)
         if (all[i].usable && selected(&o, all[i].name))
             cs[nc++] = &all[i];
 
+    /* The copiers that need aligned buffers and whole blocks. */
+    char contract[MAX_COPIERS][64];
+    for (size_t c = 0; c < nc; c++)
+        snprintf(contract[c], sizeof contract[c], "buffers aligned to %zu B, sizes a multiple of it",
+                 cs[c]->align);
+
     size_t cap = o.max + 4096;
     char *src = lab_alloc(cap), *dst = lab_alloc(cap);
     memset(src, 0x5a, cap);
@@ -188,13 +194,16 @@ static int run(lab_ctx *ctx)
         size_t rounds = rounds_for(ctx, n);
         /* the copiers whose contract holds at this size; libc first, the baseline */
         lab_method ms[MAX_COPIERS];
+        unsigned char unranked[MAX_COPIERS] = {0};
         size_t nm = 0, at[MAX_COPIERS], i_mk = SIZE_MAX;
         for (size_t c = 0; c < nc; c++)
             if (n % cs[c]->align == 0) {
                 if (!strcmp(cs[c]->name, "memkit"))
                     i_mk = nm;
                 at[c] = nm;
-                ms[nm++] = (lab_method){cs[c]->name, NULL, 0, cs[c]};
+                unranked[nm] = cs[c]->align > 1 && n < LAB_CONTRACT_RANKED_FROM;
+                ms[nm++] = (lab_method){cs[c]->name, NULL, 0, cs[c],
+                                        cs[c]->align > 1 ? contract[c] : NULL};
             } else
                 at[c] = SIZE_MAX;
         sweep_point pt = {dst, src, n, reps_for(n)};
@@ -209,7 +218,7 @@ static int run(lab_ctx *ctx)
             base++;
         lab_emit_methods(ctx, &tmpl, ms, nm, rounds, gbps, base < nm ? base : SIZE_MAX, sums);
         if (i_mk != SIZE_MAX)
-            lab_ranking_add(rk, sz, ms, nm, i_mk, sums, NULL);
+            lab_ranking_add(rk, sz, ms, nm, i_mk, sums, unranked);
         printf("%10s", sz);
         for (size_t c = 0; c < nc; c++) {
             int w = (int)(strlen(cs[c]->name) > 9 ? strlen(cs[c]->name) : 9);
@@ -223,6 +232,13 @@ static int run(lab_ctx *ctx)
         for (size_t i = 0; i < nm; i++)
             lab_summary_free(&sums[i]);
     }
+
+    int restricted = 0;
+    for (size_t c = 0; c < nc; c++)
+        restricted |= cs[c]->align > 1;
+    if (restricted)
+        printf("copiers with an alignment need aligned buffers and whole blocks and run their loop "
+               "inline: ranked against memkit from %d KiB up\n", LAB_CONTRACT_RANKED_FROM >> 10);
 
     /* misaligned destination: each unaligned copier, worst offset per size */
     static const int few[] = {1, 3, 8, 17, 32, 63};

@@ -178,7 +178,7 @@ static int run(lab_ctx *ctx)
     time_phase(&page_rows[1], n);
     lab_method rows[NPAGE_ROWS];
     for (size_t i = 0; i < NPAGE_ROWS; i++)
-        rows[i] = (lab_method){page_rows[i].name, NULL, (int)i, &page_rows[i]};
+        rows[i] = (lab_method){page_rows[i].name, NULL, (int)i, &page_rows[i], NULL};
     static double us[NPAGE_ROWS * MAX_ROUNDS];
     job j = {n, NULL, NULL};
     lab_progress(ctx, 0, 2, "page costs");
@@ -220,7 +220,7 @@ static int run(lab_ctx *ctx)
     size_t ncells = 0;
     for (int k = 0; k < NSCALING; k++)
         for (int t = 1; t <= nthreads; t++)
-            cells[ncells++] = (lab_method){scaling_names[k], NULL, k, (const void *)(uintptr_t)t};
+            cells[ncells++] = (lab_method){scaling_names[k], NULL, k, (const void *)(uintptr_t)t, NULL};
     static double ms[NSCALING * MAX_THREADS * MAX_ROUNDS];
     j = (job){n, pools, src};
     lab_progress(ctx, 1, 2, "threads");

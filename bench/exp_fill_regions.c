@@ -83,11 +83,11 @@ static void fill_memkit(void *dst, int c, size_t n) { mk_memset(dst, c, n); }
 /* Every method is a row; the AVX2 loops are swapped for SSE2 at run time on
  * CPUs (or kernels) without AVX.  memkit is the last. */
 static lab_method methods[] = {
-    {"vector-loop", FILL(fill_vector_avx2), 0, NULL},
-    {"rep-stosb", FILL(fill_rep_stosb), 0, NULL},
-    {"nt-stores", FILL(fill_nt_avx2), 0, NULL},
-    {"glibc", FILL(fill_glibc), 0, NULL},
-    {"memkit", FILL(fill_memkit), 0, NULL},
+    {"vector-loop", FILL(fill_vector_avx2), 0, NULL, NULL},
+    {"rep-stosb", FILL(fill_rep_stosb), 0, NULL, NULL},
+    {"nt-stores", FILL(fill_nt_avx2), 0, NULL, NULL},
+    {"glibc", FILL(fill_glibc), 0, NULL, NULL},
+    {"memkit", FILL(fill_memkit), 0, NULL, NULL},
 };
 enum { NMETHODS = sizeof methods / sizeof methods[0] };
 
@@ -294,7 +294,7 @@ static int run(lab_ctx *ctx)
     pick_isa();
     for (int m = 0; m < NMETHODS; m++)
         for (int v = 0; v < NVALUES; v++)
-            pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL};
+            pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL, NULL};
 
     size_t sizes[512];
     size_t nsizes = make_sizes(&g, sizes, 512);

@@ -269,7 +269,7 @@ static size_t methods_for(const method *ms, size_t nm, size_t n, lab_method *lm)
     size_t k = 0;
     for (size_t i = 0; i < nm; i++)
         if (fits(&ms[i], n))
-            lm[k++] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i]};
+            lm[k++] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i], NULL};
     return k;
 }
 

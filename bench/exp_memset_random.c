@@ -235,7 +235,7 @@ static int run(lab_ctx *ctx)
     const memset_method *table = memset_methods(&nm);
     lab_method methods[16];
     for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL};
+        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL};
     int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
         i_old = memset_method_index("old_nt"),
         i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));

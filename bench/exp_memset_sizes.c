@@ -55,7 +55,7 @@ static int run(lab_ctx *ctx)
     lab_method methods[16];
     unsigned char skip[16] = {0};
     for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL};
+        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL};
     int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
     if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
         skip[same] = 1;

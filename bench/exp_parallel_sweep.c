@@ -92,7 +92,7 @@ static int run(lab_ctx *ctx)
             return 2;
         }
         snprintf(names[t - 1], sizeof names[t - 1], "threads=%u", t);
-        ms[t - 1] = (lab_method){names[t - 1], NULL, 0, (const void *)(uintptr_t)t};
+        ms[t - 1] = (lab_method){names[t - 1], NULL, 0, (const void *)(uintptr_t)t, NULL};
     }
     char *src = lab_alloc(max), *dst = lab_alloc(max);
     memset(src, 1, max);

@@ -166,8 +166,8 @@ static int run(lab_ctx *ctx)
         return 2;
     }
     const arm arms[2] = {{record ? so : NULL, NULL}, {so, record ? rec_dir : NULL}};
-    const lab_method ms[2] = {{record ? "memkit-preload" : "libc", NULL, 0, &arms[0]},
-                              {record ? "memkit-record" : "memkit-preload", NULL, 0, &arms[1]}};
+    const lab_method ms[2] = {{record ? "memkit-preload" : "libc", NULL, 0, &arms[0], NULL},
+                              {record ? "memkit-record" : "memkit-preload", NULL, 0, &arms[1], NULL}};
     const char *with = record ? "recording" : "memkit";
     double *ms_of = malloc(2 * (size_t)runs * sizeof *ms_of);
     printf("%-10s %12s %12s %10s %18s\n", "program", record ? "preload ms" : "libc ms",

@@ -58,7 +58,7 @@ static void init_methods(void)
             snprintf(names[op][i], sizeof names[op][i], "%s %s", i ? "memkit" : "glibc",
                      op_names[op]);
             op_methods[op][i] = (lab_method){names[op][i], fn[op][i],
-                                             op == OP_MEMSET ? KIND_SET : KIND_COPY, NULL};
+                                             op == OP_MEMSET ? KIND_SET : KIND_COPY, NULL, NULL};
         }
 }
 

@@ -194,7 +194,7 @@ static int run(lab_ctx *ctx)
     lab_method *cells = malloc(nrows * sizeof *cells);
     char (*names)[32] = malloc(nrows * sizeof *names);
     for (size_t i = 0; i < nrows; i++)
-        cells[i] = (lab_method){series_of(&rows[i], names[i], sizeof names[i]), NULL, 0, &rows[i]};
+        cells[i] = (lab_method){series_of(&rows[i], names[i], sizeof names[i]), NULL, 0, &rows[i], NULL};
     job j = {mem, volume};
     for (int round = 0; round < rounds; round++) {   /* one round at a time: progress */
         char what[64];

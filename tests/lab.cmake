@@ -4,7 +4,7 @@ if(TARGET memkit_lab)
   target_link_libraries(test_lab_core PRIVATE memkit_lab)
   add_test(NAME test_lab_core COMMAND test_lab_core)
 endif()
-if(TARGET memkit-exp-memset-sizes AND TARGET memkit-exp-parallel-sweep)
+if(TARGET memkit-exp-memset-sizes AND TARGET memkit-exp-parallel-sweep AND TARGET memkit-exp-copy-sweep)
   add_test(NAME lab_records COMMAND ${CMAKE_COMMAND}
            -DBENCH=${PROJECT_BINARY_DIR}/bench -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_records
            -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_records.cmake)

@@ -13,6 +13,7 @@
  *  {"type":"measurement","experiment":E,"series":S,"params":{...},
  *   "axis":{"name":"size","unit":"B"} or null when the measurement has no numeric axis,
  *   "metric":"ns_per_call","unit":"ns","better":"lower"|"higher",
+ *   "contract":what the method needs of its inputs (only for such methods),
  *   "stat":"median"|"mean_fastest_10pct"|..., "value":V, "min":..,"median":..,"max":..,
  *   "samples":[one value per round, in the metric's unit],
  *   "process_samples":[one value per process] (only when it ran in several processes),
@@ -132,7 +133,14 @@ typedef struct {
     void (*fn)(void);
     int kind;                 /* the experiment's own: which signature, what operation */
     const void *data;         /* e.g. the mk_copier behind it */
+    const char *contract;     /* NULL: any input; else what it needs ("aligned to 32 B, ...") */
 } lab_method;
+
+/* A method with a contract (aligned buffers, whole blocks) is ranked against
+ * memkit only from this size up: below it, its loop runs inline in its
+ * caller, without the call and the size dispatch that any memcpy pays, and
+ * issue #10 compares memkit with such plain loops from 4 KiB. */
+#define LAB_CONTRACT_RANKED_FROM 4096
 
 /* One pass of method m: timed, it returns the sample in the metric's unit;
  * warm, it is the untimed warm-up pass before it (it may do less work). */
@@ -167,6 +175,7 @@ typedef struct {
     const char *baseline;     /* the baseline's series; NULL: none */
     const char *baseline_params_json;   /* NULL: the same params */
     const double *baseline_samples;     /* paired with samples, round by round */
+    const char *contract;     /* the series' method's contract (lab_method); NULL: none */
 } lab_record;
 
 /* What was emitted, over every process: the statistic, the pooled samples

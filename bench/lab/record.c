@@ -74,6 +74,8 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
     str_member(f, "metric", r->metric);
     str_member(f, "unit", r->unit);
     str_member(f, "better", r->higher_is_better ? "higher" : "lower");
+    if (r->contract)
+        str_member(f, "contract", r->contract);
     write_stat(f, r->stat, s->value, s->s);
     json_array(f, "samples", s->samples, s->n);
     if (process_values->n > 1)
@@ -185,6 +187,7 @@ void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *me
     for (size_t i = 0; i < n; i++) {
         lab_record r = *tmpl;
         r.series = methods[i].name;
+        r.contract = methods[i].contract;
         r.samples = &samples[i * rounds];
         r.n = rounds;
         if (baseline < n && baseline != i) {

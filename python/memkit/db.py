@@ -6,7 +6,7 @@ the current directory.  A path is an SQLite file (the embedded default); a
 postgresql://USER@HOST:PORT/DB URL is a PostgreSQL database that many
 machines write to (memkit.backends holds what differs between the two).
 
-Schema (version 3: SQLite's PRAGMA user_version, PostgreSQL's one row of
+Schema (version 4: SQLite's PRAGMA user_version, PostgreSQL's one row of
 memkit_schema):
 
   fingerprints  one row per distinct machine state
@@ -32,7 +32,9 @@ memkit_schema):
     sample_values (JSON list, one per round), process_samples (JSON list,
     one per process), baseline_series, baseline_params (canonical JSON),
     ratios (JSON list of paired per-round speed-ups); from version 3:
-    process_ratios (JSON list, each process's median speed-up)
+    process_ratios (JSON list, each process's median speed-up); from
+    version 4: contract (what the series' method needs of its inputs,
+    e.g. aligned buffers; NULL: any input)
   verdicts      run_id, experiment, seq, text, kind ('loss', 'fastest',
     'note' or NULL; from version 2)
 
@@ -61,7 +63,7 @@ from memkit import records
 from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_PATH = Path("results") / "memkit.db"
 
 SCHEMA = """
@@ -137,6 +139,9 @@ MIGRATIONS = {
     3: [
         "ALTER TABLE measurements ADD COLUMN process_ratios TEXT",
     ],
+    4: [
+        "ALTER TABLE measurements ADD COLUMN contract TEXT",
+    ],
 }
 
 TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
@@ -156,6 +161,7 @@ MEASUREMENT_NEWER_COLUMNS = (
      if m.get("baseline") else None),
     ("ratios", lambda m: records.dumps(m.get("ratios"))),
     ("process_ratios", lambda m: records.dumps(m.get("process_ratios"))),
+    ("contract", lambda m: m.get("contract")),
 )
 
 

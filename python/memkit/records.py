@@ -5,7 +5,9 @@ Format 2 (the fingerprint record says "format": 2) is self-describing:
 
   {"type": "measurement", "experiment", "series", "params": {...},
    "axis": {"name": "size", "unit": "B"} or null,
-   "metric", "unit", "better": "lower" | "higher", "stat", "value",
+   "metric", "unit", "better": "lower" | "higher",
+   "contract": what the method needs of its inputs (absent: nothing),
+   "stat", "value",
    "min", "median", "max",
    "samples": [one value per round], "process_samples": [one per process],
    "baseline": {"series", "params"} or null,
@@ -23,7 +25,8 @@ The normalised measurement (what `Database.measurements` returns too):
   samples (the count), sample_values (list or None), process_samples (list
   or None), axis ({"name", "unit"} or None), better ("lower", "higher" or
   None), baseline ({"series", "params"} or None), ratio_to (text naming the
-  baseline), ratios (list or None), ratio, ratio_min, ratio_max, format.
+  baseline), ratios (list or None), ratio, ratio_min, ratio_max, format,
+  contract (text or None).
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ def measurement(rec: dict, fmt: int = 1) -> dict:
         "ratio_to": rec.get("ratio_to") if fmt < 2 else baseline_text(baseline, rec),
         "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
         "process_ratios": _floats(rec.get("process_ratios")) if fmt >= 2 else None,
+        "contract": rec.get("contract") if isinstance(rec.get("contract"), str) else None,
         "ratio": rec.get("ratio"),
         "ratio_min": rec.get("ratio_min"),
         "ratio_max": rec.get("ratio_max"),

@@ -29,6 +29,11 @@ FOLD_ROWS = 12
 MAX_TABLE_ROWS = 400
 LOSSES_SHOWN = 5      # the rest folded: the headline stays one screen
 LOSS_MARK = 0.95      # memkit below this share of the fastest's speed is shown as a loss
+# A method with a contract (aligned buffers, whole blocks) competes for
+# "fastest" only from this size up: below it its loop runs inline, without
+# the call and size dispatch any memcpy pays (the lab's
+# LAB_CONTRACT_RANKED_FROM, issue #10's rule for plain loops).
+CONTRACT_RANKED_FROM = 4096
 MEMKIT_SERIES = re.compile(r"(^|[^a-z])(memkit|mk_)", re.I)
 
 # Where an experiment's main result is not its first metric against its
@@ -380,7 +385,8 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
     """[{"operation", "sizes", "fastest", "memkit", "ratio"}]: per group
     (the experiment and its parameters other than the axis) and size band,
     the fastest series (best geometric mean of its speed relative to the best
-    at each point) and memkit's speed relative to it."""
+    at each point) and memkit's speed relative to it.  Methods with a
+    contract take part from CONTRACT_RANKED_FROM bytes up."""
     pref = PLOT_PREFS.get(exp, {})
     rows = [m for m in choose_rows(ms, pref) if speed(m) is not None]
     if not rows or not any(is_memkit(m["series"]) for m in rows):
@@ -400,6 +406,8 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
         points = defaultdict(dict)
         for m in gms:
             point = m["params"].get(x) if x else compact(m["params"], varying(gms))
+            if m.get("contract") and x == "size" and _num(point) and point < CONTRACT_RANKED_FROM:
+                continue
             points[point][m["series"]] = speed(m)
         if x:
             bands = [((lo, hi, lvl), [p for p in points if _num(p) and lo < p <= hi])

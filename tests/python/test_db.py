@@ -188,9 +188,22 @@ def test_format_2_records_round_trip(tmp_path):
         assert m["process_samples"] == [10.0, 11.0] and m["ratios"] == [1.2, 1.3, 1.25]
         assert m["axis"] == {"name": "size", "unit": "B"} and m["better"] == "lower"
         assert m["baseline"] == {"series": "glibc", "params": {"size": 4096}}
-        assert m["ratio_to"] == "glibc"
+        assert m["ratio_to"] == "glibc" and m["contract"] is None
         assert d.verdict_records(run) == [{"experiment": "memset-sizes", "text": "memkit lost", "kind": "loss"},
                                           {"experiment": "memset-sizes", "text": "plain", "kind": None}]
+
+
+def test_a_methods_contract_is_stored(tmp_path):
+    from memkit.lab import parse_jsonl
+    restricted = dict(v2_record(), series="avx_aligned", contract="buffers aligned to 32 B, sizes a multiple of it")
+    lines = [json.dumps(dict(FINGERPRINT, type="fingerprint", format=2)), json.dumps(v2_record()),
+             json.dumps(restricted), json.dumps({"type": "end"})]
+    fp, ms, vs, _ = parse_jsonl("\n".join(lines))
+    r = Result("copy-sweep", "seed", "desc", "ok", 1.0, [], fp, ms, vs, "", "")
+    with Database(tmp_path / "m.db", create=True) as d:
+        run = store(d, results=[r], fp=fp)
+        got = {m["series"]: m["contract"] for m in d.measurements(run)}
+    assert got == {"memkit": None, "avx_aligned": "buffers aligned to 32 B, sizes a multiple of it"}
 
 
 def test_baseline_is_named_by_what_differs():
@@ -230,10 +243,11 @@ def test_version_1_database_is_migrated(tmp_path):
     c.commit()
     c.close()
     with Database(path) as d:   # a read-only command's open migrates too
-        assert d.conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 3
+        assert d.conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 4
         (m,) = d.measurements(1)
         assert (m["value"], m["samples"], m["ratio"], m["format"]) == (3.5, 7, 0.9, 1)
         assert m["sample_values"] is None and m["baseline"] is None and m["axis"] is None
+        assert m["contract"] is None
         assert d.verdict_records(1) == [{"experiment": "old", "text": "an old verdict", "kind": None}]
         new = store(d)
         assert [r["id"] for r in d.runs()] == [1, new]

@@ -8,6 +8,7 @@ import re
 from conftest import FINGERPRINT, run_cli
 from memkit.db import Database
 from memkit.lab import Result
+from memkit import report
 from memkit.report import write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -178,3 +179,29 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
     finally:
         plots.lines = real
     assert "spin grain=4 KiB" in seen and not any("lock=" in label for label in seen), seen
+
+
+def test_methods_with_a_contract_compete_from_4_kib():
+    # An aligned-only inline loop twice memkit's speed at every size: below
+    # 4 KiB it is not "fastest here" (it pays no call, no size dispatch), from
+    # 4 KiB up it is, and memkit is shown at half its speed.
+    from memkit.records import measurement
+    ms = []
+    for size in (256, 1024, 2048, 4096, 16384, 65536):
+        for s, gbps, contract in (("libc", 10.0, None), ("memkit", 11.0, None),
+                                  ("avx_aligned", 22.0, "buffers aligned to 32 B, sizes a multiple of it")):
+            r = rec("copy-sweep", s, {"size": size, "dst_offset": 0}, gbps, metric="gb_per_s", unit="GB/s",
+                    better="higher")
+            if contract:
+                r["contract"] = contract
+            ms.append(measurement(r, 2))
+    levels = [("L1", 32768), ("L2", 1 << 20), ("L3", 32 << 20)]
+    rows = report.fastest_rows("copy-sweep", ms, levels)
+    small = [r for r in rows if r["fastest"] != "avx_aligned"]
+    large = [r for r in rows if r["fastest"] == "avx_aligned"]
+    assert small and all(r["fastest"] == "memkit" for r in small), rows
+    assert large and all(abs(r["ratio"] - 0.5) < 1e-9 for r in large), rows
+    # Without the contract the same loop is the fastest everywhere.
+    for m in ms:
+        m["contract"] = None
+    assert {r["fastest"] for r in report.fastest_rows("copy-sweep", ms, levels)} == {"avx_aligned"}
