@@ -104,6 +104,7 @@ void lab_write_fingerprint(FILE *f)
     fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_get()->profile);
     fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
     fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
+    fputs(",\"strategy_evidence\":", f); lab_json_string(f, mk_strategy()->evidence);
     fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));

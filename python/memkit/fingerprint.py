@@ -71,6 +71,7 @@ def describe_lines(fp: dict) -> list[tuple[str, str]]:
         ("variants", ", ".join(f"{op} {v}" for op, v in variants.items()) or "?"),
         ("strategy", f"{fp['strategy']} ({fp.get('strategy_matched', '?')})" if fp.get("strategy")
                      else "unknown"),
+        *([("  evidence", str(fp["strategy_evidence"]))] if fp.get("strategy_evidence") else []),
         ("tunables", str(fp.get("tunables", "")) or "(defaults)"),
         ("profile", str(fp.get("profile", "")) or "(none: no tuned profile in force)"),
     ]

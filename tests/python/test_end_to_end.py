@@ -67,3 +67,12 @@ def test_identical_runs_then_sse2_then_report(tmp_path):
     for c in worse:
         assert c["interval"][0] > 1 and c["ratio"] > 1.05
 
+
+
+def test_env_names_the_strategy_row_and_its_evidence():
+    build = real_bench_dir()
+    fp = json.loads(run_cli("env", "--build", build, "--json").stdout)
+    assert fp["strategy"] and fp["strategy_matched"] and fp["strategy_evidence"]
+    text = run_cli("env", "--build", build).stdout
+    assert f"strategy     {fp['strategy']} (" in text
+    assert f"  evidence   {fp['strategy_evidence']}" in text
