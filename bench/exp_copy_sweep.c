@@ -166,11 +166,17 @@ static int run(lab_ctx *ctx)
         if (all[i].usable && selected(&o, all[i].name))
             cs[nc++] = &all[i];
 
-    /* The copiers that need aligned buffers and whole blocks. */
-    char contract[MAX_COPIERS][64];
+    /* What the copiers with an alignment need (NULL: any input). */
+    char contract_text[MAX_COPIERS][80];
+    const char *contract[MAX_COPIERS] = {0};
+    int restricted = 0;
     for (size_t c = 0; c < nc; c++)
-        snprintf(contract[c], sizeof contract[c], "buffers aligned to %zu B, sizes a multiple of it",
-                 cs[c]->align);
+        if (cs[c]->align > 1) {
+            snprintf(contract_text[c], sizeof contract_text[c],
+                     "buffers aligned to %zu B, sizes a multiple of it", cs[c]->align);
+            contract[c] = contract_text[c];
+            restricted = 1;
+        }
 
     size_t cap = o.max + 4096;
     char *src = lab_alloc(cap), *dst = lab_alloc(cap);
@@ -201,9 +207,9 @@ static int run(lab_ctx *ctx)
                 if (!strcmp(cs[c]->name, "memkit"))
                     i_mk = nm;
                 at[c] = nm;
-                unranked[nm] = cs[c]->align > 1 && n < LAB_CONTRACT_RANKED_FROM;
-                ms[nm++] = (lab_method){cs[c]->name, NULL, 0, cs[c],
-                                        cs[c]->align > 1 ? contract[c] : NULL};
+                ms[nm] = (lab_method){cs[c]->name, NULL, 0, cs[c], contract[c]};
+                unranked[nm] = !lab_ranked_at(&ms[nm], n);
+                nm++;
             } else
                 at[c] = SIZE_MAX;
         sweep_point pt = {dst, src, n, reps_for(n)};
@@ -233,9 +239,6 @@ static int run(lab_ctx *ctx)
             lab_summary_free(&sums[i]);
     }
 
-    int restricted = 0;
-    for (size_t c = 0; c < nc; c++)
-        restricted |= cs[c]->align > 1;
     if (restricted)
         printf("copiers with an alignment need aligned buffers and whole blocks and run their loop "
                "inline: ranked against memkit from %d KiB up\n", LAB_CONTRACT_RANKED_FROM >> 10);

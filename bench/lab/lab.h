@@ -141,6 +141,11 @@ typedef struct {
  * caller, without the call and the size dispatch that any memcpy pays, and
  * issue #10 compares memkit with such plain loops from 4 KiB. */
 #define LAB_CONTRACT_RANKED_FROM 4096
+/* Whether m competes with memkit in a ranking at n bytes (see above). */
+static inline int lab_ranked_at(const lab_method *m, size_t n)
+{
+    return !m->contract || n >= LAB_CONTRACT_RANKED_FROM;
+}
 
 /* One pass of method m: timed, it returns the sample in the metric's unit;
  * warm, it is the untimed warm-up pass before it (it may do less work). */
