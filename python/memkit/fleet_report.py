@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memkit import fleet
 from memkit.fingerprint import LOUD_FIELDS
+from memkit.outdir import OutputDir
 from memkit.report import CSS
 
 EXTRA_CSS = """
@@ -45,10 +46,10 @@ def _moved_cell(s: fleet.HostStatus) -> str:
 
 
 def write_fleet_report(db, out: Path) -> Path:
-    """Writes out/index.html over every host of db; returns its path."""
+    """Writes out/index.html over every host of db (replacing an earlier
+    report's files there and nothing else: memkit.outdir); returns its path."""
     statuses = fleet.host_statuses(db)
     e = html.escape
-    out.mkdir(parents=True, exist_ok=True)
     keys = [k for k in LOUD_FIELDS if k != "cpu_model"]
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>memkit fleet report</title>"
              f"<style>{CSS}{EXTRA_CSS}</style></head><body>",
@@ -79,6 +80,6 @@ def write_fleet_report(db, out: Path) -> Path:
                              f"<th>95% interval of the ratio</th></tr>{rows}</table></details>")
     parts.append("<p class='meta'>Two hosts side by side: <code>memkit compare --machine A --machine B</code>; "
                  "the same as text: <code>memkit fleet</code>.</p></body></html>")
-    path = out / "index.html"
-    path.write_text("\n".join(parts))
-    return path
+    with OutputDir(out, "the fleet report") as staging:
+        (staging / "index.html").write_text("\n".join(parts))
+    return out / "index.html"

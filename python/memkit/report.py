@@ -20,6 +20,7 @@ from memkit import compare as cmp
 from memkit import plots, recording_plot, records
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
+from memkit.outdir import OutputDir
 
 PLOTS_DIR = "plots"
 SIZE_KEYS = ("size", "bytes", "region", "region_size")
@@ -553,26 +554,20 @@ def _table(ms: list[dict]) -> str:
     return table
 
 
-def _clean(out: Path, plot_dir: Path):
-    """No file of an earlier report stays: the plots folder is emptied, and
-    the PNGs an older layout put beside index.html are removed."""
-    if plot_dir.is_dir():
-        for p in plot_dir.iterdir():
-            if p.is_file() and p.suffix == ".png":
-                p.unlink()
-    index = out / "index.html"
-    if index.exists() and "memkit lab report" in index.read_text(errors="replace")[:2000]:
-        for p in out.glob("*.png"):
-            p.unlink()
-    plot_dir.mkdir(parents=True, exist_ok=True)
-
-
 def write_report(db, run_id: int, out: Path) -> Path:
-    """Writes out/index.html and out/plots/*.png for one run; returns the HTML's path."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Writes out/index.html and out/plots/*.png for one run, replacing the
+    files of an earlier report there and nothing else (memkit.outdir);
+    returns the HTML's path."""
+    run = db.run(run_id)   # a missing run: nothing written
+    with OutputDir(out, "the report") as staging:
+        _write_report(db, run, staging)
+    return out / "index.html"
+
+
+def _write_report(db, run: dict, out: Path):
+    run_id = run["id"]
     plot_dir = out / PLOTS_DIR
-    run = db.run(run_id)
-    _clean(out, plot_dir)
+    plot_dir.mkdir()
     fp = run["fingerprint"] or {}
     levels = cache_levels(fp)
     e = html.escape
@@ -637,8 +632,4 @@ def write_report(db, run_id: int, out: Path) -> Path:
     history.append("</table>")
     parts.append(f"<h2>History</h2><details><summary>{len(all_runs)} runs</summary>{''.join(history)}</details>"
                  "<p class='meta'>Compare two runs: <code>memkit compare A B</code>.</p></body></html>")
-    path = out / "index.html"
-    tmp = out / ".index.html.tmp"
-    tmp.write_text("\n".join(parts))
-    tmp.replace(path)
-    return path
+    (out / "index.html").write_text("\n".join(parts))

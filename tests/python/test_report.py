@@ -2,6 +2,7 @@
 no stale files; on a synthetic suite in the self-describing record format
 and on old-format records."""
 
+import json
 import random
 import re
 
@@ -87,18 +88,25 @@ def test_report_has_a_headline_and_a_plot_per_experiment(tmp_path):
     run2 = store_suite(db_path, fp=dict(FINGERPRINT, tunables="threads=0:memset=sse2"), slow_memkit=2.0,
                        extra=[crashed])
     out = tmp_path / "rep"
-    out.mkdir()
-    (out / "stale-old.png").write_bytes(PNG)
-    (out / "index.html").write_text("<title>memkit lab report, run 0</title>")
-    (out / "plots").mkdir()
+    with Database(db_path) as d:
+        write_report(d, run_id, out)
+    # A plot an earlier report wrote (its manifest says so) and the new one
+    # does not; and a file of the user's among the plots.
+    manifest = json.loads((out / ".memkit-files").read_text())
+    manifest["files"].append("plots/memset-sizes-gone.png")
+    (out / ".memkit-files").write_text(json.dumps(manifest))
     (out / "plots" / "memset-sizes-gone.png").write_bytes(PNG)
+    (out / "plots" / "mine.png").write_bytes(PNG)
     with Database(db_path) as d:
         index = write_report(d, run2, out)
     text = index.read_text()
     imgs = re.findall(r"<img src='([^']+)'", text)
-    # Every image is in the plots folder, written now, and nothing else is there.
+    # Every image is in the plots folder, written now; of the earlier
+    # report's files none stays, the user's file does.
     assert all(i.startswith("plots/") for i in imgs)
-    assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(i[len("plots/"):] for i in imgs)
+    assert sorted(p.name for p in (out / "plots").iterdir()) == \
+        sorted([i[len("plots/"):] for i in imgs] + ["mine.png"])
+    assert json.loads((out / ".memkit-files").read_text())["files"] == sorted(["index.html"] + imgs)
     assert not list(out.glob("*.png"))
     for i in imgs:
         assert (out / i).read_bytes()[:8] == PNG and (out / i).stat().st_size > 5000
