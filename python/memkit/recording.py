@@ -19,6 +19,12 @@ from memkit.errors import MemkitError
 
 OPS = ("memset", "memcpy", "memmove")
 FILES = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}
+SUMMARY = "summary.json"
+# The hidden directory inside a recording's DIR that the program's processes
+# write their count files into while it runs (MEMKIT_RECORD), with the
+# command line beside them: what an interrupted recording leaves.
+PARTS_PREFIX = ".parts-"
+PARTS_COMMAND = "command.json"
 MAGIC = b"MKREC01\n"
 # magic, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave,
 # log_buckets, ops, cmdline_bytes (record.c's rec_header)
@@ -114,6 +120,24 @@ def merge_parts(parts_dir: Path) -> Recording:
     return rec
 
 
+def files_in(out: Path) -> list[str]:
+    """The files of a recording that out already holds."""
+    return [f for f in (*FILES.values(), SUMMARY) if (out / f).exists()]
+
+
+def write_command(parts_dir: Path, command: list):
+    (parts_dir / PARTS_COMMAND).write_text(json.dumps(list(command)) + "\n")
+
+
+def read_command(parts_dir: Path) -> list:
+    """The command line an interrupted recording ran ([] if unknown)."""
+    try:
+        command = json.loads((parts_dir / PARTS_COMMAND).read_text())
+        return [str(a) for a in command] if isinstance(command, list) else []
+    except (OSError, ValueError):
+        return []
+
+
 def _line(counts: dict) -> str:
     total = sum(counts.values())
     return ",".join(f"{k}:{c / total:.6g}" for k, c in sorted(counts.items()) if c)
@@ -137,9 +161,9 @@ def write(rec: Recording, out: Path, command: list, exit_status=None):
         "threads": rec.threads,
         "programs": rec.programs,
         "command": list(command),
-        "exit_status": exit_status,
+        "exit_status": exit_status,   # None: unknown (recovered from an interrupted recording)
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
 
@@ -164,11 +188,11 @@ def read_distribution(path: Path) -> dict:
 
 
 def is_recording(d: Path) -> bool:
-    return (d / "summary.json").is_file() and any((d / f).is_file() for f in FILES.values())
+    return (d / SUMMARY).is_file() and any((d / f).is_file() for f in FILES.values())
 
 
 def load_summary(d: Path) -> dict:
     try:
-        return json.loads((d / "summary.json").read_text())
+        return json.loads((d / SUMMARY).read_text())
     except (OSError, ValueError) as e:
-        raise MemkitError(f"cannot read {d / 'summary.json'}: {e}")
+        raise MemkitError(f"cannot read {d / SUMMARY}: {e}")

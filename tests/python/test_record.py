@@ -4,9 +4,11 @@ SIGKILLed program, standard input and exit status passed through."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -162,3 +164,89 @@ def test_size_distributions_replays_a_recording_by_name(build, tmp_path):
     index = (tmp_path / "rep" / "index.html").read_text()
     assert "<img src='plots/size-distributions-recording-rec.png'" in index and "record_probe" in index
     assert (tmp_path / "rep" / "plots" / "size-distributions-recording-rec.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_an_existing_recording_is_refused_unless_forced(build, tmp_path):
+    out = tmp_path / "rec"
+    assert record(build, out, probe(build), "2").returncode == 0
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    p = record(build, out, probe(build), "1")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == (f"memkit: error: {out} already holds a recording (Memset.csv, Memcpy.csv, "
+                                f"Memmove.csv, summary.json); nothing was run. Choose another -o DIR, or pass "
+                                f"--force to replace it")
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
+    argv = [sys.executable, "-m", "memkit", "record", "--build", str(build), "-o", str(out), "--force", "--",
+            probe(build), "1"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=cli_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    check_probe_files(out, 1)
+
+
+def test_a_program_that_records_nothing_says_why_and_writes_nothing(build, tmp_path):
+    # A set-user-ID program: the loader ignores LD_PRELOAD when that makes
+    # it a secure execution.  (This copy of `true` makes no call at all: the
+    # reason is read from its mode either way.)
+    prog = tmp_path / "suid-true"
+    shutil.copy("/bin/true", prog)
+    prog.chmod(0o4755)
+    p = record(build, tmp_path / "rec", prog)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == (f"memkit: error: nothing was recorded: {prog} is setuid: the loader ignores "
+                                f"LD_PRELOAD in such programs (secure execution), so their calls cannot be "
+                                f"recorded; no recording was written")
+    assert not (tmp_path / "rec").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a secure execution needs a setuid program of another user")
+def test_a_secure_execution_records_nothing_and_says_so(build, tmp_path):
+    # The probe makes 1,800 calls, but set-user-ID to another user the
+    # loader runs it in secure-execution mode, without the preload.
+    prog = tmp_path / "suid-probe"
+    shutil.copy(probe(build), prog)
+    os.chown(prog, 65534, 65534)
+    prog.chmod(0o4755)
+    tmp_path.chmod(0o755)
+    p = record(build, tmp_path / "rec", prog, "1")
+    assert p.returncode == 1 and "nothing was recorded" in p.stderr and "is setuid" in p.stderr, p.stderr
+    assert not (tmp_path / "rec").exists()
+
+
+def running(pid) -> bool:
+    """pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_memkit_takes_the_program_with_it_and_recover_assembles_the_counts(build, tmp_path):
+    out = tmp_path / "rec"
+    p = subprocess.Popen([sys.executable, "-m", "memkit", "record", "--build", str(build), "-o", str(out),
+                          "--", probe(build), "hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=cli_env())
+    pid = None
+    try:
+        word, pid = p.stdout.readline().split()
+        assert word == "ready"
+        p.kill()   # memkit itself, SIGKILL: it can pass nothing on
+        p.wait(timeout=30)
+        # The program dies with it (init reaps it: its parent is gone).
+        deadline = time.monotonic() + 30
+        while running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running(pid), "the program kept running without memkit"
+    finally:
+        if pid and running(pid):
+            os.kill(int(pid), signal.SIGKILL)
+        p.kill()
+        p.communicate(timeout=30)
+    assert not recording.files_in(out) and [d.name for d in out.iterdir()][0].startswith(".parts-")
+    p = run_cli("record", "--recover", out)
+    assert p.returncode == 0, p.stderr
+    s = check_probe_files(out, 1)
+    assert s["command"] == [probe(build), "hang"] and s["exit_status"] is None
+    assert [f.name for f in out.iterdir() if f.name.startswith(".parts-")] == []
+    again = run_cli("record", "--recover", out)
+    assert again.returncode == 1 and f"no interrupted recording in {out}" in again.stderr

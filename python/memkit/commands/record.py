@@ -1,18 +1,24 @@
 """memkit record: run a program under the preload library with recording on
 and write its memset/memcpy/memmove size distributions.
 
-    memkit record [-o DIR] -- PROGRAM [ARGS...]
+    memkit record [-o DIR] [--force] -- PROGRAM [ARGS...]
+    memkit record --recover DIR
 
 The program's standard input, output and error are its own, and its exit
 status (or the signal that killed it) becomes memkit's.  Processes it forks
-or execs record too; all their counts are summed when it ends."""
+or execs record too; all their counts are summed when it ends.  The program
+dies with memkit (a SIGKILLed memkit leaves no program running unattended);
+what it had counted stays in DIR's hidden parts directory, and
+`--recover DIR` turns that into the recording."""
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,6 +40,10 @@ def add_arguments(p):
     p.add_argument("--preload", metavar="SO",
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
     p.add_argument("-q", "--quiet", action="store_true", help="no closing line on standard error")
+    p.add_argument("--force", action="store_true",
+                   help="replace the recording DIR already holds (default: refuse)")
+    p.add_argument("--recover", metavar="DIR",
+                   help="write the recording from the counts an interrupted `memkit record -o DIR` left in DIR")
     add_build_option(p)
     p.add_argument("program", nargs="...", metavar="-- PROGRAM [ARGS...]", help="the program to run")
 
@@ -65,12 +75,28 @@ def default_output(program: str) -> Path:
     return out
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int):
+    """In the child, before exec: SIGKILL when memkit dies, however it dies
+    (SIGKILL included, where memkit cannot pass anything on), as the lab's
+    helper processes do (bench/lab/processes.c).  Nobody would wait for the
+    program or collect its counts.  The loader clears this for setuid
+    programs, which record nothing anyway."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:   # memkit died before prctl
+        os._exit(127)
+
+
 def run_program(argv, env) -> int:
     """Runs argv to its end; returns its exit status, -SIG if killed.  The
     terminal's Ctrl-C and Ctrl-\\ reach the program (its process group) and
     leave memkit waiting; SIGTERM and SIGHUP sent to memkit are passed on."""
+    parent = os.getpid()
     try:
-        child = subprocess.Popen(argv, env=env)
+        child = subprocess.Popen(argv, env=env, preexec_fn=lambda: _die_with(parent))
     except OSError as e:
         raise MemkitError(f"cannot run {argv[0]}: {e.strerror or e}") from None
     forwarded = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -86,18 +112,102 @@ def run_program(argv, env) -> int:
             signal.signal(s, h)
 
 
+def _elf_is_static(path: str) -> bool:
+    """An ELF executable without a program interpreter (PT_INTERP): no
+    dynamic loader, so no LD_PRELOAD."""
+    import struct
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:   # 64-bit ELF only
+                return False
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return False
+    return not any(struct.unpack_from("<I", table, i * phentsize)[0] == 3 for i in range(phnum))
+
+
+def why_nothing_recorded(program: str) -> str:
+    """The likeliest reason a program left no counts."""
+    path = shutil.which(program) or program
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    secure = [what for bit, what in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")) if mode & bit]
+    try:
+        if os.getxattr(path, "security.capability"):
+            secure.append("has file capabilities")
+    except OSError:
+        pass
+    if secure:
+        return (f"{program} is {' and '.join(secure)}: the loader ignores LD_PRELOAD in such programs "
+                f"(secure execution), so their calls cannot be recorded")
+    if _elf_is_static(path):
+        return f"{program} is statically linked: there is no loader to preload the recorder into"
+    return (f"{program} made no memset, memcpy or memmove call through the dynamic loader (or its "
+            f"processes dropped LD_PRELOAD or MEMKIT_RECORD from their environment)")
+
+
+def _refuse_existing(out: Path, force: bool):
+    """A recording is replaced only when asked to (--force)."""
+    found = recording.files_in(out)
+    if found and not force:
+        raise MemkitError(f"{out} already holds a recording ({', '.join(found)}); nothing was run. "
+                          f"Choose another -o DIR, or pass --force to replace it")
+
+
+def _parts_dirs(out: Path) -> list[Path]:
+    return sorted(p for p in out.glob(recording.PARTS_PREFIX + "*") if p.is_dir())
+
+
+def _closing_line(args, rec, summary, out):
+    if not args.quiet:
+        calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in recording.OPS)
+        print(f"memkit: recorded {calls} in {rec.processes} process(es) into {out}",
+              file=sys.stderr, flush=True)
+
+
+def recover(args) -> int:
+    """--recover DIR: the recording from the counts an interrupted run left."""
+    out = Path(args.recover)
+    parts = _parts_dirs(out) if out.is_dir() else []
+    if not parts:
+        raise MemkitError(f"no interrupted recording in {out} (no {recording.PARTS_PREFIX}* directory)")
+    if len(parts) > 1:
+        raise MemkitError(f"{len(parts)} interrupted recordings in {out} ({', '.join(p.name for p in parts)}): "
+                          f"recover one at a time (move the others away)")
+    _refuse_existing(out, args.force)
+    rec = recording.merge_parts(parts[0])
+    if not rec.processes:
+        raise MemkitError(f"the interrupted recording in {parts[0]} holds no counts: nothing to recover")
+    summary = recording.write(rec, out, recording.read_command(parts[0]), None)
+    shutil.rmtree(parts[0], ignore_errors=True)
+    _closing_line(args, rec, summary, out)
+    return 0
+
+
 def main(args) -> int:
     argv = list(args.program)
     if argv and argv[0] == "--":
         argv = argv[1:]
+    if args.recover:
+        if argv or args.output:
+            raise MemkitError("--recover DIR takes no program and no -o")
+        return recover(args)
     if not argv:
         raise MemkitError("no program to record (usage: memkit record [-o DIR] -- PROGRAM [ARGS...])")
     so = find_preload(args.preload, args.build)
     out = Path(args.output) if args.output else default_output(argv[0])
+    _refuse_existing(out, args.force)
     made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        parts = Path(tempfile.mkdtemp(prefix=".parts-", dir=out)).resolve()
+        parts = Path(tempfile.mkdtemp(prefix=recording.PARTS_PREFIX, dir=out)).resolve()
+        recording.write_command(parts, argv)
     except OSError as e:
         raise MemkitError(f"cannot create {out}: {e.strerror or e}")
     env = dict(os.environ)
@@ -106,17 +216,18 @@ def main(args) -> int:
     try:
         status = run_program(argv, env)
         rec = recording.merge_parts(parts)
+        if not rec.processes:
+            ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
+            raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
+                              f"no recording was written")
     except MemkitError:
+        shutil.rmtree(parts, ignore_errors=True)
         if made:   # nothing recorded: leave no empty directory behind
             shutil.rmtree(out, ignore_errors=True)
         raise
-    finally:
-        shutil.rmtree(parts, ignore_errors=True)
     summary = recording.write(rec, out, argv, status)
-    if not args.quiet:
-        calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in recording.OPS)
-        print(f"memkit: recorded {calls} in {rec.processes} process(es) into {out}",
-              file=sys.stderr, flush=True)
+    shutil.rmtree(parts, ignore_errors=True)
+    _closing_line(args, rec, summary, out)
     if status < 0:   # killed by a signal: die of the same one
         sys.stdout.flush()
         if -status not in (signal.SIGKILL, signal.SIGSTOP):
