@@ -37,11 +37,24 @@
 
 #define CLIFF 2.0   /* a misaligned destination this many times slower: a cliff */
 
+static int check_only(const char *v, char *err, size_t len)
+{
+    return lab_copier_list_check(v, 0, NULL, err, len);
+}
+
+static int check_offsets(const char *v, char *err, size_t len)
+{
+    return lab_one_of(v, "all|few", err, len);
+}
+
+static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
+
 static const lab_arg args[] = {
     {"min", LAB_SIZE, "32", NULL, "smallest size", 1, 17179869184.0},
     {"max", LAB_SIZE, "64M", "4M", "largest size", 1, 17179869184.0},
-    {"only", LAB_TEXT, NULL, NULL, "only these copiers (COPIER,COPIER...)", 0, 0},
-    {"offsets", LAB_TEXT, "all", "few", "misaligned destinations: all (1..63) or few", 0, 0},
+    {"only", LAB_TEXT, NULL, NULL, "only these copiers (COPIER,COPIER...)", 0, 0, check_only},
+    {"offsets", LAB_TEXT, "all", "few", "misaligned destinations: all (1..63) or few", 0, 0,
+     check_offsets},
 };
 
 typedef struct {
@@ -50,20 +63,11 @@ typedef struct {
     int all_offsets;
 } options;
 
-static int parse_options(lab_ctx *ctx, options *o)
+/* The arguments, checked before the run (args[], check). */
+static void get_options(lab_ctx *ctx, options *o)
 {
-    const char *offsets = lab_text(ctx, "offsets");
     *o = (options){lab_size(ctx, "min"), lab_size(ctx, "max"), lab_text(ctx, "only"),
-                   !strcmp(offsets, "all")};
-    if (strcmp(offsets, "all") && strcmp(offsets, "few")) {
-        fprintf(stderr, "error: offsets must be all or few\n");
-        return -1;
-    }
-    if (o->min > o->max) {
-        fprintf(stderr, "error: need min <= max\n");
-        return -1;
-    }
-    return lab_copier_list_ok(o->only, 0, NULL) ? 0 : -1;
+                   !strcmp(lab_text(ctx, "offsets"), "all")};
 }
 
 /* only=a,b,c: is name one of them? */
@@ -156,8 +160,7 @@ static double pass(const lab_method *m, void *arg, int warm)
 static int run(lab_ctx *ctx)
 {
     options o;
-    if (parse_options(ctx, &o))
-        return 2;
+    get_options(ctx, &o);
     size_t count;
     const mk_copier *all = mk_copiers(&count);
     const mk_copier *cs[MAX_COPIERS];
@@ -337,6 +340,6 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "copy-sweep", "going-faster-than-memcpy",
         "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
-        args, sizeof args / sizeof args[0], 0, 0};
+        args, sizeof args / sizeof args[0], 0, 0, .check = check};
     return lab_main(argc, argv, &info, run);
 }

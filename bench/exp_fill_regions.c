@@ -283,14 +283,12 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab
 
 /* ---- main ---- */
 
+static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
+
 static int run(lab_ctx *ctx)
 {
     grid g = {lab_size(ctx, "min"), lab_size(ctx, "max"), (unsigned)lab_int(ctx, "per_octave"),
               lab_real(ctx, "budget")};
-    if (g.max < g.min) {
-        fprintf(stderr, "error: need min <= max\n");
-        return 2;
-    }
     pick_isa();
     for (int m = 0; m < NMETHODS; m++)
         for (int v = 0; v < NVALUES; v++)
@@ -366,6 +364,7 @@ int main(int argc, char **argv)
                        "per fill method (vector loop, rep stosb, non-temporal, glibc, memkit)",
         .args = args,
         .nargs = sizeof args / sizeof args[0],
+        .check = check,
     };
     return lab_main(argc, argv, &info, run);
 }

@@ -41,18 +41,43 @@
 #define CHECK_TAG 0x20000u   /* the subscriber checks every byte */
 #define PILOT_SIZE ((size_t)1 << 20)
 
+static int check_only(const char *v, char *err, size_t len)
+{
+    return lab_copier_list_check(v, 1, NULL, err, len);
+}
+
+static int check_mt(const char *v, char *err, size_t len)
+{
+    return strcmp(v, "none") ? lab_copier_list_check(v, 1, "best", err, len) : 0;
+}
+
+static int check_pages(const char *v, char *err, size_t len)
+{
+    return lab_one_of(v, "normal|thp|hugetlb", err, len);
+}
+
+static int check_backing(const char *v, char *err, size_t len)
+{
+    return lab_one_of(v, "memfd|shm", err, len);
+}
+
+static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
+
 static const lab_arg args[] = {
     {"min", LAB_SIZE, "4K", NULL, "smallest message", 16, 1 << 30},
     {"max", LAB_SIZE, "16M", "4M", "largest message", 16, 1 << 30},
     {"only", LAB_TEXT, NULL, NULL, "only these copiers, COPIER,... (libc and memkit always run)",
-     0, 0},
+     0, 0, check_only},
     {"mt", LAB_TEXT, "memkit,best", NULL,
-     "the MT adapter over these copiers, COPIER,...; best: the pilot's fastest; none", 0, 0},
+     "the MT adapter over these copiers, COPIER,...; best: the pilot's fastest; none", 0, 0,
+     check_mt},
     {"slots", LAB_INT, "16", "8", "message slots in the ring", 2, 256},
     {"rounds", LAB_INT, "7", "3", "timed batches per copier and size", 1, 31},
     {"pages", LAB_TEXT, "hugetlb", NULL,
-     "the ring's pages: normal, thp or hugetlb (each falls back to the next smaller)", 0, 0},
-    {"backing", LAB_TEXT, "memfd", NULL, "the ring's memory: memfd or shm (unlinked at once)", 0, 0},
+     "the ring's pages: normal, thp or hugetlb (each falls back to the next smaller)", 0, 0,
+     check_pages},
+    {"backing", LAB_TEXT, "memfd", NULL, "the ring's memory: memfd or shm (unlinked at once)", 0, 0,
+     check_backing},
     {"threads", LAB_INT, "0", NULL, "MT adapter threads per process (0: the library's default)",
      0, 1024},
 };
@@ -83,7 +108,8 @@ static int name_in_list(const char *list, const char *name)
     return 0;
 }
 
-static int parse_options(lab_ctx *ctx, options *o)
+/* The arguments, checked before the run (args[], check). */
+static void get_options(lab_ctx *ctx, options *o)
 {
     const char *pages = lab_text(ctx, "pages"), *backing = lab_text(ctx, "backing");
     *o = (options){lab_size(ctx, "min"), lab_size(ctx, "max"), lab_text(ctx, "only"),
@@ -92,22 +118,6 @@ static int parse_options(lab_ctx *ctx, options *o)
                    !strcmp(pages, "normal") ? MK_PAGES_NORMAL : !strcmp(pages, "thp") ? MK_PAGES_THP
                                                                                      : MK_PAGES_HUGETLB,
                    !strcmp(backing, "shm") ? IPC_BACKING_SHM : IPC_BACKING_MEMFD};
-    if (strcmp(pages, "normal") && strcmp(pages, "thp") && strcmp(pages, "hugetlb")) {
-        fprintf(stderr, "error: pages must be normal, thp or hugetlb\n");
-        return -1;
-    }
-    if (strcmp(backing, "memfd") && strcmp(backing, "shm")) {
-        fprintf(stderr, "error: backing must be memfd or shm\n");
-        return -1;
-    }
-    if (o->min > o->max) {
-        fprintf(stderr, "error: need min <= max\n");
-        return -1;
-    }
-    if (!lab_copier_list_ok(o->only, 1, NULL) ||
-        !lab_copier_list_ok(strcmp(o->mt, "none") ? o->mt : NULL, 1, "best"))
-        return -1;
-    return 0;
 }
 
 /* Powers of two, and from 512 KiB to 2 MiB (the seed's messages) steps of
@@ -573,8 +583,7 @@ static void read_setting(const char *path, char *buf, size_t len)
 static int run(lab_ctx *ctx)
 {
     options o;
-    if (parse_options(ctx, &o))
-        return 2;
+    get_options(ctx, &o);
     size_t count;
     const mk_copier *all = mk_copiers(&count);
     method ms[MAX_METHODS];
@@ -695,6 +704,6 @@ int main(int argc, char **argv)
         "ipc-copy", "going-faster-than-memcpy",
         "messages through a shared-memory ring between two processes: every copier and the MT "
         "adapter, 4 KiB..16 MiB, GB/s delivered",
-        args, sizeof args / sizeof args[0], 1, 1};
+        args, sizeof args / sizeof args[0], 1, 1, .check = check};
     return lab_main(argc, argv, &info, run);
 }

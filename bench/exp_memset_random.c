@@ -225,6 +225,21 @@ static const lab_arg args[] = {
     {"step", LAB_INT, "1", "8", "every step-th row of the matrix", 1, NROWS},
 };
 
+/* rows= and step= leave a row to run: said before any process starts */
+static int check(lab_ctx *ctx)
+{
+    const char *only = lab_text(ctx, "rows");
+    char label[160], shown[160];
+    for (size_t ri = 0; ri < NROWS; ri += (size_t)lab_int(ctx, "step")) {
+        row_label(&rows[ri], label, sizeof label);
+        if (!only || strstr(label, only))
+            return 0;
+    }
+    fprintf(stderr, "error: memset-random: no row matches rows=%s (with step=%lld)\n",
+            lab_printable(only, shown, sizeof shown), lab_int(ctx, "step"));
+    return 2;
+}
+
 static int run(lab_ctx *ctx)
 {
     size_t nsizes = (size_t)lab_int(ctx, "sizes"), step = (size_t)lab_int(ctx, "step");
@@ -371,6 +386,6 @@ int main(int argc, char **argv)
         "the MSRC random-size matrix: 50,000 random sizes per row, every memset method "
         "interleaved, % improvement over glibc per row, new vs old NT memset beside the seed",
         /* 2 processes: its 24 rows with L1 cleared cost ~40 s per process */
-        args, sizeof args / sizeof args[0], 2, 2};
+        args, sizeof args / sizeof args[0], 2, 2, .check = check};
     return lab_main(argc, argv, &info, run);
 }

@@ -59,6 +59,8 @@ static double pass(const lab_method *m, void *arg, int warm)
     return (double)p->size * p->reps / (lab_now_ns() - t0);
 }
 
+static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
+
 static int run(lab_ctx *ctx)
 {
     size_t min = lab_size(ctx, "min"), max = lab_size(ctx, "max");
@@ -67,10 +69,6 @@ static int run(lab_ctx *ctx)
                         : ncpu * 2 > 4 ? (unsigned)ncpu * 2 : 4;
     if (nthreads > MAX_THREADS)
         nthreads = MAX_THREADS;
-    if (max < min) {
-        fprintf(stderr, "error: need min <= max\n");
-        return 2;
-    }
     /* The library keeps small calls on one thread; this sweep wants to see
      * what threads would do there, so it lifts the threshold for itself
      * (the record keeps the fingerprint of the run as the user started it). */
@@ -145,6 +143,6 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "parallel-sweep", "going-faster-than-memcpy, hardware-and-windows-to-its-limits",
         "parallel copy and fill on warm memory, 1..N threads by size: where threads pay off",
-        args, sizeof args / sizeof args[0], 0, 0};
+        args, sizeof args / sizeof args[0], 0, 0, .check = check};
     return lab_main(argc, argv, &info, run);
 }

@@ -19,18 +19,19 @@
  * named in every measurement ("data": its absolute path), so the report can
  * find a recording's files.  Arguments: see --help. */
 #include "lab.h"
+#include "distribution.h"
 #include "resources.h"
 #include "memkit.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WINDOW_LINES 64
-#define MAX_POINTS   4096
 
 typedef enum { OP_MEMSET, OP_MEMCPY, OP_MEMMOVE, NOPS } op_kind;
 static const char *const op_names[NOPS] = {"memset", "memcpy", "memmove"};
@@ -64,10 +65,8 @@ static void init_methods(void)
 
 /* ---- the distributions ---- */
 
-typedef struct {
-    size_t n;
-    double value[MAX_POINTS], cdf[MAX_POINTS];
-} distribution;
+/* The parser and the domain of each line: lab/distribution.h */
+typedef lab_distribution distribution;
 
 typedef struct {
     char name[64];
@@ -75,50 +74,11 @@ typedef struct {
     distribution sizes, overlap, align;
 } dist_file;
 
-/* One line "x:p,x:p,...": the cumulative distribution of x. */
-static int parse_line(const char *line, distribution *d)
-{
-    d->n = 0;
-    double total = 0;
-    const char *p = line;
-    while (*p && *p != '\n') {
-        char *end;
-        double x = strtod(p, &end);
-        if (end == p || *end != ':' || d->n == MAX_POINTS)
-            return -1;
-        p = end + 1;
-        double prob = strtod(p, &end);
-        if (end == p || prob < 0)
-            return -1;
-        p = end;
-        total += prob;
-        d->value[d->n] = x;
-        d->cdf[d->n++] = total;
-        if (*p == ',')
-            p++;
-    }
-    if (d->n == 0 || total <= 0)
-        return -1;
-    for (size_t i = 0; i < d->n; i++)
-        d->cdf[i] /= total;
-    return 0;
-}
+static double draw(const distribution *d, uint64_t *rng) { return lab_dist_draw(d, rng); }
 
-static double draw(const distribution *d, uint64_t *rng)
-{
-    double u = (double)(lab_rand(rng) >> 11) * 0x1p-53;
-    size_t lo = 0, hi = d->n - 1;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (d->cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return d->value[lo];
-}
-
-static int load_file(const char *dir, const char *file, op_kind op, dist_file *out)
+/* The file's distributions; its warnings said when `warn` (once, in the
+ * main process's check, not again in every process). */
+static int load_file(const char *dir, const char *file, op_kind op, dist_file *out, int warn)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -127,16 +87,18 @@ static int load_file(const char *dir, const char *file, op_kind op, dist_file *o
         fprintf(stderr, "error: cannot read %s: %s\n", path, strerror(errno));
         return -1;
     }
-    static char line[3][1 << 16];
-    int ok = 1;
-    for (int i = 0; i < 3 && ok; i++)
-        ok = fgets(line[i], sizeof line[i], f) != NULL;
+    static char text[4 << 20];
+    size_t len = fread(text, 1, sizeof text, f);
     fclose(f);
-    if (!ok || parse_line(line[0], &out->sizes) || parse_line(line[1], &out->overlap) ||
-        parse_line(line[2], &out->align)) {
-        fprintf(stderr, "error: %s: not three lines of x:p,x:p,... (see FORMAT.md)\n", path);
+    char err[256], warning[512];
+    int line = lab_dist_parse(text, len, &out->sizes, &out->overlap, &out->align, err, sizeof err,
+                              warning, sizeof warning);
+    if (line) {
+        fprintf(stderr, "error: %s:%d: %s\n", path, line, err);
         return -1;
     }
+    if (warn && warning[0])
+        fprintf(stderr, "warning: %s: %s\n", path, warning);
     snprintf(out->name, sizeof out->name, "%.*s", (int)(strlen(file) - 4), file);
     out->op = op;
     return 0;
@@ -158,7 +120,7 @@ static int op_of(const char *name)
 }
 
 /* Every *.csv in dir whose name says its op (and contains `only`). */
-static dist_file *load_dir(const char *dir, const char *only, size_t *count)
+static dist_file *load_dir(const char *dir, const char *only, size_t *count, int warn)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -174,13 +136,14 @@ static dist_file *load_dir(const char *dir, const char *only, size_t *count)
             continue;
         int op = op_of(e->d_name);
         if (op < 0) {
-            fprintf(stderr, "warning: %s/%s: the name says neither memset, memcpy nor memmove; "
-                            "skipped\n", dir, e->d_name);
+            if (warn)
+                fprintf(stderr, "warning: %s/%s: the name says neither memset, memcpy nor "
+                                "memmove; skipped\n", dir, e->d_name);
             continue;
         }
         if (n == cap)
             files = realloc(files, (cap = cap * 2 + 8) * sizeof *files);
-        if (load_file(dir, e->d_name, (op_kind)op, &files[n]) != 0) {
+        if (load_file(dir, e->d_name, (op_kind)op, &files[n], warn) != 0) {
             free(files);
             closedir(d);
             return NULL;
@@ -284,32 +247,57 @@ static const lab_arg args[] = {
     {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
 };
 
+/* data=DIR, else $MEMKIT_DATA, else the shipped files; *given: not those */
+static const char *data_dir(lab_ctx *ctx, int *given)
+{
+    static char shipped[4096];
+    const char *dir = lab_text(ctx, "data");
+    if (!dir)
+        dir = getenv("MEMKIT_DATA");
+    *given = dir != NULL;
+    return dir ? dir : lab_resource_path("fleet-size-distributions",
+                                         "data/fleet-size-distributions", shipped, sizeof shipped);
+}
+
+/* Every file holds (lab/distribution.h) and there is one: said once, with
+ * the file and line at fault, before any process runs. */
+static int check(lab_ctx *ctx)
+{
+    int given;
+    const char *dir = data_dir(ctx, &given), *only = lab_text(ctx, "only");
+    size_t nfiles = 0;
+    dist_file *files = load_dir(dir, only, &nfiles, 1);
+    int loaded = files != NULL;
+    free(files);
+    if (!loaded)
+        return 2;
+    if (nfiles)
+        return 0;
+    char pattern[4200], shown[256];
+    glob_t parts = {0};
+    snprintf(pattern, sizeof pattern, "%s/.parts-*", dir);
+    int interrupted = glob(pattern, GLOB_ONLYDIR, NULL, &parts) == 0;
+    globfree(&parts);
+    fprintf(stderr, "error: no distribution file (*.csv naming memset, memcpy or memmove) in "
+                    "%s%s%s%s%s%s\n", dir, only ? " matching only=" : "",
+            only ? lab_printable(only, shown, sizeof shown) : "",
+            interrupted ? ": it holds an interrupted recording; `memkit record --recover " : "",
+            interrupted ? dir : "", interrupted ? "` writes it" : "");
+    return 2;
+}
+
 static int run(lab_ctx *ctx)
 {
     init_methods();
-    const char *only = lab_text(ctx, "only"), *dir = lab_text(ctx, "data");
+    int given;
+    const char *only = lab_text(ctx, "only"), *dir = data_dir(ctx, &given);
     size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
-    if (!dir)
-        dir = getenv("MEMKIT_DATA");
-    if (dir)
+    if (given)
         name_data_dir(dir);
-    static char shipped[4096];
-    if (!dir)
-        dir = lab_resource_path("fleet-size-distributions", "data/fleet-size-distributions",
-                                shipped, sizeof shipped);
-    if (!dir) {
-        fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
-        return 2;
-    }
     size_t nfiles = 0;
-    dist_file *files = load_dir(dir, only, &nfiles);
-    if (!files)
+    dist_file *files = load_dir(dir, only, &nfiles, 0);
+    if (!files || !nfiles)   /* check() said why */
         return 2;
-    if (nfiles == 0) {
-        fprintf(stderr, "error: no distribution file (*.csv naming memset, memcpy or memmove) in "
-                        "%s%s%s\n", dir, only ? " matching only=" : "", only ? only : "");
-        return 2;
-    }
 
     call *calls = malloc(ncalls * sizeof *calls);
     double *ns = malloc(2 * rounds * sizeof *ns);
@@ -385,6 +373,6 @@ int main(int argc, char **argv)
         "size-distributions", "beyond the seeds (production size distributions)",
         "memset, memcpy and memmove on production size distributions (or any given): ns/call, "
         "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes",
-        args, sizeof args / sizeof args[0], 3, 2};
+        args, sizeof args / sizeof args[0], 3, 2, .check = check};
     return lab_main(argc, argv, &info, run);
 }

@@ -3,6 +3,11 @@ if(TARGET memkit_lab)
   add_executable(test_lab_core c/lab/test_lab_core.c)
   target_link_libraries(test_lab_core PRIVATE memkit_lab)
   add_test(NAME test_lab_core COMMAND test_lab_core)
+  add_executable(lab_helper_dies c/lab/lab_helper_dies.c)
+  target_link_libraries(lab_helper_dies PRIVATE memkit_lab)
+  add_test(NAME lab_helper_signal COMMAND lab_helper_dies)
+  set_tests_properties(lab_helper_signal PROPERTIES PASS_REGULAR_EXPRESSION
+    "error: helper-dies: helper process 1 of 2 was killed by signal 8, SIGFPE \\(Floating point exception\\)")
 endif()
 if(TARGET memkit-exp-memset-sizes AND TARGET memkit-exp-parallel-sweep AND TARGET memkit-exp-copy-sweep)
   add_test(NAME lab_records COMMAND ${CMAKE_COMMAND}

@@ -3,6 +3,7 @@
 #include "lab.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +41,26 @@ static int parse_number(const lab_arg *a, const char *v, double *out)
     default:
         return 0;
     }
-    return errno || end == v || *end ? -1 : 0;
+    /* nan and inf parse as numbers, and nan passes any bounds check */
+    return errno || end == v || *end || !isfinite(*out) ? -1 : 0;
 }
+
+static const char *const expected[] = {"a whole number", "a size, e.g. 4096, 64K, 1M",
+                                       "a finite number", "text"};
 
 static int check_value(const lab_arg *a, const char *v, char *err, size_t len)
 {
-    if (a->kind == LAB_TEXT)
+    if (a->kind == LAB_TEXT) {
+        char why[512];
+        if (a->check && a->check(v, why, sizeof why))
+            return fail(err, len, "%s: %s", a->key, why);
         return 0;
+    }
     double x = 0;
+    char shown[128];
     if (parse_number(a, v, &x))
-        return fail(err, len, "bad value '%s' for %s (expected %s%s)", v, a->key,
-                    a->kind == LAB_SIZE ? "a size, e.g. 4096, 64K, 1M" : "a number",
-                    a->kind == LAB_INT ? " without a fraction" : "");
+        return fail(err, len, "bad value '%s' for %s (expected %s)",
+                    lab_printable(v, shown, sizeof shown), a->key, expected[a->kind]);
     if ((a->min || a->max) && (x < a->min || x > a->max))
         return fail(err, len, "%s=%s is out of range (%.15g..%.15g)", a->key, v, a->min, a->max);
     return 0;
@@ -77,6 +86,7 @@ int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
         const lab_arg *a = &info->args[i];
         values[i] = quick && a->quick ? a->quick : a->def;
     }
+    const char *given[LAB_MAX_ARGS] = {0};
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i], *eq = strchr(s, '=');
         size_t k = 0, klen = eq ? (size_t)(eq - s) : strlen(s);
@@ -84,14 +94,23 @@ int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
                (strlen(info->args[k].key) != klen || strncmp(info->args[k].key, s, klen)))
             k++;
         if (!eq || k == info->nargs) {
-            char keys[512];
+            char keys[512], shown[256];
             known_keys(info, keys, sizeof keys);
             return fail(err, errlen, "%s: unknown argument '%s' (arguments are key=value: %s; "
-                                     "see --help)", info->name, s, keys[0] ? keys : "none");
+                                     "see --help)", info->name, lab_printable(s, shown, sizeof shown),
+                        keys[0] ? keys : "none");
+        }
+        /* which one would count is a guess the user should not have to make */
+        if (given[k]) {
+            char first[128], second[128];
+            return fail(err, errlen, "%s given twice (%s=%s, then %s=%s): give it once",
+                        info->args[k].key, info->args[k].key,
+                        lab_printable(given[k], first, sizeof first), info->args[k].key,
+                        lab_printable(eq + 1, second, sizeof second));
         }
         if (check_value(&info->args[k], eq + 1, err, errlen))
             return -1;
-        values[k] = eq + 1;
+        values[k] = given[k] = eq + 1;
     }
     /* the defaults must hold too: a table with a bad default is a bug */
     for (size_t i = 0; i < info->nargs; i++)
@@ -141,4 +160,45 @@ void lab_print_args(const lab_info *info, FILE *f)
             fprintf(f, ", --quick %s", a->quick);
         fprintf(f, ")\n");
     }
+}
+
+/* ---- for the experiments' own checks ---- */
+
+const char *lab_printable(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        int control = c < 0x20 || c == 0x7f;
+        if (o + (control ? 4 : 1) >= len)   /* what fits, whole, and the NUL */
+            break;
+        if (control)
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    if (len)
+        buf[o] = '\0';
+    return buf;
+}
+
+int lab_one_of(const char *v, const char *choices, char *err, size_t errlen)
+{
+    for (const char *p = choices; *p;) {
+        size_t len = strcspn(p, "|");
+        if (strlen(v) == len && !strncmp(p, v, len))
+            return 0;
+        p += len + (p[len] == '|');
+    }
+    char shown[64];
+    return fail(err, errlen, "'%s' is not one of %s", lab_printable(v, shown, sizeof shown), choices);
+}
+
+int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi)
+{
+    if (lab_size(ctx, lo) <= lab_size(ctx, hi))
+        return 0;
+    fprintf(stderr, "error: %s: %s=%s is above %s=%s\n", ctx->info->name, lo, lab_text(ctx, lo), hi,
+            lab_text(ctx, hi));
+    return 2;
 }

@@ -244,6 +244,7 @@ static void usage(const lab_info *info, FILE *f)
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
             "  --describe      print name, seed, description and arguments as JSON and exit\n"
             "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
+            "  --check-args    check the arguments, exit 0 or 2 with why\n"
             "arguments:\n",
             info->name, info->description, info->seed);
     lab_print_args(info, f);
@@ -316,6 +317,8 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     long processes = -1;
+    int check_only = 0;
+    const char *jsonl_path = NULL;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -332,22 +335,23 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             return 0;
         } else if (!strcmp(a, "--quick")) {
             ctx.quick = 1;
+        } else if (!strcmp(a, "--check-args")) {
+            check_only = 1;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
                 return 2;
             }
-            const char *path = argv[++i];
-            ctx.jsonl = strcmp(path, "-") ? fopen(path, "w") : stdout;
-            if (!ctx.jsonl) {
-                fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-                return 2;
-            }
+            jsonl_path = argv[++i];
         } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
             char *end;
+            if (processes >= 0) {
+                fprintf(stderr, "error: %s: processes given twice: give it once\n", info->name);
+                return 2;
+            }
             processes = strtol(a + 10, &end, 10);
-            if (*end || processes < 1 || processes > 64) {
-                fprintf(stderr, "error: processes must be 1..64\n");
+            if (!a[10] || *end || processes < 1 || processes > 64) {
+                fprintf(stderr, "error: %s: processes must be 1..64\n", info->name);
                 return 2;
             }
         } else {
@@ -363,10 +367,25 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             return 2;
         }
     }
+    int helper = lab_helper_setup(&ctx);
+    /* once, before any helper starts: the helpers run what the main process
+     * checked, and a refusal is one line, not one per process */
+    if (!helper && info->check && info->check(&ctx))
+        return 2;
+    if (check_only)
+        return 0;
+    /* opened once the arguments hold: a refused run leaves no file */
+    if (jsonl_path) {
+        ctx.jsonl = strcmp(jsonl_path, "-") ? fopen(jsonl_path, "w") : stdout;
+        if (!ctx.jsonl) {
+            fprintf(stderr, "error: cannot write %s: %s\n", jsonl_path, strerror(errno));
+            return 2;
+        }
+    }
     if (info->processes > 1 && processes < 0)
         processes = ctx.quick && info->quick_processes ? info->quick_processes : info->processes;
     ctx.rng = 0x6c61622d6d656d6bull;
-    if (lab_helper_setup(&ctx) == 0 && processes > 1) {
+    if (!helper && processes > 1) {
         ctx.nprocesses = (unsigned)processes;
         ctx.process = ctx.nprocesses - 1;   /* the helpers are the ones before */
         if (lab_run_helpers(&ctx, argc, argv))
@@ -399,18 +418,20 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     return rc;
 }
 
-int lab_copier_list_ok(const char *list, int usable_only, const char *extra)
+int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
+                          size_t errlen)
 {
     for (const char *p = list; p && *p;) {
         size_t len = strcspn(p, ",");
-        char name[64];
+        char name[64], shown[256];
         snprintf(name, sizeof name, "%.*s", (int)len, p);
         const mk_copier *c = mk_copier_find(name);
         if (!(extra && !strcmp(name, extra)) && (!c || (usable_only && !c->usable))) {
-            fprintf(stderr, "error: no %scopier called '%s'\n", usable_only ? "usable " : "", name);
-            return 0;
+            snprintf(err, errlen, "no %scopier called '%s'", usable_only ? "usable " : "",
+                     lab_printable(name, shown, sizeof shown));
+            return -1;
         }
         p += len + (p[len] == ',');
     }
-    return 1;
+    return 0;
 }

@@ -41,7 +41,14 @@
  * carries the samples and paired ratios of all processes pooled, and one
  * value per process ("process_samples"), so verdicts see the spread between
  * processes, not only within one (pyperf's worker processes, same reason).
- * Built-in argument: processes=N. */
+ * Built-in argument: processes=N.
+ *
+ * Arguments are checked before anything runs, once, in the main process
+ * (never in each helper): the table (kind, bounds, a finite number, each key
+ * at most once, a text's own check), then the experiment's own check of
+ * them together (info.check: min <= max, the files they name).
+ * `--check-args` does exactly that and exits: 0, or 2 with the one line of
+ * what is wrong (`memkit run` asks before running anything). */
 #ifndef MEMKIT_LAB_H
 #define MEMKIT_LAB_H
 
@@ -59,9 +66,13 @@ typedef struct {
     const char  *quick;      /* default under --quick; NULL: def */
     const char  *help;       /* one line */
     double       min, max;   /* bounds of a number; both 0: none */
+    /* a text's own check (NULL: any text): 0, or -1 with a message in err */
+    int (*check)(const char *value, char *err, size_t errlen);
 } lab_arg;
 
 #define LAB_MAX_ARGS 24
+
+typedef struct lab_ctx lab_ctx;
 
 typedef struct {
     const char *name;         /* "memset-random" */
@@ -71,9 +82,12 @@ typedef struct {
     size_t nargs;
     unsigned processes;       /* > 1: run in that many processes (see above) */
     unsigned quick_processes; /* the same under --quick; 0: processes */
+    /* The arguments' check together (see above); prints one "error: ..."
+     * line and returns non-zero when they do not hold.  NULL: none. */
+    int (*check)(lab_ctx *ctx);
 } lab_info;
 
-typedef struct {
+struct lab_ctx {
     const lab_info *info;
     int   quick;              /* --quick: reduced grid for smoke tests */
     FILE *jsonl;              /* NULL without --jsonl */
@@ -93,7 +107,7 @@ typedef struct {
     size_t spread_n;
     double *spread;
     char worst_spread[160];
-} lab_ctx;
+};
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
 
@@ -109,6 +123,15 @@ const char *lab_text(lab_ctx *ctx, const char *key);   /* NULL when unset */
  * exposed for the tests. */
 int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
                    const char **values, char *err, size_t errlen);
+/* For a text argument's check: 0 when v is one of the words of choices
+ * ("normal|thp|hugetlb"), else -1 and what was expected in err. */
+int lab_one_of(const char *v, const char *choices, char *err, size_t errlen);
+/* For info.check: 0 when the size argument lo is at most hi, else says so
+ * (one "error:" line) and returns 2. */
+int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi);
+/* Text a user gave, fit to echo on a terminal: control characters (a
+ * newline, an escape sequence) as \xNN.  Into buf; returns buf. */
+const char *lab_printable(const char *s, char *buf, size_t len);
 
 /* ---- time ---- */
 double   lab_now_ns(void);            /* CLOCK_MONOTONIC */
@@ -292,9 +315,10 @@ size_t lab_parse_size(const char *s);
 int lab_try_parse_size(const char *s, size_t *out);
 /* Human size: "4 KiB", "1.5 MiB" into buf. */
 const char *lab_fmt_size(size_t n, char *buf, size_t len);
-/* A "COPIER,..." argument: 1 if every name is a copier of mk_copiers() (a
- * usable one if usable_only) or equals extra (may be NULL); else says which
- * name is not, on stderr, and returns 0. */
-int lab_copier_list_ok(const char *list, int usable_only, const char *extra);
+/* A "COPIER,..." argument: 0 if every name is a copier of mk_copiers() (a
+ * usable one if usable_only) or equals extra (may be NULL); else -1 and
+ * which name is not, in err. */
+int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
+                          size_t errlen);
 
 #endif

@@ -193,8 +193,19 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
         while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "error: %s: helper process %u of %u failed\n", ctx->info->name, p + 1,
-                    ctx->nprocesses);
+            /* a signal names the bug (SIGFPE: a division by zero); an exit
+             * status follows the helper's own error line */
+            char how[96];
+            if (pid < 0)
+                snprintf(how, sizeof how, "could not start: %s", strerror(errno));
+            else if (WIFSIGNALED(status))
+                snprintf(how, sizeof how, "was killed by signal %d, SIG%s (%s)", WTERMSIG(status),
+                         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+                         strsignal(WTERMSIG(status)));
+            else
+                snprintf(how, sizeof how, "failed (exit status %d)", WEXITSTATUS(status));
+            fprintf(stderr, "error: %s: helper process %u of %u %s\n", ctx->info->name, p + 1,
+                    ctx->nprocesses, how);
             close(fd);
             rc = -1;
         } else if (load_raw(fd, &ctx->pool->files[ctx->pool->n++])) {

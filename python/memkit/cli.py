@@ -53,7 +53,7 @@ def main(argv=None) -> int:
         return args.func(args) or 0
     except MemkitError as e:
         print(f"memkit: error: {e}", file=sys.stderr)
-        return 1
+        return e.exit_status
     except KeyboardInterrupt:
         print("\nmemkit: interrupted; nothing of this run was stored, earlier runs are intact",
               file=sys.stderr)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memkit import records
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
 
 PREFIX = "memkit-exp-"
 
@@ -129,6 +129,27 @@ def _run_quiet(argv: list[str], what: str, timeout: float = 30) -> str:
     if p.returncode != 0:
         raise MemkitError(f"{what} failed ({describe_exit(p.returncode)}): {last_line(p.stderr)}")
     return p.stdout
+
+
+def check_arguments(exp: Experiment, quick: bool, args: list[str]) -> None:
+    """Asks the experiment whether it takes these arguments (`--check-args`:
+    the lab core checks them against the experiment's table and the
+    experiment checks them together, e.g. the distribution files data=
+    names, then exits) before anything runs; raises with its one line of
+    what is wrong.  Asked with no arguments too: the defaults name files
+    ($MEMKIT_DATA) that may not hold."""
+    argv = [str(exp.path), "--check-args"] + (["--quick"] if quick else []) + list(args)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        raise MemkitError(f"cannot run {exp.path}: {e.strerror or e}")
+    except subprocess.TimeoutExpired:
+        raise MemkitError(f"{exp.name} --check-args did not answer within 60 s")
+    if p.returncode < 0:   # the check itself crashed: a bug, not the user's argument
+        raise MemkitError(f"{exp.name} --check-args {describe_exit(p.returncode)}")
+    if p.returncode != 0:
+        why = last_line(p.stderr).removeprefix("error: ")
+        raise UsageError(why if why.startswith(exp.name) else f"{exp.name}: {why}")
 
 
 def describe_exit(rc: int) -> str:

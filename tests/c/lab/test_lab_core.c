@@ -2,6 +2,7 @@
  * before timing it, every ratio is a speed-up, arguments outside the
  * declared table are refused with a message that names them. */
 #include "lab.h"
+#include "distribution.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,12 +154,110 @@ static void test_args(void)
     CHECK(lab_parse_args(&info, 0, 1, frac, v, err, sizeof err) == -1, "an integer takes no fraction");
 }
 
+/* Refused before anything runs: numbers that are no numbers, a key given
+ * twice, a text its own check refuses; what is echoed is fit for a terminal. */
+static int check_mode(const char *v, char *err, size_t len) { return lab_one_of(v, "fast|slow", err, len); }
+
+static void test_args_refused(void)
+{
+    static const lab_arg args[] = {
+        {"budget", LAB_REAL, "0.5", NULL, "seconds", 0.001, 1e6},
+        {"scale", LAB_REAL, "1", NULL, "unbounded", 0, 0},
+        {"reps", LAB_INT, "3", NULL, "batches", 1, 100},
+        {"mode", LAB_TEXT, "fast", NULL, "fast or slow", 0, 0, check_mode},
+    };
+    static const lab_info info = {.name = "t", .args = args, .nargs = 4};
+    const char *v[LAB_MAX_ARGS];
+    char err[512];
+    const char *not_finite[] = {"budget=nan", "budget=inf", "scale=nan", "scale=-inf", "scale=NAN"};
+    for (size_t i = 0; i < sizeof not_finite / sizeof *not_finite; i++) {
+        char *a[] = {(char *)not_finite[i]};
+        CHECK(lab_parse_args(&info, 0, 1, a, v, err, sizeof err) == -1 &&
+                  strstr(err, "expected a finite number"),
+              "%s accepted: '%s'", not_finite[i], err);
+    }
+    char *twice[] = {"reps=3", "reps=4"};
+    CHECK(lab_parse_args(&info, 0, 2, twice, v, err, sizeof err) == -1 &&
+              !strcmp(err, "reps given twice (reps=3, then reps=4): give it once"),
+          "a key given twice: '%s'", err);
+    char *same_twice[] = {"mode=fast", "budget=1", "mode=fast"};
+    CHECK(lab_parse_args(&info, 0, 3, same_twice, v, err, sizeof err) == -1 && strstr(err, "twice"),
+          "the same value twice is still twice: '%s'", err);
+    char *mode[] = {"mode=medium"};
+    CHECK(lab_parse_args(&info, 0, 1, mode, v, err, sizeof err) == -1 &&
+              !strcmp(err, "mode: 'medium' is not one of fast|slow"),
+          "a text's own check: '%s'", err);
+    char *fine[] = {"mode=slow", "budget=2"};
+    CHECK(lab_parse_args(&info, 0, 2, fine, v, err, sizeof err) == 0 && !strcmp(v[3], "slow"),
+          "checked text accepted: '%s'", err);
+    char *control[] = {"frob\x1b[2J\n=1"};
+    CHECK(lab_parse_args(&info, 0, 1, control, v, err, sizeof err) == -1 &&
+              strstr(err, "'frob\\x1b[2J\\x0a=1'") && !strchr(err, '\x1b') && !strchr(err, '\n'),
+          "control characters echoed: '%s'", err);
+    char buf[8];
+    CHECK(!strcmp(lab_printable("a\tbcdefgh", buf, sizeof buf), "a\\x09bc"), "truncated to fit: '%s'", buf);
+}
+
+/* ---- distribution files ---- */
+static lab_distribution sizes, overlap, align;
+
+static int parse(const char *text, char *err, size_t errlen, char *warn, size_t warnlen)
+{
+    return lab_dist_parse(text, strlen(text), &sizes, &overlap, &align, err, errlen, warn, warnlen);
+}
+
+static void test_distribution_files(void)
+{
+    char err[256], warn[512];
+    CHECK(parse("8:0.5,64:0.5\n0:1\n1:0.25,64:0.75\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              !warn[0] && sizes.n == 2 && align.n == 2 && align.cdf[1] == 1,
+          "a good file: '%s' '%s'", err, warn);
+    CHECK(parse("8:1\r\n0:1\r\n8:1\r\n", err, sizeof err, warn, sizeof warn) == 0, "CRLF: '%s'", err);
+    /* the SIGFPE of issue 25: an alignment of 0, on the third line */
+    CHECK(parse("8:1\n0:1\n0:0.5,8:0.5\n", err, sizeof err, warn, sizeof warn) == 3 &&
+              !strcmp(err, "alignment 0 is not a power of two from 1 to 64"),
+          "alignment 0: '%s'", err);
+    const char *bad_align[] = {"3:1", "128:1", "0.5:1", "-8:1", "nan:1"};
+    for (size_t i = 0; i < sizeof bad_align / sizeof *bad_align; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "8:1\n0:1\n%s\n", bad_align[i]);
+        CHECK(parse(text, err, sizeof err, warn, sizeof warn) == 3, "alignment %s accepted", bad_align[i]);
+    }
+    CHECK(parse("8:1\n2:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 2 && strstr(err, "overlap 2"),
+          "overlap 2: '%s'", err);
+    CHECK(parse("-1:1\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 1, "a negative size");
+    CHECK(parse("2000000000:1\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 1, "a size over 1 GiB");
+    CHECK(parse("8:-0.5,9:1.5\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 1, "a negative probability");
+    CHECK(parse("8:1\n0:1\n", err, sizeof err, warn, sizeof warn) == 3 && strstr(err, "three lines"),
+          "two lines: '%s'", err);
+    CHECK(parse("8:1,x\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 1 && strstr(err, "entry 2"),
+          "garbage: '%s'", err);
+    /* probabilities summing to 1.2: used, scaled, and said */
+    CHECK(parse("8:0.7,16:0.5\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              !strcmp(warn, "line 1 (sizes): the probabilities sum to 1.2, not 1; scaled to 1") &&
+              sizes.cdf[0] > 0.58 && sizes.cdf[0] < 0.59,
+          "sum 1.2: '%s'", warn);
+    CHECK(parse("8:0.999999\n0:1.000001\n8:1\n", err, sizeof err, warn, sizeof warn) == 0 && !warn[0],
+          "six-digit rounding warned: '%s'", warn);
+    uint64_t rng = 1;
+    parse("8:0.5,64:0.5\n0:1\n1:0.25,64:0.75\n", err, sizeof err, warn, sizeof warn);
+    int ones = 0;
+    for (int i = 0; i < 4000; i++) {
+        double a = lab_dist_draw(&align, &rng);
+        CHECK(a == 1 || a == 64, "drew %g", a);
+        ones += a == 1;
+    }
+    CHECK(ones > 800 && ones < 1200, "1 drawn %d of 4000 times, expected ~1000", ones);
+}
+
 int main(void)
 {
     test_interleave();
     test_speedups();
     test_record();
     test_args();
+    test_args_refused();
+    test_distribution_files();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else
