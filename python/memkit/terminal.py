@@ -1,12 +1,23 @@
-"""A live progress line on a terminal; occasional plain lines elsewhere."""
+"""Writing to the user's terminal: a live progress line (occasional plain
+lines elsewhere), and text from outside (a host name, an experiment's
+stderr, an argument) with its control characters made visible."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
 
 from memkit.lab import Progress
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """text with control characters (a newline, an escape sequence that
+    would clear the screen) as \\xNN: echoed, it stays one line of text."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 class ProgressLine:

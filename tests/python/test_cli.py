@@ -107,7 +107,8 @@ def test_user_errors(fake_build, tmp_path):
         (["list", "--build", tmp_path], f"memkit: error: no experiments (memkit-exp-*) in {tmp_path}", 1),
         (["compare", "--db", tmp_path / "none.db"], f"memkit: error: no database at {tmp_path / 'none.db'}", 1),
         (["report", "--db", tmp_path / "none.db"], "memkit: error: no database at", 1),
-        (["run", "--frobnicate"], "memkit: error: unrecognized arguments: --frobnicate", 2),
+        (["run", "--frobnicate"], "memkit run: error: unrecognized arguments: --frobnicate (see memkit run --help)",
+         2),
         (["compare", "x", "y"], "memkit compare: error: argument RUN: invalid int value: 'x'", 2),
         (["nosuchcommand"], "memkit: error: argument COMMAND: invalid choice: 'nosuchcommand'", 2),
     ]
@@ -181,3 +182,45 @@ def test_progress_lines_parse():
     assert (p.experiment, p.done, p.total, p.seconds, p.what) == ("fill-regions", 3, 81, 12.5, "4 KiB")
     assert lab.parse_progress("progress: x 1/2 0.0s") is not None
     assert lab.parse_progress("error: progress: nope") is None
+
+
+def test_options_may_follow_the_experiment_name(fake_build, tmp_path):
+    # As people type it: the experiment, then --quick, then its arguments.
+    db = tmp_path / "m.db"
+    p = run_cli("run", "ok", "--quick", "--build", fake_build, "--db", db, "--", "x=1")
+    assert p.returncode == 0, p.stderr
+    assert "verdict" in p.stdout and "arguments: x=1" in p.stdout
+    with Database(db) as d:
+        (run,) = d.runs()
+        assert run["quick"] == 1
+
+
+def test_an_unknown_option_names_the_commands_help(fake_build, tmp_path):
+    line = one_line_error(run_cli("run", "ok", "--frobnicate", "--build", fake_build, "--db", tmp_path / "m.db"), 2)
+    assert line == "memkit run: error: unrecognized arguments: --frobnicate (see memkit run --help)"
+    line = one_line_error(run_cli("export", "--frobnicate", "--db", tmp_path / "m.db"), 2)
+    assert line == "memkit export: error: unrecognized arguments: --frobnicate (see memkit export --help)"
+
+
+@pytest.mark.parametrize("command", [["list"], ["runs"], ["export"], ["export", "--format", "json"]])
+def test_output_to_a_full_disk_is_one_line(fake_build, tmp_path, command):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    args = command + (["--build", str(fake_build)] if command == ["list"] else ["--db", str(db)])
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "memkit", *args], stdout=full, stderr=subprocess.PIPE,
+                           text=True, env=cli_env(), timeout=60)
+    assert (p.returncode, p.stderr) == (1, "memkit: cannot write: No space left on device\n")
+
+
+def test_output_to_a_closed_pipe_ends_quietly(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)   # the reader is gone (`memkit export | head -1` after its line)
+    try:
+        p = subprocess.run([sys.executable, "-m", "memkit", "export", "--db", str(db)], stdout=write_end,
+                           stderr=subprocess.PIPE, text=True, env=cli_env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert (p.returncode, p.stderr) == (1, "")
