@@ -64,7 +64,11 @@ from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
 SCHEMA_VERSION = 4
-DEFAULT_PATH = Path("results") / "memkit.db"
+RESULTS_IN_CHECKOUT = "results"
+DB_FILE = "memkit.db"
+# For --help: where the database goes by default (results_dir()).
+DEFAULT_PLACES = (f"{RESULTS_IN_CHECKOUT}/{DB_FILE} of the memkit checkout it runs in, else "
+                  f"$XDG_DATA_HOME/memkit/{DB_FILE} (~/.local/share/memkit/{DB_FILE})")
 
 SCHEMA = """
 CREATE TABLE fingerprints (
@@ -165,8 +169,29 @@ MEASUREMENT_NEWER_COLUMNS = (
 )
 
 
+def memkit_checkout(start: Path) -> Optional[Path]:
+    """The memkit checkout start lies in (its root), or None."""
+    for d in (start, *start.parents):
+        if (d / "include" / "memkit.h").is_file() and (d / "python" / "memkit").is_dir():
+            return d
+    return None
+
+
+def results_dir() -> Path:
+    """Where results go unless told otherwise: results/ of the memkit
+    checkout the command runs in, else the user's data directory
+    ($XDG_DATA_HOME/memkit, ~/.local/share/memkit): an installed memkit
+    run from / must not make /results."""
+    checkout = memkit_checkout(Path.cwd())
+    if checkout:
+        return checkout / RESULTS_IN_CHECKOUT
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"   # the spec ignores relative ones
+    return base / "memkit"
+
+
 def default_path() -> str:
-    return os.environ.get("MEMKIT_DB") or str(DEFAULT_PATH)
+    return os.environ.get("MEMKIT_DB") or str(results_dir() / DB_FILE)
 
 
 def canonical_params(params) -> str:

@@ -18,6 +18,7 @@ from typing import Optional
 from memkit import compare as cmp
 from memkit.errors import MemkitError
 from memkit.fingerprint import LOUD_FIELDS, changed_keys, describe_change
+from memkit.terminal import printable
 
 MAX_SHOWN = 3   # moved measurements named per host line
 
@@ -160,7 +161,7 @@ def to_json(statuses: list[HostStatus]) -> dict:
 
 
 def host_line(s: HostStatus) -> str:
-    head = f"{s.host}: run {s.latest['id']} {s.latest['started_at']}{' quick' if s.latest['quick'] else ''}"
+    head = f"{printable(s.host)}: run {s.latest['id']} {s.latest['started_at']}{' quick' if s.latest['quick'] else ''}"
     if s.previous is None:
         return f"{head}; its first run, nothing to compare with"
     parts = [f"vs run {s.previous['id']}"]

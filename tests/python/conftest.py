@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -93,10 +96,18 @@ def fake_build(tmp_path):
     return make_fake_build(tmp_path / "build", ["ok", "zeta", "crash", "fail", "slow", "truncated"])
 
 
+# The user's data directory (memkit's default database outside a checkout)
+# is never the tests': a command that falls back to it writes here.
+TEST_DATA_HOME = tempfile.mkdtemp(prefix="memkit-tests-data-")
+atexit.register(shutil.rmtree, TEST_DATA_HOME, True)
+
+
 def cli_env(**extra):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO / "python") + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("MEMKIT_DB", None)
+    env.pop("MEMKIT_HOST", None)
+    env["XDG_DATA_HOME"] = TEST_DATA_HOME
     env.update(extra)
     return env
 

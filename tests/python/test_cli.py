@@ -75,8 +75,74 @@ def test_run_stores_and_prints(fake_build, tmp_path):
 def test_db_from_env_and_default(fake_build, tmp_path):
     p = run_cli("run", "--build", fake_build, "ok", env=cli_env(MEMKIT_DB=str(tmp_path / "env.db")))
     assert p.returncode == 0 and (tmp_path / "env.db").exists()
-    p = run_cli("run", "--build", fake_build, "ok", cwd=tmp_path)
-    assert p.returncode == 0 and (tmp_path / "results" / "memkit.db").exists()
+    # Outside a checkout (an installed memkit run from /): the user's data
+    # directory, never ./results.
+    data = tmp_path / "data"
+    for cwd in (tmp_path, "/"):
+        p = run_cli("run", "--build", fake_build, "ok", cwd=cwd, env=cli_env(XDG_DATA_HOME=str(data)))
+        assert p.returncode == 0, p.stderr
+        assert f"stored in {data / 'memkit' / 'memkit.db'}" in p.stdout
+    assert not (tmp_path / "results").exists() and not os.path.exists("/results/memkit.db")
+    p = run_cli("runs", cwd="/", env=cli_env(XDG_DATA_HOME=str(data)))
+    assert p.returncode == 0 and len([l for l in p.stdout.splitlines() if l.strip()[:1].isdigit()]) == 2
+    # Inside a memkit checkout, from any folder of it: its results/.
+    checkout = tmp_path / "checkout"
+    (checkout / "include").mkdir(parents=True)
+    (checkout / "include" / "memkit.h").write_text("")
+    (checkout / "python" / "memkit").mkdir(parents=True)
+    (checkout / "bench").mkdir()
+    p = run_cli("run", "--build", fake_build, "ok", cwd=checkout / "bench", env=cli_env(XDG_DATA_HOME=str(data)))
+    assert p.returncode == 0 and (checkout / "results" / "memkit.db").exists()
+    p = run_cli("report", cwd=checkout, env=cli_env(XDG_DATA_HOME=str(data)))
+    assert p.returncode == 0 and (checkout / "results" / "report" / "index.html").exists(), p.stderr
+
+
+def test_compare_refuses_a_run_with_itself(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    assert one_line_error(run_cli("compare", "--db", db, 1, 1), 2) == \
+        "memkit: error: compare takes two different runs (run 1 twice compares nothing)"
+    assert one_line_error(run_cli("compare", "--db", db, "--machine", "a", "--machine", "a"), 2) == \
+        "memkit: error: --machine takes two different hosts (a twice)"
+
+
+@pytest.mark.parametrize("host", ["a\nb", "tab\there", "\x1b[2Jwiped", " padded", ""])
+def test_a_host_name_that_would_break_a_line_is_refused(fake_build, tmp_path, host):
+    db = tmp_path / "m.db"
+    for args, env in ((["--host", host], cli_env()), ([], cli_env(MEMKIT_HOST=host))):
+        if not host and not args:
+            continue   # an empty MEMKIT_HOST is unset: the machine's name
+        p = run_cli("run", "--build", fake_build, "--db", db, "ok", *args, env=env)
+        line = one_line_error(p, 2)
+        assert line.startswith("memkit: error: bad host name '") and "\n" not in line and "\x1b" not in line
+        assert not db.exists()
+
+
+def test_a_stored_host_name_is_shown_on_one_line(fake_build, tmp_path):
+    # A database written before host names were checked.
+    from memkit.lab import Result
+    from conftest import FINGERPRINT
+    db = tmp_path / "m.db"
+    with Database(db, create=True) as d:
+        d.store_run(started_at="t0", finished_at="t1", quick=True, fingerprint=FINGERPRINT, hostname="a\nb",
+                    results=[Result("ok", "s", "d", "ok", 1.0, [], FINGERPRINT, [], [], "", "")])
+    p = run_cli("runs", "--db", db)
+    assert p.returncode == 0 and "a\\x0ab" in p.stdout
+    assert len(p.stdout.splitlines()) == 2   # the header and the run
+
+
+def test_report_and_export_take_the_run_alike(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    for _ in range(2):
+        assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    for form in (["1"], ["--run", "1"]):
+        p = run_cli("export", "--db", db, "--format", "json", *form)
+        assert p.returncode == 0 and '"id": 1' in p.stdout, (form, p.stderr)
+        p = run_cli("report", "--db", db, "--out", tmp_path / "r", *form)
+        assert p.returncode == 0, (form, p.stderr)
+        assert "memkit lab report, run 1" in (tmp_path / "r" / "index.html").read_text()
+    assert one_line_error(run_cli("export", "--db", db, "1", "--run", "2"), 2) == \
+        "memkit: error: two runs given (1 and --run 2): give one"
 
 
 def test_crash_is_one_line_and_the_rest_is_kept(fake_build, tmp_path):

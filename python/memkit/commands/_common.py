@@ -6,13 +6,14 @@ import os
 import socket
 
 from memkit import db
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
+from memkit.terminal import printable
 
 
 def add_db_option(parser):
     parser.add_argument("--db", metavar="PATH|URL",
                         help=f"results database: an SQLite file or postgresql://USER@HOST:PORT/DB "
-                             f"(default: $MEMKIT_DB, else {db.DEFAULT_PATH})")
+                             f"(default: $MEMKIT_DB, else {db.DEFAULT_PLACES})")
 
 
 def add_build_option(parser):
@@ -32,8 +33,37 @@ def add_host_option(parser):
                              "machine's host name): several containers on one box, or tests")
 
 
+HOST_NAME_MAX = 255
+
+
 def host_name(args) -> str:
-    return getattr(args, "host", None) or os.environ.get("MEMKIT_HOST") or socket.gethostname()
+    """--host, else $MEMKIT_HOST, else the machine's name; one that would
+    break a line of `memkit runs` or `fleet` (control characters, blanks at
+    its ends) is refused."""
+    given, where = getattr(args, "host", None), "--host"
+    if given is None and os.environ.get("MEMKIT_HOST"):   # set but empty: unset
+        given, where = os.environ["MEMKIT_HOST"], "MEMKIT_HOST"
+    if given is None:
+        given, where = socket.gethostname(), "the machine's name"
+    name = given
+    if printable(name) != name or name != name.strip() or not name or len(name) > HOST_NAME_MAX:
+        raise UsageError(f"bad host name '{printable(name)}' ({where}): 1 to {HOST_NAME_MAX} characters, "
+                         f"no control characters, no blanks at the ends")
+    return name
+
+
+def add_run_argument(parser, what: str):
+    """The run a command takes: RUN, or --run RUN (the same for every command
+    taking one run: report, export)."""
+    parser.add_argument("run", nargs="?", type=int, metavar="RUN", help=f"the run {what} (default: the last)")
+    parser.add_argument("--run", type=int, dest="run_option", metavar="RUN", help="the same as RUN")
+
+
+def wanted_run(args):
+    """The run asked for (RUN or --run), None for the last one."""
+    if args.run is not None and args.run_option is not None and args.run != args.run_option:
+        raise UsageError(f"two runs given ({args.run} and --run {args.run_option}): give one")
+    return args.run if args.run is not None else args.run_option
 
 
 def chosen_run(db, wanted) -> int:

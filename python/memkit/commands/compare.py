@@ -8,7 +8,8 @@ import math
 from memkit import compare as cmp
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
+from memkit.terminal import printable
 from memkit.fingerprint import changed_keys, differences
 from memkit.fleet import latest_runs
 
@@ -35,6 +36,8 @@ def pick_runs(runs: list[dict], wanted: list[int]) -> tuple[dict, dict]:
         if len(runs) < 2:
             raise MemkitError(f"need two runs to compare; the database has {len(runs)}")
         return runs[-2], runs[-1]
+    if wanted[0] == wanted[1]:
+        raise UsageError(f"compare takes two different runs (run {wanted[0]} twice compares nothing)")
     by_id = {r["id"]: r for r in runs}
     for w in wanted:
         if w not in by_id:
@@ -80,6 +83,8 @@ def main(args) -> int:
         if args.machine:
             if len(args.machine) != 2 or args.runs:
                 raise MemkitError("--machine takes two hosts (--machine A --machine B) and no run ids")
+            if args.machine[0] == args.machine[1]:
+                raise UsageError(f"--machine takes two different hosts ({printable(args.machine[0])} twice)")
             a, b = latest_runs(db, args.machine)
         else:
             a, b = pick_runs(db.runs(), args.runs)
@@ -104,8 +109,8 @@ def main(args) -> int:
         }, indent=1))
         return 1 if args.fail_on_regression and worse else 0
 
-    print(f"run {a['id']} of {a['hostname'] or '?'} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
-          f"run {b['id']} of {b['hostname'] or '?'} ({b['started_at']}{', quick' if b['quick'] else ''})")
+    print(f"run {a['id']} of {printable(a['hostname'] or '?')} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
+          f"run {b['id']} of {printable(b['hostname'] or '?')} ({b['started_at']}{', quick' if b['quick'] else ''})")
     for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
     if a["quick"] != b["quick"]:

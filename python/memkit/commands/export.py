@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 
-from memkit.commands._common import add_db_option, chosen_run, db_path
+from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, wanted_run
 from memkit.db import Database
 
 NAME = "export"
@@ -19,7 +19,7 @@ CSV_COLUMNS = ("run", "experiment", "series", "params", "axis_name", "axis_unit"
 
 
 def add_arguments(p):
-    p.add_argument("run", nargs="?", type=int, metavar="RUN", help="the run (default: the last)")
+    add_run_argument(p, "to export")
     p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
     add_db_option(p)
 
@@ -39,7 +39,7 @@ def _cell(m: dict, col: str, run_id: int):
 
 def main(args) -> int:
     with Database(db_path(args)) as db:
-        run_id = chosen_run(db, args.run)
+        run_id = chosen_run(db, wanted_run(args))
         run = db.run(run_id)
         ms = db.measurements(run_id)
         verdicts = db.verdict_records(run_id)

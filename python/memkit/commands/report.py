@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit.commands._common import add_db_option, chosen_run, db_path
+from memkit import db as database
+from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, wanted_run
 from memkit.db import Database
 from memkit.errors import MemkitError
 
@@ -14,26 +15,30 @@ HELP = "write an HTML report with plots for a run (default: the last), or over e
 
 def add_arguments(p):
     add_db_option(p)
-    p.add_argument("--out", metavar="DIR", default="results/report",
-                   help="where index.html and the PNGs go (default: results/report)")
-    p.add_argument("--run", type=int, metavar="ID", help="the run to report (default: the last)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where index.html and the PNGs go; memkit replaces only files it wrote there "
+                        "(default: results/report of the memkit checkout it runs in, else "
+                        "$XDG_DATA_HOME/memkit/report)")
+    add_run_argument(p, "to report")
     p.add_argument("--fleet", action="store_true",
                    help="one page over every host: latest runs, what changed, what moved (see `memkit fleet`)")
 
 
 def main(args) -> int:
     from memkit.report import write_report   # matplotlib: only when needed
+    wanted = wanted_run(args)
+    out = Path(args.out) if args.out else database.results_dir() / "report"
     with Database(db_path(args)) as db:
-        if args.fleet and args.run is not None:
-            raise MemkitError("--fleet reports every host's latest run: it takes no --run")
-        run_id = chosen_run(db, args.run)   # also: no runs at all is an error
+        if args.fleet and wanted is not None:
+            raise MemkitError("--fleet reports every host's latest run: it takes no run")
+        run_id = chosen_run(db, wanted)   # also: no runs at all is an error
         try:
             if args.fleet:
                 from memkit.fleet_report import write_fleet_report
-                path = write_fleet_report(db, Path(args.out))
+                path = write_fleet_report(db, out)
             else:
-                path = write_report(db, run_id, Path(args.out))
+                path = write_report(db, run_id, out)
         except OSError as e:
-            raise MemkitError(f"cannot write the report to {args.out}: {e.strerror or e}")
+            raise MemkitError(f"cannot write the report to {out}: {e.strerror or e}")
     print(f"report: {path}")
     return 0

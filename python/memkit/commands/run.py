@@ -11,7 +11,7 @@ from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
 from memkit.errors import MemkitError
-from memkit.terminal import ProgressLine
+from memkit.terminal import ProgressLine, printable
 
 NAME = "run"
 HELP = "run experiments (all by default) and store the results"
@@ -122,7 +122,7 @@ def main(args) -> int:
 
             def on_stderr(line):
                 progress.clear()
-                print(f"   {e.name}: {line}", file=sys.stderr, flush=True)
+                print(f"   {e.name}: {printable(line)}", file=sys.stderr, flush=True)
 
             r = lab.run_experiment(e, args.quick, extra, on_stderr=on_stderr,
                                    on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))

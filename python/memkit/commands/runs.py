@@ -6,6 +6,7 @@ import json
 
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
+from memkit.terminal import printable
 
 NAME = "runs"
 HELP = "list the stored runs: id, when, host, grid, experiments, machine, busy or not"
@@ -38,11 +39,12 @@ def main(args) -> int:
     if not rows:
         print("no runs yet: `memkit run` makes one")
         return 0
-    width = max(len("host"), *(len(row["hostname"] or "?") for row in rows))
+    hosts = {row["id"]: printable(row["hostname"] or "?") for row in rows}   # a stored one may predate the check
+    width = max(len("host"), *map(len, hosts.values()))
     print(f"{'run':>4}  {'started (UTC)':<25} {'host':<{width}} {'grid':<7} {'commit':<9} experiments")
     for row in rows:
         names = ", ".join(n + (" (failed)" if n in row["failed"] else "") for n in row["experiments"])
-        print(f"{row['id']:>4}  {row['started_at']:<25} {row['hostname'] or '?':<{width}} "
+        print(f"{row['id']:>4}  {row['started_at']:<25} {hosts[row['id']]:<{width}} "
               f"{'quick' if row['quick'] else 'default':<7} "
               f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
         if row["busy"]:
