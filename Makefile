@@ -63,12 +63,12 @@ test-deps:
 test-python: venv lib test-deps
 	@MEMKIT_BUILD=$(BUILD) MEMKIT_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q tests/python
 
-# The default suite (results/memkit.db), its summary, then the report even
-# when an experiment failed (the run keeps the others); Ctrl-C stops here.
+# The default suite (results/memkit.db), its summary (which names `memkit
+# compare` once there is an earlier run), then the report even when an
+# experiment failed (the run keeps the others); Ctrl-C stops here.
 bench: lib venv
 	@MEMKIT_BUILD=$(BUILD) $(VENV)/bin/memkit run; rc=$$?; [ $$rc -eq 130 ] && exit 130; \
-	  $(VENV)/bin/memkit report && \
-	  echo "compare with the previous run: $(VENV)/bin/memkit compare"; exit $$rc
+	  $(VENV)/bin/memkit report; exit $$rc
 
 # The library, the preload, the experiments and their data, the man page and
 # the bash/zsh completions (generated from the command line's parser).

@@ -1,6 +1,9 @@
-"""Is the machine busy?  The load average (/proc/loadavg) and the CPU time
-the hypervisor stole (/proc/stat's steal column), so a run made beside
-other work says so and `compare` can tell."""
+"""Is the machine busy?  The CPU time other processes use (and the
+hypervisor steals: /proc/stat), measured over a stretch of time, so a run
+made beside other work says so and `compare` can tell.  The load average
+(/proc/loadavg) is kept, but judges only where nothing was measured: it is
+an average over the last minute, and after a build (`make bench` compiles,
+then runs) it stays above 1 for a minute while the CPUs sit idle."""
 
 from __future__ import annotations
 
@@ -83,7 +86,8 @@ class Load:
     @property
     def reasons(self) -> list[str]:
         out = []
-        if self.load_avg is not None and self.load_avg > LOAD_PER_CPU * self.cpus:
+        if (self.others_pct is None and self.load_avg is not None
+                and self.load_avg > LOAD_PER_CPU * self.cpus):
             out.append(f"load average {self.load_avg:.2f} on {self.cpus} CPUs")
         if self.steal_pct is not None and self.steal_pct > STEAL_PCT:
             out.append(f"{self.steal_pct:.1f}% of CPU time stolen by the hypervisor")
@@ -102,15 +106,30 @@ class Load:
     def describe(self) -> str:
         la = "unknown" if self.load_avg is None else f"{self.load_avg:.2f}"
         st = "unknown" if self.steal_pct is None else f"{self.steal_pct:.1f}%"
+        others = "" if self.others_pct is None else f", other processes {self.others_pct:.0f}% of the CPUs"
         state = f"BUSY: {self.busy}" if self.busy else "quiet"
-        return f"load average {la} ({self.cpus} CPUs), steal {st}: {state}"
+        return f"load average {la} ({self.cpus} CPUs){others}, steal {st}: {state}"
 
 
 def sample(seconds: float = 0.5) -> Load:
-    """The load now, with the steal measured over `seconds`."""
-    before = read_cpu_times()
+    """The load now: what other processes use and the steal, measured over
+    `seconds` (while this process sleeps)."""
+    before, own = read_cpu_times(), _own_cpu_seconds()
     time.sleep(seconds)
-    return Load(read_loadavg(), steal_pct(before, read_cpu_times()), usable_cpus())
+    after = read_cpu_times()
+    return Load(read_loadavg(), steal_pct(before, after), usable_cpus(),
+                others_pct(before, after, _own_cpu_seconds() - own))
+
+
+def settle(most_seconds: float = 3.0, window: float = 0.5) -> Load:
+    """The load at the start of a run: sampled until the machine is quiet,
+    for at most most_seconds (the last processes of a build that just ended
+    finish), then as it is."""
+    deadline = time.monotonic() + most_seconds
+    now = sample(window)
+    while now.busy and time.monotonic() + window <= deadline:
+        now = sample(window)
+    return now
 
 
 class Watch:

@@ -75,15 +75,17 @@ def _summary_lines(results) -> list[str]:
     return out
 
 
-def _print_summary(results, run_id, where, host, busy):
+def _print_summary(results, run_id, where, host, busy, previous):
     print()
     print(f"== summary: run {run_id} of {host} (stored in {where}) ==")
     for line in _summary_lines(results):
         print(line)
     if busy:
         print(f"note: the machine was busy during this run ({busy}): expect more noise")
-    print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report, "
-          f"`memkit compare` compares with the previous run")
+    # compare only where there is something to compare with: its default
+    # is the database's last two runs
+    print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report" +
+          (f", `memkit compare` compares it with run {previous}, the one before" if previous else ""))
 
 
 def main(args) -> int:
@@ -107,7 +109,7 @@ def main(args) -> int:
             fingerprint = lab.fingerprint(exps)
         except MemkitError:
             fingerprint = None
-        now = load.sample(0.3)
+        now = load.settle()
         if now.busy:
             print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
                   f"the run records it", file=sys.stderr, flush=True)
@@ -140,7 +142,8 @@ def main(args) -> int:
                               fingerprint=fingerprint, results=results, hostname=host,
                               command=shlex.join(map(safe_url, sys.argv)),
                               load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
-    _print_summary(results, run_id, db.path, host, busy)
+        previous = next((r["id"] for r in reversed(db.runs()) if r["id"] != run_id), None)
+    _print_summary(results, run_id, db.path, host, busy, previous)
     failed = [r for r in results if r.status != "ok"]
     if failed:
         raise MemkitError(f"{len(failed)} experiment(s) did not finish: " +
