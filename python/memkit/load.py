@@ -121,7 +121,7 @@ def sample(seconds: float = 0.5) -> Load:
                 others_pct(before, after, _own_cpu_seconds() - own))
 
 
-def settle(most_seconds: float = 3.0, window: float = 0.5) -> Load:
+def settle(most_seconds: float = 1.5, window: float = 0.3) -> Load:
     """The load at the start of a run: sampled until the machine is quiet,
     for at most most_seconds (the last processes of a build that just ended
     finish), then as it is."""
