@@ -340,6 +340,6 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "copy-sweep", "going-faster-than-memcpy",
         "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
-        args, sizeof args / sizeof args[0], 0, 0, .check = check};
+        args, sizeof args / sizeof args[0], 0, 0, .check = check, .pinned = 1};
     return lab_main(argc, argv, &info, run);
 }

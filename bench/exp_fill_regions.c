@@ -365,6 +365,7 @@ int main(int argc, char **argv)
         .args = args,
         .nargs = sizeof args / sizeof args[0],
         .check = check,
+        .pinned = 1,
     };
     return lab_main(argc, argv, &info, run);
 }

@@ -386,6 +386,6 @@ int main(int argc, char **argv)
         "the MSRC random-size matrix: 50,000 random sizes per row, every memset method "
         "interleaved, % improvement over glibc per row, new vs old NT memset beside the seed",
         /* 2 processes: its 24 rows with L1 cleared cost ~40 s per process */
-        args, sizeof args / sizeof args[0], 2, 2, .check = check};
+        args, sizeof args / sizeof args[0], 2, 2, .check = check, .pinned = 1};
     return lab_main(argc, argv, &info, run);
 }

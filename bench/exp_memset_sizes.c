@@ -119,6 +119,6 @@ int main(int argc, char **argv)
         "memset-sizes", "msrc-faster-amd64-memset",
         "every memset method at fixed sizes 0..1 MiB with a trained predictor: ns/call, "
         "GB/s, speed-up over glibc, in several processes",
-        args, sizeof args / sizeof args[0], 3, 2};
+        args, sizeof args / sizeof args[0], 3, 2, .pinned = 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -373,6 +373,6 @@ int main(int argc, char **argv)
         "size-distributions", "beyond the seeds (production size distributions)",
         "memset, memcpy and memmove on production size distributions (or any given): ns/call, "
         "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes",
-        args, sizeof args / sizeof args[0], 3, 2, .check = check};
+        args, sizeof args / sizeof args[0], 3, 2, .check = check, .pinned = 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -10,6 +10,17 @@ void lab_print_args(const lab_info *info, FILE *f);
 /* The note on how far apart the processes' values were (record.c). */
 void lab_spread_note(lab_ctx *ctx);
 
+/* ---- the machine (machine.c) ---- */
+/* The CPU a single-threaded timing process is pinned to (the last it may
+ * use); -1 if unknown. */
+int lab_timing_cpu(void);
+/* Pins this process (and the threads it starts later) to lab_timing_cpu();
+ * 0, or -1 with why in why. */
+int lab_pin_to_timing_cpu(char *why, size_t len);
+/* The fingerprint's members on what makes timings noisy (boost, smt,
+ * hypervisor, timing_cpu), each with its leading comma. */
+void lab_write_noise_sources(FILE *f);
+
 /* ---- several processes (processes.c) ---- */
 /* Runs the helper processes (this executable again, argv without --jsonl),
  * each writing its raw samples; loads them into ctx->pool.  0 or -1. */

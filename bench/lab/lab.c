@@ -108,6 +108,7 @@ void lab_write_fingerprint(FILE *f)
     fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));
+    lab_write_noise_sources(f);
 }
 
 static void verdict(lab_ctx *ctx, const char *kind, const char *fmt, va_list ap)
@@ -374,6 +375,12 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         return 2;
     if (check_only)
         return 0;
+    if (info->pinned) {   /* before the helpers: they inherit it, and pin themselves anyway */
+        char why[160];
+        if (lab_pin_to_timing_cpu(why, sizeof why) && !helper)
+            fprintf(stderr, "warning: %s: not pinned to one CPU (%s): a process may move between "
+                            "CPUs while it times\n", info->name, why);
+    }
     /* opened once the arguments hold: a refused run leaves no file */
     if (jsonl_path) {
         ctx.jsonl = strcmp(jsonl_path, "-") ? fopen(jsonl_path, "w") : stdout;

@@ -85,6 +85,12 @@ typedef struct {
     /* The arguments' check together (see above); prints one "error: ..."
      * line and returns non-zero when they do not hold.  NULL: none. */
     int (*check)(lab_ctx *ctx);
+    /* 1: it times on one thread, so each of its processes runs pinned to
+     * one CPU (the fingerprint's timing_cpu), as pyperf and Google
+     * Benchmark advise: no migration between CPUs in the middle of a
+     * round.  0 for experiments that start threads or processes of their
+     * own (they would inherit the one CPU). */
+    int pinned;
 } lab_info;
 
 struct lab_ctx {

@@ -9,7 +9,8 @@ import json
 # microcode update switched off the zero-store optimisation overnight).
 LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model", "strategy")
 # Fields worth mentioning when they differ, but expected to (a new commit).
-QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_online", "variants", "isa", "cache")
+QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_online", "variants", "isa", "cache",
+                "boost", "smt", "hypervisor", "timing_cpu")
 
 ISA_NAMES = [("sse2", "SSE2"), ("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"),
              ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM")]
@@ -67,6 +68,11 @@ def describe_lines(fp: dict) -> list[tuple[str, str]]:
         ("CPUs online", str(fp.get("cpus_online", "?"))),
         ("THP", str(fp.get("thp", "unknown"))),
         ("governor", str(fp.get("governor", "unknown"))),
+        ("turbo/boost", str(fp.get("boost", "unknown"))),
+        ("SMT", str(fp.get("smt", "unknown"))),
+        ("hypervisor", str(fp.get("hypervisor", "unknown"))),
+        ("timing CPU", f"CPU {fp['timing_cpu']} (single-threaded experiments pin each process to it)"
+                       if isinstance(fp.get("timing_cpu"), int) and fp["timing_cpu"] >= 0 else "unknown"),
         ("memkit", f"{fp.get('memkit_version', '?')} (commit {fp.get('memkit_commit', '?')})"),
         ("variants", ", ".join(f"{op} {v}" for op, v in variants.items()) or "?"),
         ("strategy", f"{fp['strategy']} ({fp.get('strategy_matched', '?')})" if fp.get("strategy")
