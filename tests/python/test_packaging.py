@@ -80,3 +80,15 @@ def test_completion_and_man_page_follow_the_parser(installed):
         assert mod.NAME in bash and mod.NAME in zsh and mod.NAME in man, mod.NAME
     assert zsh.startswith("#compdef memkit")
     assert man.startswith(".TH MEMKIT")
+
+
+def test_installed_memkit_stores_in_the_users_data_directory(installed):
+    # Run from / (issue #25: it made /results/memkit.db): the user's data
+    # directory, and the report beside it.
+    venv, env, root = installed
+    data = root / "data"
+    env = dict(env, XDG_DATA_HOME=str(data))
+    memkit = venv / "bin" / "memkit"
+    out = sh(memkit, "run", "--quick", "memset-sizes", "--", "max=64", "reps=2", "processes=1", env=env)
+    assert f"stored in {data / 'memkit' / 'memkit.db'}" in out
+    assert "report: " + str(data / "memkit" / "report" / "index.html") in sh(memkit, "report", env=env)
