@@ -34,9 +34,12 @@ mkdir -p "$build/crashes"
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "$build/corpus/$t"
+  # tests/fuzz/<target>.seeds: a folder of real inputs to start from (read, never written)
+  seeds=()
+  [[ -f tests/fuzz/$t.seeds ]] && read -r seed_dir <"tests/fuzz/$t.seeds" && seeds=("$seed_dir")
   echo "fuzz: $t for ${seconds}s"
   if ! "$build/tests/$t" -max_total_time="$seconds" -print_final_stats=0 \
-      -artifact_prefix="$build/crashes/$t-" "$build/corpus/$t" >"$build/$t.log" 2>&1; then
+      -artifact_prefix="$build/crashes/$t-" "$build/corpus/$t" "${seeds[@]}" >"$build/$t.log" 2>&1; then
     tail -n 40 "$build/$t.log" >&2
     echo "fuzz: $t FAILED (log: $build/$t.log, input in $build/crashes/)" >&2
     status=1
