@@ -17,7 +17,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def rec(exp, series, params, value, *, metric="ns_per_call", unit="ns", better="lower", axis="size",
         baseline=None, speedup=None, rng=None, n=5):
-    rng = rng or random.Random(hash((exp, series, str(params), metric)))
+    rng = rng or random.Random(repr((exp, series, params, metric)))   # not hash(): it differs per process
     samples = [value * (1 + rng.uniform(-0.02, 0.02)) for _ in range(n)]
     m = {"type": "measurement", "experiment": exp, "series": series, "params": params,
          "axis": {"name": axis, "unit": "B" if axis in ("size", "bytes") else ""} if axis else None,
