@@ -2,7 +2,8 @@
  *
  * A file that instantiates a template defines MK_VEC_BYTES (16, 32 or 64) and
  * is compiled with the matching -m flags (CMake sets them from the file-name
- * suffix: *_sse2.c, *_avx2.c, *_avx512.c, per the table in isa.def).  Everything here is static inline,
+ * suffix: *_sse2.c, *_avx2.c, *_evex.c, *_avx512.c, per the table in isa.def;
+ * an *_evex.c file also defines MK_EVEX).  Everything here is static inline,
  * so each instantiation gets code for its own ISA only. */
 #ifndef MEMKIT_SIMD_H
 #define MEMKIT_SIMD_H
@@ -19,8 +20,15 @@
 #define MK_CAT_(a, b) a##_##b
 #define MK_CAT(a, b) MK_CAT_(a, b)
 
+/* How far each family's small path uses masked accesses, without a branch
+ * on n (0: the ISA has no masks):
+ *   MK_SET_MASKED_BYTES   memset: 2V by two masked stores (avx512); 4V by
+ *                         four overlapping ones (evex, see below)
+ *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512); V (evex) */
 #if MK_VEC_BYTES == 16
 #define MK_ISA sse2
+#define MK_SET_MASKED_BYTES 0
+#define MK_COPY_MASKED_BYTES 0
 typedef __m128i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm_set1_epi8((char)b); }
 MK_INLINE vec_t vec_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
@@ -29,7 +37,24 @@ MK_INLINE void vec_store(void *p, vec_t v) { _mm_storeu_si128((__m128i *)p, v); 
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm_store_si128((__m128i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm_stream_si128((__m128i *)p, v); }
 #elif MK_VEC_BYTES == 32
+#ifdef MK_EVEX
+/* AVX-512's masks on 32-byte vectors (glibc's "evex"), for a CPU whose
+ * 64-byte accesses are two 32-byte halves (Zen 4).  When the data is not in
+ * the cache, every access there costs a miss for each line its whole
+ * vector spans, masked-off bytes and fully masked accesses included, and a
+ * 64-byte load costs two: avx512's two masked 64-byte vectors ran small
+ * copies at 0.4-0.6x glibc at random lines of a 64 MiB arena.  So copies
+ * mask one 32-byte vector, and memset's four masked stores repeat the same
+ * store below 32 bytes instead of reaching past [d, d+n)
+ * (docs/strategy.md, small sizes when the data is cold). */
+#define MK_ISA evex
+#define MK_SET_MASKED_BYTES (4 * MK_VEC_BYTES)
+#define MK_COPY_MASKED_BYTES MK_VEC_BYTES
+#else
 #define MK_ISA avx2
+#define MK_SET_MASKED_BYTES 0
+#define MK_COPY_MASKED_BYTES 0
+#endif
 typedef __m256i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm256_set1_epi8((char)b); }
 MK_INLINE vec_t vec_load(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
@@ -37,9 +62,16 @@ MK_INLINE vec_t vec_load_a(const void *p) { return _mm256_load_si256((const __m2
 MK_INLINE void vec_store(void *p, vec_t v) { _mm256_storeu_si256((__m256i *)p, v); }
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm256_store_si256((__m256i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm256_stream_si256((__m256i *)p, v); }
+#ifdef MK_EVEX
+/* Bytes [0, n) of a vector; n >= 32 (up to 255): all of it. */
+MK_INLINE __mmask32 vec_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
+MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm256_mask_storeu_epi8(p, vec_mask(n), v); }
+MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(vec_mask(n), p); }
+#endif
 #elif MK_VEC_BYTES == 64
 #define MK_ISA avx512
-#define MK_HAVE_MASKED_STORES 1
+#define MK_SET_MASKED_BYTES (2 * MK_VEC_BYTES)
+#define MK_COPY_MASKED_BYTES (2 * MK_VEC_BYTES)
 typedef __m512i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm512_set1_epi8((char)b); }
 MK_INLINE vec_t vec_load(const void *p) { return _mm512_loadu_si512(p); }

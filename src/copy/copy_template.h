@@ -1,8 +1,9 @@
 /* memmove (and so memcpy, which is overlap-safe here), written once and
  * instantiated per vector width (see simd.h): memcpy_sse2.c, memcpy_avx2.c,
- * memcpy_avx512.c.  Built from named pieces, each written once:
- *   copy_masked_2v     n <= 2V: two masked loads, then two masked stores,
- *                      no branch on n (AVX-512, where no access crosses a page)
+ * memcpy_evex.c, memcpy_avx512.c.  Built from named pieces, each written once:
+ *   copy_masked        n <= 2V (avx512) or V (evex): masked loads, then
+ *                      masked stores, no branch on n (where no access
+ *                      crosses a page)
  *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
  *                      2/4/8, 16-byte, V-byte), loaded before they are stored
  *   copy_4_to_15,      without masks: the memset seed's branch-free
@@ -99,16 +100,21 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
     v16_store(d + n - 16, e);
 }
 
-#ifdef MK_HAVE_MASKED_STORES
-/* n <= 2V, [s, s+2V) and [d, d+2V) each inside one page (a masked access
- * crossing a page is slow: docs/strategy.md): both vectors loaded before
- * either is stored, masks from bzhi and a cmov. */
-MK_INLINE void copy_masked_2v(char *d, const char *s, size_t n)
+#if MK_COPY_MASKED_BYTES
+/* n <= MK_COPY_MASKED_BYTES (2V or V, see simd.h), where neither
+ * [s, s+span) nor [d, d+span) crosses a page (a masked access crossing a
+ * page is slow: docs/strategy.md): loaded before stored, masks from bzhi
+ * and a cmov, no branch on n. */
+MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 {
+#if MK_COPY_MASKED_BYTES == 2 * V
     size_t n2 = n > V ? n - V : 0;
     vec_t a = vec_load_n(s, n), b = vec_load_n(s + V, n2);
     vec_store_n(d, a, n);
     vec_store_n(d + V, b, n2);
+#else
+    vec_store_n(d, vec_load_n(s, n), n);
+#endif
 }
 #endif
 
@@ -321,20 +327,20 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
 {
     char *d = dst;
     const char *s = src;
-#ifdef MK_HAVE_MASKED_STORES
-    if (n <= 2 * V) {
-        if (MK_LIKELY(mk_in_page(d, 2 * V) & mk_in_page(s, 2 * V))) {
-            copy_masked_2v(d, s, n);
-            return dst;
-        }
-        if (n <= 64)
+#if MK_COPY_MASKED_BYTES
+    if (n <= MK_COPY_MASKED_BYTES) {
+        if (MK_LIKELY(mk_in_page(d, MK_COPY_MASKED_BYTES) & mk_in_page(s, MK_COPY_MASKED_BYTES)))
+            copy_masked(d, s, n);
+        else if (n <= 64)
             copy_upto64(d, s, n);
-        else
+        else if (n <= 2 * V)
             copy_head_tail_v(d, s, n);
+        else
+            copy_4v(d, s, n);
         return dst;
     }
-#else
-    if (n <= 64) {
+#endif
+    if (MK_COPY_MASKED_BYTES < 64 && n <= 64) {
         if (n >= 16)
             copy_16_to_64(d, s, n);
         else if (n >= 4)
@@ -349,7 +355,6 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         copy_head_tail_v(d, s, n);
         return dst;
     }
-#endif
     if (n <= 4 * V) {
         copy_4v(d, s, n);
         return dst;
