@@ -340,7 +340,7 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         return dst;
     }
 #endif
-    if (MK_COPY_MASKED_BYTES < 64 && n <= 64) {
+    if (!MK_COPY_MASKED_BYTES && n <= 64) {
         if (n >= 16)
             copy_16_to_64(d, s, n);
         else if (n >= 4)

@@ -243,7 +243,7 @@ MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, 
         return dst;
     }
 #endif
-    if (MK_SET_MASKED_BYTES < 64 && n <= 64) {
+    if (!MK_SET_MASKED_BYTES && n <= 64) {
         set_small(d, n, c);
         return dst;
     }
