@@ -330,7 +330,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     long processes = -1;
-    const char *peer_list = NULL;
+    const char *peer_list = NULL, *jsonl_path = NULL;
     int check_only = 0;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
@@ -357,12 +357,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
                 fprintf(stderr, "error: --jsonl needs a path\n");
                 return 2;
             }
-            const char *path = argv[++i];
-            ctx.jsonl = strcmp(path, "-") ? fopen(path, "w") : stdout;
-            if (!ctx.jsonl) {
-                fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-                return 2;
-            }
+            jsonl_path = argv[++i];
         } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
             char *end;
             processes = strtol(a + 10, &end, 10);
@@ -394,6 +389,14 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     }
     if (check_only)
         return 0;
+    /* opened once the arguments hold: a refused run leaves no file */
+    if (jsonl_path) {
+        ctx.jsonl = strcmp(jsonl_path, "-") ? fopen(jsonl_path, "w") : stdout;
+        if (!ctx.jsonl) {
+            fprintf(stderr, "error: cannot write %s: %s\n", jsonl_path, strerror(errno));
+            return 2;
+        }
+    }
     if (info->processes > 1 && processes < 0)
         processes = ctx.quick && info->quick_processes ? info->quick_processes : info->processes;
     ctx.rng = 0x6c61622d6d656d6bull;
