@@ -1,7 +1,7 @@
 # Peers: another library's memcpy/memset racing as methods (peer=LIB.so).
 # Builds its own tiny library here (byte loops, which the compiler must not
-# turn back into memcpy/memset calls), runs size-distributions with it, and
-# checks the records and verdicts; then that a file that is no library, a
+# turn back into memcpy/memset calls), runs size-distributions and
+# copy-sweep with it, and checks the records and verdicts; then that a file that is no library, a
 # library exporting none of the functions and a missing file are each one
 # line on stderr, exit status 2, and nothing written.
 #   cmake -DBENCH=<build>/bench -DCC=<compiler> -DOUT=<dir> -P check_peers.cmake
@@ -84,6 +84,31 @@ if(NOT peer_series STREQUAL want)
 endif()
 if(NOT noted)
   message(FATAL_ERROR "no verdict saying what the peer is and races")
+endif()
+
+# ---- copy-sweep: the toy's memcpy in both tables, aligned and misaligned ----
+execute_process(COMMAND ${BENCH}/memkit-exp-copy-sweep --quick min=256 max=2K offsets=few
+                        only=libc,memkit peer=${OUT}/libtoy.so --jsonl ${OUT}/copy.jsonl
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "copy-sweep with a peer failed (${rc}): ${err}")
+endif()
+file(STRINGS ${OUT}/copy.jsonl lines)
+set(copy_series "")
+foreach(line IN LISTS lines)
+  string(JSON type GET "${line}" type)
+  if(type STREQUAL "measurement")
+    string(JSON series GET "${line}" series)
+    string(JSON value GET "${line}" value)
+    if(series MATCHES "^toy" AND value GREATER 0)
+      list(APPEND copy_series "${series}")
+    endif()
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES copy_series)
+list(SORT copy_series)
+if(NOT copy_series STREQUAL "toy;toy misaligned-dst")
+  message(FATAL_ERROR "copy-sweep's peer series: '${copy_series}'")
 endif()
 
 # ---- what cannot race: one line each, exit status 2, nothing written ----
