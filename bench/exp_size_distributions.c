@@ -358,7 +358,7 @@ static const lab_arg args[] = {
      10000000},
     {"rounds", LAB_INT, "31", "7", "interleaved rounds per distribution, per process", 3, 100000},
     {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
-    LAB_WS_ARGS("hot,l3,dram", "hot,dram"),
+    LAB_WS_ARGS("hot,l1,l2,l3,dram", "hot,dram"),
 };
 
 /* One op at one working set, over the distributions: each method's
