@@ -1,7 +1,7 @@
 # Peers: another library's memcpy/memset racing as methods (peer=LIB.so).
 # Builds its own tiny library here (byte loops, which the compiler must not
-# turn back into memcpy/memset calls), runs size-distributions and
-# copy-sweep with it, and checks the records and verdicts; then that a file that is no library, a
+# turn back into memcpy/memset calls), runs size-distributions, copy-sweep
+# and fill-regions with it, and checks the records and verdicts; then that a file that is no library, a
 # library exporting none of the functions and a missing file are each one
 # line on stderr, exit status 2, and nothing written.
 #   cmake -DBENCH=<build>/bench -DCC=<compiler> -DOUT=<dir> -P check_peers.cmake
@@ -109,6 +109,16 @@ list(REMOVE_DUPLICATES copy_series)
 list(SORT copy_series)
 if(NOT copy_series STREQUAL "toy;toy misaligned-dst")
   message(FATAL_ERROR "copy-sweep's peer series: '${copy_series}'")
+endif()
+
+# ---- fill-regions: the toy's memset, with zeros and with 0x5a ----
+execute_process(COMMAND ${BENCH}/memkit-exp-fill-regions --quick min=1K max=4K budget=0.01
+                        peer=${OUT}/libtoy.so --jsonl ${OUT}/fill.jsonl
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+file(STRINGS ${OUT}/fill.jsonl lines REGEX "\"series\":\"toy\"")
+list(LENGTH lines nfill)
+if(NOT rc EQUAL 0 OR nfill LESS 4)
+  message(FATAL_ERROR "fill-regions with a peer: exit ${rc}, ${nfill} toy records: ${err}")
 endif()
 
 # ---- what cannot race: one line each, exit status 2, nothing written ----
