@@ -46,7 +46,7 @@ static int parse_number(const lab_arg *a, const char *v, double *out)
 static int check_value(const lab_arg *a, const char *v, char *err, size_t len)
 {
     if (a->kind == LAB_TEXT)
-        return 0;
+        return a->check ? a->check(v, err, len) : 0;
     double x = 0;
     if (parse_number(a, v, &x))
         return fail(err, len, "bad value '%s' for %s (expected %s%s)", v, a->key,

@@ -10,6 +10,13 @@ void lab_print_args(const lab_info *info, FILE *f);
 /* The note on how far apart the processes' values were (record.c). */
 void lab_spread_note(lab_ctx *ctx);
 
+/* ---- peers (peers.c) ---- */
+/* "memset, memcpy" for the LAB_PEER_OP bits in ops; into buf, returned. */
+const char *lab_peer_ops_text(unsigned ops, char *buf, size_t len);
+/* A note per peer: its file and what it races (the records name a peer
+ * only by its file's name). */
+void lab_peer_notes(lab_ctx *ctx);
+
 /* ---- several processes (processes.c) ---- */
 /* Runs the helper processes (this executable again, argv without --jsonl),
  * each writing its raw samples; loads them into ctx->pool.  0 or -1. */

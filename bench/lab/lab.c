@@ -235,6 +235,8 @@ const char *lab_fmt_size(size_t n, char *buf, size_t len)
 
 /* ---- main ---- */
 
+#define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"
+
 static void usage(const lab_info *info, FILE *f)
 {
     fprintf(f,
@@ -244,9 +246,12 @@ static void usage(const lab_info *info, FILE *f)
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
             "  --describe      print name, seed, description and arguments as JSON and exit\n"
             "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
+            "  --check-args    check the arguments (and load any peers), exit 0 or 2 with why\n"
             "arguments:\n",
             info->name, info->description, info->seed);
     lab_print_args(info, f);
+    if (info->peer_ops)
+        fprintf(f, "  %-22s %s\n", "peer=LIB.so,...", PEER_HELP);
     if (info->processes > 1)
         fprintf(f, "  %-22s run in N processes, pooled (default %u, --quick %u)\n",
                 "processes=N", info->processes,
@@ -278,6 +283,15 @@ static void describe(const lab_info *info)
         lab_json_string(stdout, a->help);
         if (a->min || a->max)
             printf(",\"min\":%.15g,\"max\":%.15g", a->min, a->max);
+        printf("}");
+    }
+    if (info->peer_ops) {
+        char ops[64];
+        printf("%s{\"key\":\"peer\",\"kind\":\"text\",\"default\":null,\"quick\":null,"
+               "\"help\":", info->nargs ? "," : "");
+        lab_json_string(stdout, PEER_HELP);
+        printf(",\"ops\":");
+        lab_json_string(stdout, lab_peer_ops_text(info->peer_ops, ops, sizeof ops));
         printf("}");
     }
     printf("],\"processes\":%u,\"quick_processes\":%u}\n", info->processes ? info->processes : 1,
@@ -316,6 +330,8 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     long processes = -1;
+    const char *peer_list = NULL, *jsonl_path = NULL;
+    int check_only = 0;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -332,17 +348,16 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             return 0;
         } else if (!strcmp(a, "--quick")) {
             ctx.quick = 1;
+        } else if (!strcmp(a, "--check-args")) {
+            check_only = 1;
+        } else if (info->peer_ops && !strncmp(a, "peer=", 5)) {
+            peer_list = a + 5;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
                 return 2;
             }
-            const char *path = argv[++i];
-            ctx.jsonl = strcmp(path, "-") ? fopen(path, "w") : stdout;
-            if (!ctx.jsonl) {
-                fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-                return 2;
-            }
+            jsonl_path = argv[++i];
         } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
             char *end;
             processes = strtol(a + 10, &end, 10);
@@ -360,6 +375,25 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         char err[1024];
         if (lab_parse_args(info, ctx.quick, nrest - 1, rest + 1, ctx.arg_value, err, sizeof err)) {
             fprintf(stderr, "error: %s\n", err);
+            return 2;
+        }
+    }
+    if (peer_list) {   /* before anything runs, in every process */
+        char err[4352];
+        lab_peer *peers;
+        if (lab_peers_load(peer_list, info->peer_ops, &peers, &ctx.npeers, err, sizeof err)) {
+            fprintf(stderr, "error: %s: %s\n", info->name, err);
+            return 2;
+        }
+        ctx.peers = peers;
+    }
+    if (check_only)
+        return 0;
+    /* opened once the arguments hold: a refused run leaves no file */
+    if (jsonl_path) {
+        ctx.jsonl = strcmp(jsonl_path, "-") ? fopen(jsonl_path, "w") : stdout;
+        if (!ctx.jsonl) {
+            fprintf(stderr, "error: cannot write %s: %s\n", jsonl_path, strerror(errno));
             return 2;
         }
     }
@@ -381,8 +415,10 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         }
     }
     int rc = run(&ctx);
-    if (rc == 0)
+    if (rc == 0) {
+        lab_peer_notes(&ctx);
         lab_spread_note(&ctx);
+    }
     if (rc == 0 && ctx.jsonl) {
         fputs("{\"type\":\"end\",\"experiment\":", ctx.jsonl);
         lab_json_string(ctx.jsonl, info->name);
@@ -394,6 +430,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     if (ctx.raw && fclose(ctx.raw) != 0)
         rc = rc ? rc : 2;
     lab_pool_free(&ctx);
+    free((void *)ctx.peers);
     free(ctx.fingerprint);
     free(rest);
     return rc;

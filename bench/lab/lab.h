@@ -41,7 +41,11 @@
  * carries the samples and paired ratios of all processes pooled, and one
  * value per process ("process_samples"), so verdicts see the spread between
  * processes, not only within one (pyperf's worker processes, same reason).
- * Built-in argument: processes=N. */
+ * Built-in arguments: processes=N; peer=LIB.so,... where info.peer_ops
+ * names the functions the experiment races (the lab core loads the
+ * libraries before anything runs, every process again: see lab_peers_load).
+ * `--check-args` parses the arguments, loads the peers and exits: 0, or
+ * the one line of what is wrong and 2 (`memkit run` asks before running). */
 #ifndef MEMKIT_LAB_H
 #define MEMKIT_LAB_H
 
@@ -59,6 +63,8 @@ typedef struct {
     const char  *quick;      /* default under --quick; NULL: def */
     const char  *help;       /* one line */
     double       min, max;   /* bounds of a number; both 0: none */
+    /* a text's own check (NULL: any text): 0, or -1 with a message in err */
+    int (*check)(const char *value, char *err, size_t errlen);
 } lab_arg;
 
 #define LAB_MAX_ARGS 24
@@ -71,7 +77,18 @@ typedef struct {
     size_t nargs;
     unsigned processes;       /* > 1: run in that many processes (see above) */
     unsigned quick_processes; /* the same under --quick; 0: processes */
+    unsigned peer_ops;        /* LAB_PEER_* it races other libraries in: takes peer= */
 } lab_info;
+
+/* Another library racing as a method (peer=/path/lib.so,...; peers.c):
+ * its own exported memset, memcpy and memmove, those it has. */
+enum { LAB_PEER_MEMSET, LAB_PEER_MEMCPY, LAB_PEER_MEMMOVE, LAB_PEER_NOPS };
+#define LAB_PEER_OP(op) (1u << (op))
+typedef struct {
+    char name[48];            /* the file's: libaocl-libmem.so.1 -> "aocl-libmem" */
+    char path[4096];
+    void (*fn[LAB_PEER_NOPS])(void);   /* NULL: not exported by it */
+} lab_peer;
 
 typedef struct {
     const lab_info *info;
@@ -92,7 +109,9 @@ typedef struct {
      * each record's per-process values */
     size_t spread_n;
     double *spread;
-    char worst_spread[160];
+    char worst_spread[400];
+    const lab_peer *peers;    /* peer=: what was loaded (every process loads them) */
+    size_t npeers;
 } lab_ctx;
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
@@ -164,6 +183,21 @@ void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t ro
  * place a ratio is computed. */
 void lab_speedups(const double *x, const double *base, size_t n, int higher_is_better,
                   double *out);
+
+/* ---- peers (peers.c) ---- */
+/* Loads peer=LIST for an experiment racing `ops` (LAB_PEER_OP bits): each
+ * file with dlopen(RTLD_NOW | RTLD_LOCAL), its functions by dlsym on that
+ * handle and kept only when dladdr places them in that very file (not in
+ * glibc, which the handle reaches too).  0, or -1 with one line in err: a
+ * file missing, not a loadable library, or exporting none of the ops. */
+int lab_peers_load(const char *list, unsigned ops, lab_peer **out, size_t *n, char *err,
+                   size_t errlen);
+/* Appends to methods[n..cap) one method per peer exporting `op`, named
+ * "<peer><suffix>" (" memcpy", or "" where the experiment's method names
+ * carry no op), of the given kind; returns the new count.  A name taken by
+ * an earlier method gets "-2", "-3". */
+size_t lab_peer_methods(lab_ctx *ctx, int op, const char *suffix, int kind, lab_method *methods,
+                        size_t n, size_t cap);
 
 /* ---- output ---- */
 typedef struct {

@@ -131,6 +131,24 @@ def _run_quiet(argv: list[str], what: str, timeout: float = 30) -> str:
     return p.stdout
 
 
+def check_arguments(exp: Experiment, quick: bool, args: list[str]) -> None:
+    """Asks the experiment whether it takes these arguments (`--check-args`:
+    it parses them and loads any peer= libraries, then exits) before
+    anything runs; raises with its one line of what is wrong."""
+    if not args:
+        return
+    argv = [str(exp.path), "--check-args"] + (["--quick"] if quick else []) + list(args)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        raise MemkitError(f"cannot run {exp.path}: {e.strerror or e}")
+    except subprocess.TimeoutExpired:
+        raise MemkitError(f"{exp.name} --check-args did not answer within 60 s")
+    if p.returncode != 0:
+        why = last_line(p.stderr).removeprefix("error: ")
+        raise MemkitError(why if why.startswith(exp.name) else f"{exp.name}: {why}")
+
+
 def describe_exit(rc: int) -> str:
     if rc < 0:
         try:

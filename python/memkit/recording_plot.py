@@ -24,14 +24,28 @@ def _bins(sizes: dict):
 
 
 def speedups(ms) -> dict:
-    """(data dir, distribution) -> memkit's speed-up over glibc (ratio of the
-    medians of ns per call) for size-distributions measurements of a recording."""
+    """(data dir, distribution) -> {working set: memkit's speed-up over glibc}
+    (ratio of the medians of ns per call) for size-distributions measurements
+    of a recording; the working set None in records from before there were
+    several."""
     by = {}
     for m in ms:
         p = m.get("params") or {}
         if "data" in p and m.get("metric") == "ns_per_call" and m.get("value"):
-            by.setdefault((p["data"], p.get("distribution")), {})[m["series"].split()[0]] = m["value"]
-    return {k: v["glibc"] / v["memkit"] for k, v in by.items() if "glibc" in v and "memkit" in v}
+            who = by.setdefault((p["data"], p.get("distribution"), p.get("ws")), {})
+            who[m["series"].split()[0]] = m["value"]
+    out: dict = {}
+    for (data, dist, ws), v in by.items():
+        if "glibc" in v and "memkit" in v:
+            out.setdefault((data, dist), {})[ws] = v["glibc"] / v["memkit"]
+    return out
+
+
+def speedup_text(ups: dict) -> str:
+    """'memkit 1.20x glibc's speed on them', per working set where there are several."""
+    if list(ups) == [None]:
+        return f"memkit {ups[None]:.2f}x glibc's speed on them"
+    return "memkit vs glibc on them: " + ", ".join(f"{u:.2f}x ({ws})" for ws, u in ups.items())
 
 
 def plot(rec_dir: Path, ups: dict, path: Path) -> str:
@@ -55,7 +69,7 @@ def plot(rec_dir: Path, ups: dict, path: Path) -> str:
         ax.set_ylabel("%")
         up = ups.get(fname[:-4])
         title = (f"{op}: {summary['calls'].get(op, 0):,} calls, {summary['bytes'].get(op, 0):,} bytes"
-                 + (f"; memkit {up:.2f}x glibc's speed on them" if up else ""))
+                 + (f"; {speedup_text(up)}" if up else ""))
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("call size, bytes (power-of-two bins)")

@@ -48,6 +48,9 @@ PLOT_PREFS = {
     # Bars: first touch, warm touch, munmap...: a few numbers per mode.
     "faults": {"bars": True},
 }
+# Experiments measured at several working sets (ws=hot,l3,dram...): a figure
+# per working set, its size and pages named by the figure, not the bars.
+WS_PREF = {"split": ("ws",), "ignore": ("ws_bytes", "pages")}
 # A metric plotted as its reciprocal, so the plot reads as its title says.
 RECIPROCAL = {"GB/CPU-s": ("CPU-s/GB", "CPU seconds per GB")}
 
@@ -275,13 +278,23 @@ def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, ov
 def bar_figures(fig: Figures, rows: list[dict], pref: dict):
     """Bars, one figure per set of parameter names: measurements without
     `threads` (faults' single-threaded modes) are not a group "threads=None"
-    beside the thread counts."""
+    beside the thread counts; and one per value of the preferred split keys
+    (each working set its own figure)."""
     by_keys = defaultdict(list)
     for m in rows:
         by_keys[tuple(sorted(m["params"]))].append(m)
     common = set.intersection(*(set(k) for k in by_keys))
     for keys, part in by_keys.items():
-        bar_figure(fig, part, pref, "-".join(k for k in keys if k not in common) or None)
+        tag = "-".join(k for k in keys if k not in common) or None
+        split = [k for k in pref.get("split", ()) if k in varying(part)]
+        if not split:
+            bar_figure(fig, part, pref, tag)
+            continue
+        by_split = defaultdict(list)
+        for m in part:
+            by_split[compact(m["params"], split)].append(m)
+        for value, ms in by_split.items():
+            bar_figure(fig, ms, pref, " ".join(t for t in (tag, value) if t))
 
 
 def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = None):
@@ -302,9 +315,11 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
         series = list(dict.fromkeys(s for _, s in values))
         up_categories = list(dict.fromkeys(c for c, _ in values)) if by_series else categories
         path = fig.path("speedup", tag)
+        suffix = f" ({tag})" if tag else ""
         plots.bars(up_categories, series, values, errors=errors, path=path, reference=1.0,
-                   title=f"{fig.exp}: speed-up over the baseline (> 1: faster)", ylabel="speed-up vs baseline")
-        fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)")
+                   title=f"{fig.exp}: speed-up over the baseline (> 1: faster){suffix}",
+                   ylabel="speed-up vs baseline")
+        fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)" + suffix)
     values, errors = {}, {}
     for m in rows:
         if m["value"] is None:
@@ -318,10 +333,20 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
         errors[key] = (lo if lo is not None else v, hi if hi is not None else v)
     series = [label] if by_series else list(dict.fromkeys(m["series"] for m in rows))
     path = fig.path(label, tag)
-    plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}",
+    suffix = f" ({tag})" if tag else ""
+    plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}{suffix}",
                ylabel=f"{label} ({yunit})")
     fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys and not by_series else "") +
-            "; whiskers: min..max of the samples")
+            suffix + "; whiskers: min..max of the samples")
+
+
+def preferences(exp: str, ms: list[dict]) -> dict:
+    """The experiment's PLOT_PREFS, and WS_PREF where it measured several working sets."""
+    pref = dict(PLOT_PREFS.get(exp, {}))
+    if len({m["params"].get("ws") for m in ms}) > 1:
+        for k, v in WS_PREF.items():
+            pref[k] = tuple(pref.get(k, ())) + v
+    return pref
 
 
 def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tuple[list, list[dict]]:
@@ -330,7 +355,7 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     fig = Figures(exp, plot_dir)
     if not ms:
         return [], []
-    pref = PLOT_PREFS.get(exp, {})
+    pref = preferences(exp, ms)
     rows = choose_rows(ms, pref)
     x, unit = (None, "") if pref.get("bars") else axis_of(rows, pref)
     xs = {m["params"].get(x) for m in rows if x and _num(m["params"].get(x)) and m["params"][x] > 0}
@@ -341,6 +366,70 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     else:
         bar_figures(fig, rows, pref)
     return fig.items, rows
+
+
+def ws_order(ms: list[dict]) -> list:
+    """The working sets measured, hot first, then by their size."""
+    sizes = {m["params"]["ws"]: m["params"].get("ws_bytes") or 0 for m in ms if "ws" in m["params"]}
+    return sorted(sizes, key=lambda w: (w != "hot", sizes[w]))
+
+
+def working_set_rows(exp: str, ms: list[dict]) -> list[dict]:
+    """Per working set (and operation): memkit's geometric-mean speed-up
+    over the baseline, its worst point, and every other series' geometric
+    mean; [] where the experiment measured no working sets."""
+    rows = [m for m in choose_rows(ms, preferences(exp, ms)) if records.speedup(m) is not None]
+    if not any("ws" in m["params"] for m in rows):
+        return []
+    groups = defaultdict(list)
+    for m in rows:
+        groups[(m["params"].get("ws"), m["params"].get("op"))].append(m)
+    out = []
+    for ws in ws_order(rows):
+        for (w, op), gms in groups.items():
+            if w != ws:
+                continue
+            point_keys = [k for k in varying(gms) if k not in ("ws_bytes", "pages")]
+            by_series = defaultdict(list)
+            for m in gms:
+                by_series[m["series"]].append(m)
+            mk = [s for s in by_series if is_memkit(s)]
+            if not mk:
+                continue
+            # the dispatched routine (mk_memset, memkit memcpy), not a variant named after it
+            main = min(mk, key=len)
+            worst = min(by_series[main], key=lambda m: m["ratio"])
+            out.append({"ws": ws, "ws_bytes": gms[0]["params"].get("ws_bytes"), "op": op, "memkit": main,
+                        "baseline": worst.get("ratio_to"),
+                        "geomean": _geomean([m["ratio"] for m in by_series[main]]),
+                        "points": len(by_series[main]), "worst": worst["ratio"],
+                        "worst_at": compact(worst["params"], point_keys),
+                        "others": {s: _geomean([m["ratio"] for m in ss]) for s, ss in by_series.items()
+                                   if s != main}})
+    return out
+
+
+def working_set_html(exp: str, ms: list[dict]) -> list[str]:
+    """The experiment's working sets as one table: memkit per level, its worst, the others."""
+    rows = working_set_rows(exp, ms)
+    if not rows:
+        return []
+    e = html.escape
+    out = ["<table class='ws'><tr><th>working set</th>" + ("<th>op</th>" if any(r["op"] for r in rows) else "") +
+           "<th>memkit: geometric mean speed-up</th><th>memkit's worst</th>"
+           "<th>the others (geometric mean)</th></tr>"]
+    for r in rows:
+        size = "in cache" if r["ws"] == "hot" else f"{fmt_size(r['ws_bytes'])} per side"
+        cls = " class='loss'" if r["worst"] < LOSS_MARK else ""
+        others = ", ".join(f"{s} {g:.2f}x" for s, g in r["others"].items() if g)
+        out.append(f"<tr><td>{e(r['ws'])} ({e(size)})</td>" + (f"<td>{e(r['op'] or '')}</td>" if any(
+            x["op"] for x in rows) else "") +
+            f"<td>{r['geomean']:.2f}x ({e(r['memkit'])} vs {e(r['baseline'] or '?')}, {r['points']} points)</td>"
+            f"<td{cls}>{r['worst']:.2f}x ({e(r['worst_at'])})</td><td>{e(others)}</td></tr>")
+    out.append("</table><p class='meta'>speed-ups over the baseline (&gt; 1: faster): the median of each point's "
+               "paired rounds, their geometric mean over the points; memkit's worst below "
+               f"{LOSS_MARK:.2f}x in red</p>")
+    return out
 
 
 def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
@@ -387,7 +476,7 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
     the fastest series (best geometric mean of its speed relative to the best
     at each point) and memkit's speed relative to it.  Methods with a
     contract take part from CONTRACT_RANKED_FROM bytes up."""
-    pref = PLOT_PREFS.get(exp, {})
+    pref = preferences(exp, ms)
     rows = [m for m in choose_rows(ms, pref) if speed(m) is not None]
     if not rows or not any(is_memkit(m["series"]) for m in rows):
         return []
@@ -395,9 +484,10 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
     if x and len({m["params"].get(x) for m in rows}) < 3:
         x = None
     group_keys = [k for k in varying(rows, skip=(x,) + tuple(pref.get("ignore", ()))) if k != x]
-    # Without an axis every category is a point; the group is the operation ("op") if there is one.
+    # Without an axis every category is a point; the group is the operation ("op") and the
+    # working set ("ws") where there are.
     if not x:
-        group_keys = [k for k in group_keys if k == "op"]
+        group_keys = [k for k in group_keys if k in ("op", "ws")]
     groups = defaultdict(list)
     for m in rows:
         groups[compact(m["params"], group_keys) if group_keys else ""].append(m)
@@ -608,6 +698,7 @@ def write_report(db, run_id: int, out: Path) -> Path:
             parts.append(lst if len(vs) <= FOLD_ROWS else
                          f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
         ms = db.measurements(run_id, name)
+        parts += working_set_html(name, ms)
         figures, rows = experiment_figures(name, ms, levels, plot_dir)
         figures += recorded_figures(name, ms, plot_dir)
         for src, caption in figures:

@@ -40,6 +40,11 @@ if "--describe" in args:
 if "--fingerprint" in args:
     print(json.dumps(dict(fp, type="fingerprint")))
     sys.exit(0)
+if "--check-args" in args:
+    bad = [a for a in args if a.startswith("bad=")]
+    if bad:
+        sys.stderr.write("error: " + name + ": refused " + bad[0] + "\\n")
+    sys.exit(2 if bad else 0)
 out = open(args[args.index("--jsonl") + 1], "w")
 def emit(rec):
     out.write(json.dumps(rec) + "\\n"); out.flush()

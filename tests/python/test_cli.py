@@ -181,3 +181,13 @@ def test_progress_lines_parse():
     assert (p.experiment, p.done, p.total, p.seconds, p.what) == ("fill-regions", 3, 81, 12.5, "4 KiB")
     assert lab.parse_progress("progress: x 1/2 0.0s") is not None
     assert lab.parse_progress("error: progress: nope") is None
+
+
+def test_refused_argument_stops_the_run_before_anything_runs(fake_build, tmp_path):
+    # The experiments are asked (--check-args) before the first one runs:
+    # nothing runs, nothing is stored, the experiment's own line is the error.
+    db = tmp_path / "m.db"
+    p = run_cli("run", "--build", fake_build, "--db", db, "ok", "zeta", "zeta:bad=1")
+    assert one_line_error(p) == "memkit: error: zeta: refused bad=1"
+    assert "== ok" not in p.stdout and not db.exists()
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok", "zeta", "zeta:fine=1").returncode == 0

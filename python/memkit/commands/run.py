@@ -89,6 +89,12 @@ def _print_summary(results, run_id, where, host, busy):
 def main(args) -> int:
     names, exp_args = split_arguments(args.experiments)
     exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), names)
+    extra_args = {e.name: exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
+                  for e in exps}
+    # A wrong argument (a peer= file that is no library, ...) stops the run
+    # before anything runs or is stored, not minutes into it.
+    for e in exps:
+        lab.check_arguments(e, args.quick, extra_args[e.name])
     path = db_path(args)
     host = host_name(args)
     # Open (and create) the database before spending minutes on experiments:
@@ -109,7 +115,7 @@ def main(args) -> int:
         progress = ProgressLine()
         results = []
         for i, e in enumerate(exps, 1):
-            extra = exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
+            extra = extra_args[e.name]
             print(f"== {e.name} ({i}/{len(exps)}){' --quick' if args.quick else ''}"
                   f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
 
