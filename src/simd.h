@@ -22,9 +22,10 @@
 
 /* How far each family's small path uses masked accesses, without a branch
  * on n (0: the ISA has no masks):
- *   MK_SET_MASKED_BYTES   memset: 2V by two masked stores (avx512); 4V by
- *                         four overlapping ones (evex, see below)
- *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512); V (evex) */
+ *   MK_SET_MASKED_BYTES   memset: 2V by two masked stores (avx512); 128 by
+ *                         four overlapping 32-byte ones (evex, see below)
+ *   MK_SET_MASKED_WIDTH   the bytes of one of those masked stores
+ *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512); V = 32 (evex) */
 #if MK_VEC_BYTES == 16
 #define MK_ISA sse2
 #define MK_SET_MASKED_BYTES 0
@@ -38,17 +39,18 @@ MK_INLINE void vec_store_a(void *p, vec_t v) { _mm_store_si128((__m128i *)p, v);
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm_stream_si128((__m128i *)p, v); }
 #elif MK_VEC_BYTES == 32
 #ifdef MK_EVEX
-/* AVX-512's masks on 32-byte vectors (glibc's "evex"), for a CPU whose
- * 64-byte accesses are two 32-byte halves (Zen 4).  When the data is not in
- * the cache, every access there costs a miss for each line its whole
- * vector spans, masked-off bytes and fully masked accesses included, and a
- * 64-byte load costs two: avx512's two masked 64-byte vectors ran small
- * copies at 0.4-0.6x glibc at random lines of a 64 MiB arena.  So copies
- * mask one 32-byte vector, and memset's four masked stores repeat the same
- * store below 32 bytes instead of reaching past [d, d+n)
- * (docs/strategy.md, small sizes when the data is cold). */
+/* evex, the AVX-512 build for a CPU whose 64-byte accesses are two 32-byte
+ * halves (Zen 4).  When the data is not in the cache, every access there
+ * costs a miss for each line its whole vector spans, masked-off bytes and
+ * fully masked accesses included, and a 64-byte load costs two: avx512's
+ * two masked 64-byte vectors ran small copies at 0.4-0.6x glibc at random
+ * lines of a 64 MiB arena (docs/strategy.md, small sizes when the data is
+ * cold).  So its copies load 32 bytes at a time and mask one vector
+ * (n <= 32); its memset (built with 64-byte vectors, below) masks four
+ * 32-byte stores that repeat one store below 32 bytes instead of reaching
+ * past [d, d+n), and stores 64 bytes at a time above 128. */
 #define MK_ISA evex
-#define MK_SET_MASKED_BYTES (4 * MK_VEC_BYTES)
+#define MK_SET_MASKED_BYTES 0     /* not built: evex's memset has 64-byte vectors */
 #define MK_COPY_MASKED_BYTES MK_VEC_BYTES
 #else
 #define MK_ISA avx2
@@ -69,9 +71,17 @@ MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm256_mask_storeu_epi8
 MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(vec_mask(n), p); }
 #endif
 #elif MK_VEC_BYTES == 64
+#ifdef MK_EVEX
+#define MK_ISA evex
+#define MK_SET_MASKED_BYTES 128
+#define MK_SET_MASKED_WIDTH 32
+#define MK_COPY_MASKED_BYTES 0
+#else
 #define MK_ISA avx512
 #define MK_SET_MASKED_BYTES (2 * MK_VEC_BYTES)
+#define MK_SET_MASKED_WIDTH MK_VEC_BYTES
 #define MK_COPY_MASKED_BYTES (2 * MK_VEC_BYTES)
+#endif
 typedef __m512i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm512_set1_epi8((char)b); }
 MK_INLINE vec_t vec_load(const void *p) { return _mm512_loadu_si512(p); }
@@ -85,6 +95,11 @@ MK_INLINE void vec_stream(void *p, vec_t v) { _mm512_stream_si512((void *)p, v);
 MK_INLINE __mmask64 vec_mask(size_t n) { return _bzhi_u64(~0ull, (unsigned)n); }
 MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm512_mask_storeu_epi8(p, vec_mask(n), v); }
 MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_epi8(vec_mask(n), p); }
+/* 32-byte masked stores (AVX-512VL) beside the 64-byte vectors. */
+MK_INLINE void v32_store_n(void *p, vec_t v, size_t n)
+{
+    _mm256_mask_storeu_epi8(p, _bzhi_u32(~0u, (unsigned)n), _mm512_castsi512_si256(v));
+}
 #else
 #error "MK_VEC_BYTES must be 16, 32 or 64"
 #endif

@@ -62,11 +62,11 @@ MK_INLINE void set_16_to_64(char *d, size_t n, __m128i x)
 
 #if MK_SET_MASKED_BYTES
 /* n <= MK_SET_MASKED_BYTES (see simd.h) by masked stores, masks from bzhi
- * and cmovs, no branch on n.  2V: two vectors, the second masked off below
- * V.  4V: stores at 0, h, t-h and t (t = n-V clamped at 0, h = V above 2V),
- * the MSRC seed's overlapping stores with one mask for the sizes below V,
- * where all four are the same store: no vector reaches past d+V, and from
- * V up none leaves [d, d+n).
+ * and cmovs, no branch on n.  avx512: two vectors, the second masked off
+ * below V.  evex: four 32-byte stores at 0, h, t-h and t (t = n-32 clamped
+ * at 0, h = 32 above 64), the MSRC seed's overlapping stores with one mask
+ * for the sizes below 32, where all four are the same store: none reaches
+ * past d+32, and from 32 bytes up none leaves [d, d+n).
  * Only where [d, d+span) stays inside one page (mk_in_page): a masked
  * store crossing a page costs ~200 ns on Zen 4 even when both pages are
  * mapped, and ~1.4 us when the masked-off bytes reach an unmapped one
@@ -74,15 +74,15 @@ MK_INLINE void set_16_to_64(char *d, size_t n, __m128i x)
 MK_INLINE void set_masked(char *d, size_t n, int c)
 {
     vec_t v = vec_splat((uint8_t)c);
-#if MK_SET_MASKED_BYTES == 2 * V
+#if MK_SET_MASKED_WIDTH == V
     vec_store_n(d, v, n);
     vec_store_n(d + V, v, n > V ? n - V : 0);
 #else
-    size_t t = n > V ? n - V : 0, h = n > 2 * V ? V : 0;
-    vec_store_n(d, v, n);
-    vec_store_n(d + h, v, n);
-    vec_store_n(d + t - h, v, n);
-    vec_store_n(d + t, v, n);
+    size_t t = n > 32 ? n - 32 : 0, h = n > 64 ? 32 : 0;
+    v32_store_n(d, v, n);
+    v32_store_n(d + h, v, n);
+    v32_store_n(d + t - h, v, n);
+    v32_store_n(d + t, v, n);
 #endif
 }
 #endif
@@ -124,6 +124,7 @@ MK_INLINE bool set_upto_8v(char *d, size_t n, vec_t v)
     vec_store(end - V, v);
     return true;
 }
+
 
 /* 4V bytes at the V-aligned p: through the cache, or non-temporal (a
  * constant, so each caller's loop gets only its kind of store). */
