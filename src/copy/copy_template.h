@@ -1,7 +1,7 @@
 /* memmove (and so memcpy, which is overlap-safe here), written once and
  * instantiated per vector width (see simd.h): memcpy_sse2.c, memcpy_avx2.c,
  * memcpy_evex.c, memcpy_avx512.c.  Built from named pieces, each written once:
- *   copy_masked        n <= 2V (avx512) or V (evex): masked loads, then
+ *   copy_masked        n <= 2V (avx512) or 32 (evex): masked loads, then
  *                      masked stores, no branch on n (where no access
  *                      crosses a page)
  *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
@@ -102,10 +102,12 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
 }
 
 #if MK_COPY_MASKED_BYTES
-/* n <= MK_COPY_MASKED_BYTES (2V or V, see simd.h), where neither
- * [s, s+span) nor [d, d+span) crosses a page (a masked access crossing a
- * page is slow: docs/strategy.md): loaded before stored, masks from bzhi
- * and a cmov, no branch on n. */
+/* n <= MK_COPY_MASKED_BYTES (see simd.h), where neither [s, s+span) nor
+ * [d, d+span) crosses a page (a masked access crossing a page is slow:
+ * docs/strategy.md): loaded before stored, masks from bzhi and a cmov, no
+ * branch on n.  avx512: two vectors, the second masked off below V.  evex:
+ * two 16-byte halves at 0 and t = n-16 (clamped at 0) with one mask, the
+ * same access twice below 16 bytes, so none reaches past s+16 or d+16. */
 MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 {
 #if MK_COPY_MASKED_BYTES == 2 * V
@@ -114,7 +116,10 @@ MK_INLINE void copy_masked(char *d, const char *s, size_t n)
     vec_store_n(d, a, n);
     vec_store_n(d + V, b, n2);
 #else
-    vec_store_n(d, vec_load_n(s, n), n);
+    size_t t = n > 16 ? n - 16 : 0;
+    __m128i a = v16_load_n(s, n), b = v16_load_n(s + t, n);
+    v16_store_n(d, a, n);
+    v16_store_n(d + t, b, n);
 #endif
 }
 #endif
