@@ -124,21 +124,6 @@ static const lab_arg args[] = {
     {"budget", LAB_REAL, "0.6", "0.1", "seconds of measuring per region size", 0.001, 1e6},
 };
 
-/* Sizes min * 2^(k/per_octave), rounded to 256 bytes, duplicates dropped. */
-static size_t make_sizes(const grid *g, size_t *out, size_t cap)
-{
-    size_t n = 0;
-    for (unsigned k = 0; n < cap; k++) {
-        double s = (double)g->min * pow(2.0, (double)k / g->per_octave);
-        if (s > (double)g->max * 1.0001)
-            break;
-        size_t r = ((size_t)(s + 128) / 256) * 256;
-        if (n == 0 || r != out[n - 1])
-            out[n++] = r;
-    }
-    return n;
-}
-
 /* ---- measuring ---- */
 
 /* A wrong fill must not produce a number: spot-check ends and middle. */
@@ -305,7 +290,9 @@ static int run(lab_ctx *ctx)
             pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL, NULL};
 
     size_t sizes[512];
-    size_t nsizes = make_sizes(&g, sizes, 512);
+    /* rounded to 256 bytes: every size is whole vectors for the loops and the
+     * non-temporal stores */
+    size_t nsizes = lab_octave_sizes(g.min, g.max, g.per_octave, 256, sizes, 512);
     char *buf = lab_alloc(sizes[nsizes - 1]);
     lab_stats (*ratio)[MAX_METHODS] = calloc(nsizes, sizeof *ratio);
     double *gbps = malloc(nmethods * NVALUES * MAX_ROUNDS * sizeof *gbps);

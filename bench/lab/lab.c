@@ -233,6 +233,23 @@ const char *lab_fmt_size(size_t n, char *buf, size_t len)
     return buf;
 }
 
+size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
+                        size_t cap)
+{
+    size_t n = 0;
+    for (unsigned k = 0; n < cap; k++) {
+        double s = (double)min * pow(2.0, (double)k / per_octave);
+        if (s > (double)max * 1.0001)
+            break;
+        size_t r = (size_t)(s + (double)granule / 2) / granule * granule;
+        if (r < granule)
+            r = granule;
+        if (n == 0 || r != out[n - 1])
+            out[n++] = r;
+    }
+    return n;
+}
+
 /* ---- main ---- */
 
 #define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"

@@ -184,6 +184,12 @@ void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t ro
 void lab_speedups(const double *x, const double *base, size_t n, int higher_is_better,
                   double *out);
 
+/* Sizes from min to max, per_octave of them per doubling (min * 2^(k/per_octave)),
+ * each rounded to the nearest multiple of granule (at least granule), repeats
+ * dropped; into out[cap]; the count. */
+size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
+                        size_t cap);
+
 /* ---- peers (peers.c) ---- */
 /* Loads peer=LIST for an experiment racing `ops` (LAB_PEER_OP bits): each
  * file with dlopen(RTLD_NOW | RTLD_LOCAL), its functions by dlsym on that
@@ -233,6 +239,13 @@ typedef struct {
 
 lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r);
 void lab_summary_free(lab_summary *s);
+
+/* The paired per-round speed-up of a over b, two series timed in the same
+ * rounds (their summaries' samples, pooled round by round): its median, and
+ * the ~95% interval of that median in *lo, *hi (lab_judge says which way it
+ * lies).  Without rounds: 1, and an interval that makes no claim. */
+double lab_paired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                          double *lo, double *hi);
 
 /* Every method of one grid point in one go: series = the method's name,
  * baseline = methods[baseline] (SIZE_MAX: none), the rest from tmpl; the

@@ -33,6 +33,7 @@ SUITE_ORDER = [
     "memset-random",
     "fill-regions",
     "copy-sweep",
+    "copy-read",
     "parallel-sweep",
     "ipc-copy",
     "size-distributions",

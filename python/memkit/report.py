@@ -47,6 +47,8 @@ PLOT_PREFS = {
     "copy-sweep": {"fix": {"dst_offset": 0}, "worst_over": "dst_offset"},
     # Bars: first touch, warm touch, munmap...: a few numbers per mode.
     "faults": {"bars": True},
+    # A figure per `then`: the copy read right after it is made, and the copy alone.
+    "copy-read": {"split": ("then",)},
 }
 # Experiments measured at several working sets (ws=hot,l3,dram...): a figure
 # per working set, its size and pages named by the figure, not the bars.
