@@ -70,12 +70,14 @@ static const row table[] = {
       "1.03-1.34x to cached stores at 32-45 MiB (memkit tune twice, p <= 0.0032); from 2x the L3 "
       "the cached stores' lead comes and goes with the neighbours' memory traffic; small sizes "
       "at random lines of L2-, L3- and DRAM-sized arenas: avx512's 64-byte masked vectors "
-      "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=)"},
+      "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=); copies read right "
+      "after (copy-read): non-temporal from 10-20 MiB with the destination not cached, "
+      "20-32 MiB with it cached (a draw at 16 MiB), so from 5/8 of the L3"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
      .needs_erms = 0, .needs_fsrm = 0,
      .rep_stosb_from = NEVER,
      .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2),
+     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(5, 8),
      .variant = "evex"},
     {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
       "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "
