@@ -10,14 +10,12 @@
  * calls use, see MK_BIND_LOCALLY) with the public name as an alias: another
  * object exporting mk_memset cannot capture the library's internal calls. */
 #include "internal.h"
+#include "text.h"
 
 /* The row called name, if this CPU can run it. */
 MK_EARLY static const mk_variant_row *usable_named(const char *name, const mk_cpu_info *cpu)
 {
-    size_t len = 0;
-    while (name[len])
-        len++;
-    const mk_variant_row *r = mk_variant_named(name, len);
+    const mk_variant_row *r = mk_variant_named(name, mk_text_len(name));
     return r && mk_cpu_satisfies(cpu, r->needs) ? r : 0;
 }
 

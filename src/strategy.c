@@ -7,6 +7,7 @@
  * keyed by experiment.  The tunables' defaults are the row's values
  * (tunables.c); a profile or MEMKIT_TUNABLES overrides them. */
 #include "internal.h"
+#include "text.h"
 #include "once.h"
 
 /* A threshold: a fixed size, or a fraction of a cache level, or a multiple
@@ -123,16 +124,9 @@ static const row table[] = {
 };
 #define NROWS (sizeof table / sizeof table[0])
 
-MK_EARLY static int same_string(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 MK_EARLY static int matches(const row *r, const mk_cpu_info *c)
 {
-    if (r->vendor && !same_string(r->vendor, c->vendor))
+    if (r->vendor && !mk_text_eq(r->vendor, c->vendor))
         return 0;
     if (c->family < r->family.lo || c->family > r->family.hi)
         return 0;
