@@ -24,6 +24,14 @@
  * sanitizer runtime are initialised: no instrumentation, no libc calls. */
 #define MK_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
+/* [dst, dst+n) and [src, src+n) share a byte (two unsigned compares: a
+ * distance that wraps is larger than any n). */
+static inline __attribute__((always_inline)) int mk_overlaps(const void *dst, const void *src,
+                                                             size_t n)
+{
+    return (uintptr_t)dst - (uintptr_t)src < n || (uintptr_t)src - (uintptr_t)dst < n;
+}
+
 /* Debug builds (-DMK_DEBUG_CONTRACTS) check the callers' side of a contract;
  * a violation is reported on stderr and the process traps. */
 #ifdef MK_DEBUG_CONTRACTS

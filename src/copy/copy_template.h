@@ -320,21 +320,16 @@ MK_INLINE int rep_movsb_aligned(const char *d, const char *s, size_t align)
     return (((uintptr_t)d - (uintptr_t)s) & (align - 1)) == 0;
 }
 
-MK_INLINE int overlaps(const char *d, const char *s, size_t n)
-{
-    return (uintptr_t)d - (uintptr_t)s < n || (uintptr_t)s - (uintptr_t)d < n;
-}
-
 /* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
 static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
     const mk_tunables *t = &mk_cfg;   /* set before any variant could be picked */
     if ((uintptr_t)d - (uintptr_t)s < n)
         copy_backward(d, s, n);
-    else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !overlaps(d, s, n) &&
+    else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !mk_overlaps(d, s, n) &&
              rep_movsb_aligned(d, s, t->rep_movsb_align))
         copy_rep_movsb(d, s, n);
-    else if (n >= t->nt_copy_threshold && !overlaps(d, s, n))
+    else if (n >= t->nt_copy_threshold && !mk_overlaps(d, s, n))
         copy_stream(d, s, n);
     else
         copy_loop(d, s, n);
@@ -408,7 +403,7 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
  * take the ordinary path (streaming stores would race their own loads). */
 MK_HIDDEN void *MK_FN(mk_memcpy_nt)(void *dst, const void *src, size_t n)
 {
-    if (n <= 8 * V || overlaps(dst, src, n))
+    if (n <= 8 * V || mk_overlaps(dst, src, n))
         return MK_FN(mk_memmove)(dst, src, n);
     copy_stream(dst, src, n);
     return dst;
