@@ -105,6 +105,9 @@ def test_bottom_line_output_once_and_the_stored_run(build, copier, tmp_path):
     assert (f"{e.low:.2f}", f"{e.high:.2f}") in {(m[3], m[4]), (f"{1 / e.high:.2f}", f"{1 / e.low:.2f}")}
     assert ("with memkit", "cpu_s") in ms
 
+    runs = run_cli("runs", "--db", db)
+    assert runs.returncode == 0 and "try copier" in runs.stdout and lines[-1] in runs.stdout
+
 
 def test_runs_caps_the_pairs_below_the_minimum(build, copier, tmp_path):
     db = tmp_path / "m.db"
@@ -197,6 +200,44 @@ def test_a_profile_is_a_third_configuration(build, copier, tmp_path):
     m = ms[("with memkit+profile", "wall_s")]
     assert m["params"]["profile"] == str(prof) and len(m["ratios"]) == 6
     assert m["baseline"]["series"] == "without memkit"
+
+
+@pytest.fixture(scope="module")
+def history(build, copier, tmp_path_factory):
+    """Runs 1 and 2: tries of one command; 3: a lab run; 4: the same try again."""
+    tmp = tmp_path_factory.mktemp("history")
+    db = tmp / "m.db"
+    env = cli_env(MEMKIT_HOST="box")
+    out = {"db": db, "tmp": tmp}
+    for _ in range(2):
+        p = try_cli(build, db, "--runs", "6", "-q", "--", str(copier), "50", env=env)
+        assert p.returncode == 0, p.stderr
+    fake = make_fake_build(tmp / "fake", ["ok"])
+    out["lab"] = run_cli("run", "--build", fake, "--db", db, "ok", env=env)
+    assert out["lab"].returncode == 0, out["lab"].stderr
+    p = try_cli(build, db, "--runs", "6", "-q", "--", str(copier), "50", env=env)
+    assert p.returncode == 0, p.stderr
+    out["bottom"] = p.stdout.splitlines()[-1]
+    return out
+
+
+def test_compare_two_tries_and_fleet(history):
+    db, bottom = history["db"], history["bottom"]
+    c = run_cli("compare", "--db", db, "1", "4", "--json")
+    assert c.returncode == 0, c.stderr
+    out = json.loads(c.stdout)
+    assert out["compared"] == 2 and out["paired"] == 1     # without memkit absolute, with memkit paired
+    c = run_cli("compare", "--db", db, "1", "4")
+    assert c.returncode == 0 and "try: 2 measurements in both" in c.stdout
+    c = run_cli("compare", "--db", db, "3", "4")
+    assert "no measurement is in both runs" in c.stdout and "run 4 tried `" in c.stdout
+
+    # The latest try is compared with the earlier try, not with the lab run between.
+    f = run_cli("fleet", "--db", db, "--json")
+    host = json.loads(f.stdout)["groups"][0]["hosts"][0]
+    assert host["run"] == 4 and host["previous_run"] == 2 and host["bottom_line"] == bottom
+    f = run_cli("fleet", "--db", db)
+    assert f"(memkit try: {bottom}); vs run 2" in f.stdout
 
 
 def test_errors_are_one_line_with_their_status(build, tmp_path):
