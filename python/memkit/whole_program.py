@@ -345,11 +345,13 @@ def stored_bottom_line(db, run_id: int) -> Optional[str]:
     return vs[0]["text"] if vs else None
 
 
-def latest_bottom_lines(db, host: Optional[str] = None) -> list[tuple[int, str]]:
+def latest_bottom_lines(db, host: Optional[str] = None, up_to: Optional[int] = None) -> list[tuple[int, str]]:
     """[(run id, bottom line)] of the latest `try` of each command (on
-    `host`, if given), oldest first."""
+    `host`, if given; made by run `up_to`, if given), oldest first."""
     latest: dict = {}
     for r in db.runs(host=host):
+        if up_to is not None and r["id"] > up_to:
+            continue
         kind = run_kind(db, r)
         if kind[0] == EXPERIMENT:
             latest[kind] = r["id"]

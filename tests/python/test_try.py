@@ -240,6 +240,24 @@ def test_compare_two_tries_and_fleet(history):
     assert f"(memkit try: {bottom}); vs run 2" in f.stdout
 
 
+def test_report_and_the_lab_summary_show_the_bottom_line(history):
+    db, tmp, bottom = history["db"], history["tmp"], history["bottom"]
+    r = run_cli("report", "--db", db, "--out", tmp / "rep")
+    assert r.returncode == 0, r.stderr
+    page = (tmp / "rep" / "index.html").read_text()
+    assert f"<p class='bottom-line'>{bottom}</p>" in page or f"<p class='loss'>{bottom}</p>" in page
+    assert "Since the previous try of this command" in page and "Compared with run 2" in page
+    assert (tmp / "rep" / "plots" / "try-pairs.png").read_bytes().startswith(b"\x89PNG")
+    # A lab run's report and summary open with the latest try of each command on its host.
+    r = run_cli("report", "--db", db, "--run", "3", "--out", tmp / "rep3")
+    assert r.returncode == 0, r.stderr
+    page = (tmp / "rep3" / "index.html").read_text()
+    assert "Real programs" in page and re.search(r"<li>copier: .*\(run 2\)</span></li>", page)
+    summary = history["lab"].stdout[history["lab"].stdout.index("== summary"):].splitlines()
+    assert summary[1] == "real programs (memkit try on this host, the latest of each):"
+    assert re.match(r"^  copier: .* \(run 2\)$", summary[2]) and summary[3].startswith("memkit's losses")
+
+
 def test_errors_are_one_line_with_their_status(build, tmp_path):
     p = try_cli(build, tmp_path / "m.db", "--", "/no/such/program")
     assert p.returncode == 127 and p.stderr.strip() == \
