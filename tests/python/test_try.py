@@ -284,6 +284,10 @@ def test_help_says_how_often_the_program_runs():
     text = " ".join(p.stdout.split())
     assert "runs the program 2N+2 times" in text and "must be safe to run repeatedly" in text
     assert "/dev/null" in text and "Exit status: 0" in text
+    # The man page and the completions come from the same parser.
+    from memkit import docs
+    assert "runs the program 2N+2 times" in " ".join(docs.manpage().split())
+    assert "--budget" in docs.completion("bash") and "--budget" in docs.completion("zsh")
 
 
 # ---- the statistics and the words, without running anything ----

@@ -33,44 +33,47 @@ HELP = "will memkit make my program faster? run it with and without the preload 
 OUTPUTS_DIFFER = 3
 DESCRIPTION = f"""\
 Runs PROGRAM ARGS as a whole process without and with memkit's preload
-library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it faster.
+library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it
+faster.
 
 It runs the program 2N+2 times (3N+3 with --profile): one untimed warm-up of
 each configuration, then N pairs, one run of each configuration per pair, the
 first of them alternating from pair to pair.  N grows until the ~95% interval
-of the median ratio lies within +-{100 * wp.PRECISION:g}% of it, or --budget
-is spent, or --runs pairs are done; it is at least {wp.MIN_PAIRS} (the fewest
-that give a 95% interval), unless --runs says fewer.
+of the median ratio lies within +-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs
+pairs are done; N is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval),
+unless --runs says fewer.
 
-Every run happens in the current directory, with your environment: anything
-the program writes to files it writes every time, so it must be safe to run
-repeatedly.  Its standard input is --stdin FILE, read afresh by every run, or
-else /dev/null.  The standard output of every run goes to a temporary file
-($TMPDIR) and is compared byte for byte, with the exit status, with the first
-run's (the warm-up without memkit); a difference is reported with its first
-differing byte and stored, never hidden.  That first run's standard output
-is shown once (not with --no-output), and so is its standard error.
+Every run happens in the current directory, with your environment (with
+memkit, your MEMKIT_TUNABLES and profile apply as they would): anything the
+program writes to files it writes every time, so it must be safe to run
+repeatedly.  Its standard input is --stdin FILE, read afresh by every run,
+or else /dev/null.  The standard output of every run goes to a temporary
+file ($TMPDIR) and is compared byte for byte, with the exit status, with the
+first run's (the warm-up without memkit); a difference is reported with its
+first differing byte and stored, never hidden.  That first run's standard
+output is shown once (not with --no-output), and so is its standard error.
 
 Progress goes to standard error (not with --quiet); each configuration's
 median times, then one line, last, to standard output:
   PROGRAM: 1.26x faster with memkit (1.17-1.46, 12 pairs)
   PROGRAM: no difference beyond the noise (0.98-1.02, 20 pairs)
   PROGRAM: 1.05x slower with memkit (1.03-1.08, 20 pairs)
-(ratio = time without / time with memkit, per pair).  The run is stored in the
-database like any other: `memkit runs`, `compare`, `report` and `fleet` show it.
+(ratio = time without / time with memkit, per pair).  The run is stored in
+the database like any other: `memkit runs`, `compare`, `report` and `fleet`
+show it.
 
 Exit status: 0 when every run's output and exit status agreed (whatever the
-timing says); {OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not
-be started; 1 for memkit's own errors (no preload library, the database);
-130 when interrupted (nothing is stored)."""
+timing says); {OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
+started; 1 for memkit's own errors (no preload library, the database); 130
+when interrupted (nothing is stored)."""
 
 
 def add_arguments(p):
     p.add_argument("--runs", type=int, metavar="N",
                    help=f"at most N pairs (default: no limit; fewer than {wp.MIN_PAIRS} give no interval)")
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
-                   help=f"start no pair past this many seconds from the start, once {wp.MIN_PAIRS} pairs are "
-                        "done (default: 60)")
+                   help=f"once {wp.MIN_PAIRS} pairs are done, start no pair that would end past this many "
+                        "seconds from the start (default: 60)")
     p.add_argument("--profile", metavar="P",
                    help="also time the preload with MEMKIT_PROFILE=P (a profile `memkit tune` wrote)")
     p.add_argument("--stdin", metavar="FILE", help="the standard input of every run (default: /dev/null)")
