@@ -311,6 +311,7 @@ def main(args) -> int:
                 loud=True)
         wp.load_statistics()
         watch = load.Watch()
+        watch.start_load = now.load_avg   # one load average per run: the one the warning named
         started, t0 = _now(), time.monotonic()
         with tempfile.TemporaryDirectory(prefix="memkit-try-") as tmp:
             trial = Trial(argv, configs, stdin, Path(tmp), say)
