@@ -37,7 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the lab's version and the library's (its commit too), then exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for mod in all_commands():
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        # A command with a DESCRIPTION (paragraphs, examples) keeps its layout.
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                            formatter_class=argparse.RawDescriptionHelpFormatter if hasattr(mod, "DESCRIPTION")
+                            else argparse.HelpFormatter)
         mod.add_arguments(sp)
         sp.set_defaults(func=mod.main)
     return p
@@ -53,7 +56,7 @@ def main(argv=None) -> int:
         return args.func(args) or 0
     except MemkitError as e:
         print(f"memkit: error: {e}", file=sys.stderr)
-        return 1
+        return e.exit_status
     except KeyboardInterrupt:
         print("\nmemkit: interrupted; nothing of this run was stored, earlier runs are intact",
               file=sys.stderr)

@@ -3,3 +3,4 @@
 
 class MemkitError(Exception):
     """A problem the user can act on: printed as one line, exit status 1."""
+    exit_status = 1

@@ -12,12 +12,13 @@ from __future__ import annotations
 import html
 import math
 import re
+import shlex
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
 from memkit import compare as cmp
-from memkit import plots, recording_plot, records
+from memkit import plots, recording_plot, records, whole_program
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 
@@ -445,6 +446,27 @@ def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
     return out
 
 
+def try_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
+    """A `memkit try`: each configuration's per-pair speed-up over the runs
+    without memkit, in the order the pairs ran, with its median and interval."""
+    curves = []
+    for m in ms:
+        if m["metric"] == "wall_s" and m.get("ratios"):
+            e = whole_program.estimate(m["ratios"])
+            curves.append({"label": f"{m['series']} vs {m['ratio_to']}", "y": m["ratios"],
+                           "median": e.median, "low": e.low, "high": e.high})
+    if not curves:
+        return []
+    fig = Figures(exp, plot_dir)
+    path = fig.path("pairs")
+    program = ms[0]["params"].get("program") or exp
+    plots.pairs(curves, path=path, title=f"{program}: wall-time speed-up of each pair (> 1: faster with memkit)",
+                ylabel="time without / time with")
+    fig.add(path, "each pair's speed-up (time without memkit ÷ time with it); dashed: the median; band: its "
+                  f"~{100 * whole_program.CONFIDENCE:.0f}% interval (order statistics); black: 1, no difference")
+    return fig.items
+
+
 # ---- the headline ----
 
 def size_bands(levels) -> list[tuple[float, float, str]]:
@@ -536,9 +558,14 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     e = html.escape
     run_id = run["id"]
     parts = ["<section class='headline'><h2>Headline</h2>"]
+    parts += real_programs_html(db, run, exps)
+    if exps and all(whole_program.is_try(x) for x in exps):
+        parts += ["<h3>Since the previous try of this command</h3>"] + changes_html(db, run)
+        return parts + ["</section>"]
     rows = []
     for x in exps:
-        rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
+        if not whole_program.is_try(x):
+            rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
     if rows:
         parts.append("<table class='fastest'><tr><th>operation</th><th>sizes</th><th>fastest here</th>"
                      "<th>memkit's speed vs the fastest</th></tr>")
@@ -572,13 +599,34 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     return parts
 
 
+def real_programs_html(db, run: dict, exps: list[dict]) -> list[str]:
+    """What memkit did to whole programs: a `memkit try` run's bottom line;
+    for a lab run, the latest try of each command on its host as it stood
+    then (a report of an old run does not change with later tries)."""
+    e = html.escape
+    tried = [x for x in exps if whole_program.is_try(x)]
+    if tried:
+        line = whole_program.stored_bottom_line(db, run["id"]) or ""
+        cls = "loss" if any(v.get("kind") == "loss" for v in db.verdict_records(run["id"], whole_program.EXPERIMENT)) \
+            else "bottom-line"
+        return [f"<p class='{cls}'>{e(line)}</p>",
+                f"<p class='meta'><code>{e(shlex.join(whole_program.tried_argv(tried[0])))}</code> run as a whole "
+                "process without and with memkit's preload library, in interleaved pairs; ratio = time without "
+                "÷ time with (&gt; 1: faster with memkit), its median and ~95% interval over the pairs.</p>"]
+    lines = whole_program.latest_bottom_lines(db, run.get("hostname"), up_to=run["id"])
+    if not lines:
+        return []
+    return ["<h3>Real programs (<code>memkit try</code> on this host, the latest of each)</h3><ul class='tried'>"] + \
+        [f"<li>{e(text)} <span class='meta'>(run {run_id})</span></li>" for run_id, text in lines] + ["</ul>"]
+
+
 def changes_html(db, run: dict) -> list[str]:
     e = html.escape
-    earlier = [r for r in db.runs() if r["id"] < run["id"]]
-    same_grid = [r for r in earlier if r["quick"] == run["quick"]]
-    if not earlier:
-        return ["<p>This is the first run in the database.</p>"]
-    prev = (same_grid or earlier)[-1]
+    runs = db.runs()
+    prev = whole_program.previous_comparable(db, runs, run)
+    if prev is None:
+        return ["<p>No earlier run in the database measured the same.</p>" if any(r["id"] < run["id"] for r in runs)
+                else "<p>This is the first run in the database.</p>"]
     result = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(run["id"]),
                                       busy=bool(prev.get("busy") or run.get("busy")))
     loud, quiet = differences(prev["fingerprint"] or {}, run["fingerprint"] or {})
@@ -618,6 +666,7 @@ img { max-width: 100%; border: 1px solid #eee; }
 figure { margin: 1em 0; } figcaption { font-size: .85em; color: #555; }
 pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: .78em; }
 .meta { color: #555; font-size: .9em; }
+.bottom-line { font-size: 1.15em; font-weight: bold; }
 """
 
 
@@ -701,8 +750,11 @@ def write_report(db, run_id: int, out: Path) -> Path:
                          f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
         ms = db.measurements(run_id, name)
         parts += working_set_html(name, ms)
-        figures, rows = experiment_figures(name, ms, levels, plot_dir)
-        figures += recorded_figures(name, ms, plot_dir)
+        if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
+            figures, rows = try_figures(name, ms, plot_dir), ms
+        else:
+            figures, rows = experiment_figures(name, ms, levels, plot_dir)
+            figures += recorded_figures(name, ms, plot_dir)
         for src, caption in figures:
             parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
                          "</figure>")
