@@ -173,13 +173,13 @@ def merge_parts(parts_dir: Path) -> Recording:
 
 # ---- the working set ----
 #
-# record.c samples calls and draws one line per sampled call and side into
-# windows; a window of K draws that found D distinct lines says, if the
-# calls' lines come from a region of P lines, D = P (1 - e^(-K/P)).  Each
-# window's P, weighted by its draws; their median per side; the larger side
-# per function (a copy waits for its slower side).  That P is the lab's
-# working-set parameter (random lines of an arena per side), so the replay
-# runs at it.
+# record.c samples calls and draws lines of each sampled call (one per 2
+# KiB, 1 to 64) per side into windows; a window of K draws that found D
+# distinct lines says, if the calls' lines come from a region of P lines,
+# D = P (1 - e^(-K/P)).  Each window's P, weighted by its draws; their
+# median per side; the larger side per function (a copy waits for its
+# slower side).  That P is the lab's working-set parameter (random lines of
+# an arena per side), so the replay runs at it.
 
 # Fewer draws than this (per side) make no estimate: too few calls sampled.
 MIN_DRAWS = 16
@@ -266,7 +266,7 @@ def working_set(c: OpCounts, op: str, l3_bytes: Optional[int]) -> dict:
             lines.append(p)
     per_side = max(lines) * LINE if lines else None
     return {
-        "samples": draws[0],   # the sampled calls that touched a byte
+        "lines_drawn": draws[0],   # on the destination side, by the sampled calls
         "bytes_per_side": None if per_side is None or math.isinf(per_side) else round(per_side),
         "no_reuse_seen": per_side is not None and math.isinf(per_side),
         "sides": sides,

@@ -30,10 +30,9 @@
  *    the history the predictor would need) and aliases with a program's own
  *    period (a loop over 64 buffers sampled every 64th call always shows
  *    the same one); random intervals cannot.
- *  - A sampled call inserts one line per side: a line drawn uniformly from
- *    the bytes it touches (O(1) whatever its size; a large call counts
- *    through its lines being drawn across samples), hashed into a bitmap of
- *    REC_WS_BITS bits per side.
+ *  - A sampled call draws lines per side, each uniformly from a part of
+ *    the bytes it touches: one per 2 KiB, 1 to 64 (see sample()); each
+ *    hashed into a bitmap of REC_WS_BITS bits per side.
  *  - Every REC_WS_WINDOW insertions close a window: its count of bits set
  *    (the distinct lines, by linear counting) goes into a histogram, and the
  *    bitmap starts empty.  The window in progress stays readable.
@@ -364,23 +363,37 @@ static void ws_draw(rec_ws *w, uintptr_t addr)
         w->bits[i] = 0;
 }
 
-/* A sampled call: the next sample's distance, then one line per side at
- * the same random place in the call's bytes. */
-static void sample(rec_slot *s, int op, const void *dst, const void *src, size_t n)
+static uint64_t next_random(uint64_t seed)
 {
-    rec_hist *h = &s->op[op];
-    uint64_t r = tls.rng ? tls.rng : (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull | 1;
+    uint64_t r = tls.rng ? tls.rng : seed | 1;   /* xorshift64 */
     r ^= r << 13;
     r ^= r >> 7;
     r ^= r << 17;
-    tls.rng = r;
-    tls.countdown = (int64_t)(r % REC_SAMPLE_SPAN);
+    return tls.rng = r;
+}
+
+/* A sampled call: the next sample's distance, then its draws: lines of
+ * each side, each at a random place in the call's bytes (the same on both
+ * sides). */
+static void sample(rec_slot *s, int op, const void *dst, const void *src, size_t n)
+{
+    rec_hist *h = &s->op[op];
+    tls.countdown = (int64_t)(next_random((uintptr_t)s * 0x9e3779b97f4a7c15ull) % REC_SAMPLE_SPAN);
     if (!n)
         return;   /* touches nothing */
-    size_t at = (size_t)(((unsigned __int128)(r >> 8) * n) >> 56);   /* uniform in [0, n) */
-    ws_draw(&h->ws[REC_DST], (uintptr_t)dst + at);
-    if (op != REC_MEMSET)
-        ws_draw(&h->ws[REC_SRC], (uintptr_t)src + at);
+    /* One draw per 2 KiB of the call, at least one, at most 64 (from 128
+     * KiB): a large call reused is reuse that one draw in its 4096 lines
+     * would rarely show, and a draw (~10 ns a side) costs less than copying
+     * its 2 KiB.  One draw in each of as many equal parts of the call:
+     * draws of one call never meet each other, which would pass for reuse. */
+    size_t draws = n >> 11 < 1 ? 1 : n >> 11 > 64 ? 64 : n >> 11, part = n / draws;
+    for (size_t i = 0; i < draws; i++) {
+        uint64_t r = next_random(0);
+        size_t at = i * part + (size_t)(((unsigned __int128)(r >> 8) * part) >> 56);   /* in part i */
+        ws_draw(&h->ws[REC_DST], (uintptr_t)dst + at);
+        if (op != REC_MEMSET)
+            ws_draw(&h->ws[REC_SRC], (uintptr_t)src + at);
+    }
 }
 
 /* This thread's slot, or NULL on its first call (or its first after a
