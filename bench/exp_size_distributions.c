@@ -6,9 +6,11 @@
  *
  * Each file gives the size distribution, the probability that the buffers
  * overlap (memmove) and the distribution of pointer alignments (1, 2, 4 ..
- * 64: the largest power of two dividing the address, capped at 64).  A
- * batch is CALLS calls drawn from them once, up front: size, a destination
- * and a source with exactly the drawn alignment at a random place in a
+ * 64: the largest power of two dividing the address, capped at 64), and
+ * optionally the source's alignments apart (a fourth line: `memkit record`
+ * writes it; else the sources draw from the third line too).  A batch is
+ * CALLS calls drawn from them once, up front: size, a destination and a
+ * source with exactly the drawn alignment at a random place in a
  * window of WINDOW_LINES cache lines, overlapping with the drawn
  * probability.  Both buffers together stay within L2, so the batch measures
  * the routines, not memory.  The methods run the same batch in the lab's
@@ -84,6 +86,7 @@ typedef struct {
     char name[64];
     op_kind op;
     distribution sizes, overlap, align;
+    distribution src_align;   /* the optional fourth line; n == 0: the sources draw from align */
 } dist_file;
 
 /* One line "x:p,x:p,...": the cumulative distribution of x. */
@@ -138,14 +141,17 @@ static int load_file(const char *dir, const char *file, op_kind op, dist_file *o
         fprintf(stderr, "error: cannot read %s: %s\n", path, strerror(errno));
         return -1;
     }
-    static char line[3][1 << 16];
+    static char line[4][1 << 16];
     int ok = 1;
     for (int i = 0; i < 3 && ok; i++)
         ok = fgets(line[i], sizeof line[i], f) != NULL;
+    int src_line = ok && fgets(line[3], sizeof line[3], f) && strspn(line[3], " \t\r\n") <
+                   strlen(line[3]);
     fclose(f);
+    out->src_align.n = 0;
     if (!ok || parse_line(line[0], &out->sizes) || parse_line(line[1], &out->overlap) ||
-        parse_line(line[2], &out->align)) {
-        fprintf(stderr, "error: %s: not three lines of x:p,x:p,... (see FORMAT.md)\n", path);
+        parse_line(line[2], &out->align) || (src_line && parse_line(line[3], &out->src_align))) {
+        fprintf(stderr, "error: %s: not three or four lines of x:p,x:p,... (see FORMAT.md)\n", path);
         return -1;
     }
     snprintf(out->name, sizeof out->name, "%.*s", (int)(strlen(file) - 4), file);
@@ -244,7 +250,8 @@ static void make_shapes(const dist_file *d, call_shape *shapes, size_t ncalls, u
 {
     for (size_t i = 0; i < ncalls; i++) {
         size_t n = (size_t)draw(&d->sizes, rng);
-        size_t src = offset_with_alignment((size_t)draw(&d->align, rng), rng);
+        size_t src = offset_with_alignment(
+            (size_t)draw(d->src_align.n ? &d->src_align : &d->align, rng), rng);
         size_t dst = offset_with_alignment((size_t)draw(&d->align, rng), rng);
         int32_t overlap = 0;
         if (d->op == OP_MEMMOVE && n > 0 && draw(&d->overlap, rng) >= 1) {

@@ -1,14 +1,19 @@
 """memkit record: run a program under the preload library with recording on
-and write its memset/memcpy/memmove size distributions.
+and write its memset/memcpy/memmove size distributions, alignments and
+working sets.
 
-    memkit record [-o DIR] -- PROGRAM [ARGS...]
+    memkit record [-o DIR] [--predict] -- PROGRAM [ARGS...]
 
 The program's standard input, output and error are its own, and its exit
 status (or the signal that killed it) becomes memkit's.  Processes it forks
-or execs record too; all their counts are summed when it ends."""
+or execs record too; all their counts are summed when it ends.  --predict
+then replays the recording (size-distributions, stored like `memkit run`;
+its table on standard error) and prints what memkit saves the program."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import datetime
 import os
 import shutil
@@ -16,10 +21,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from memkit import lab, recording
-from memkit.commands._common import add_build_option
+from memkit.commands._common import add_build_option, add_db_option, db_path
+from memkit.db import Database
 from memkit.errors import MemkitError
 
 NAME = "record"
@@ -33,7 +40,12 @@ def add_arguments(p):
                    help="where the recording goes (default: a new directory PROGRAM-DATE-TIME here)")
     p.add_argument("--preload", metavar="SO",
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no closing line on standard error")
+    p.add_argument("-q", "--quiet", action="store_true", help="no closing lines on standard error")
+    p.add_argument("--predict", action="store_true",
+                   help="then replay the recording (memkit run size-distributions data=DIR, at hot and the "
+                        "recorded working sets; stored) and print the predicted saving")
+    p.add_argument("--quick", action="store_true", help="with --predict: the replay's reduced rounds and processes")
+    add_db_option(p)
     add_build_option(p)
     p.add_argument("program", nargs="...", metavar="-- PROGRAM [ARGS...]", help="the program to run")
 
@@ -86,6 +98,29 @@ def run_program(argv, env) -> int:
             signal.signal(s, h)
 
 
+def l3_bytes(build_option) -> int | None:
+    """This machine's L3 as the lab sees it (the fingerprint's), if it can tell."""
+    try:
+        exp = lab.find_bench_dir(build_option) / (lab.PREFIX + "size-distributions")
+        return (lab.fingerprint([lab.describe(exp)]).get("cache") or {}).get("l3") or None
+    except MemkitError:
+        return None
+
+
+def replay(out: Path, args) -> recording.Prediction:
+    """Runs size-distributions on the recording as `memkit run` would (its
+    output on standard error: standard output is the program's) and predicts
+    from that run."""
+    from memkit.commands import run as run_command
+    run_args = argparse.Namespace(experiments=["size-distributions", f"data={out.resolve()}"],
+                                  quick=args.quick, db=args.db, host=None, build=args.build)
+    with contextlib.redirect_stdout(sys.stderr):
+        run_command.main(run_args)
+    with Database(db_path(args)) as db:
+        times = recording.latest_replay(db, out)
+    return recording.predict(recording.load_summary(out), times)
+
+
 def main(args) -> int:
     argv = list(args.program)
     if argv and argv[0] == "--":
@@ -104,7 +139,9 @@ def main(args) -> int:
     env["MEMKIT_RECORD"] = str(parts)
     env["LD_PRELOAD"] = " ".join(filter(None, [str(so), env.get("LD_PRELOAD", "")]))
     try:
+        started = time.monotonic()
         status = run_program(argv, env)
+        seconds = time.monotonic() - started
         rec = recording.merge_parts(parts)
     except MemkitError:
         if made:   # nothing recorded: leave no empty directory behind
@@ -112,11 +149,19 @@ def main(args) -> int:
         raise
     finally:
         shutil.rmtree(parts, ignore_errors=True)
-    summary = recording.write(rec, out, argv, status)
+    summary = recording.write(rec, out, argv, status, seconds=seconds, l3_bytes=l3_bytes(args.build))
     if not args.quiet:
         calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in recording.OPS)
-        print(f"memkit: recorded {calls} in {rec.processes} process(es) into {out}",
+        print(f"memkit: recorded {calls} in {rec.processes} process(es), {seconds:.3g} s, into {out}",
               file=sys.stderr, flush=True)
+        for op, entry in summary["working_set"].items():
+            print(f"memkit: {op} working set: {recording.ws_text(entry)}", file=sys.stderr, flush=True)
+        if not args.predict:
+            print(f"memkit: to predict memkit's saving: memkit run size-distributions data={out}, then memkit "
+                  "report (or record with --predict)", file=sys.stderr, flush=True)
+    if args.predict and status >= 0:
+        for line in replay(out, args).lines():
+            print(f"memkit: {line}", file=sys.stderr, flush=True)
     if status < 0:   # killed by a signal: die of the same one
         sys.stdout.flush()
         if -status not in (signal.SIGKILL, signal.SIGSTOP):

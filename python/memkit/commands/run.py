@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import os
 import shlex
 import sys
 
-from memkit import lab, load, whole_program
+from memkit import lab, load, recording, whole_program
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
@@ -97,6 +98,9 @@ def main(args) -> int:
     exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), names)
     extra_args = {e.name: exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
                   for e in exps}
+    if "size-distributions" in extra_args:   # a recording replays at its own working sets
+        extra_args["size-distributions"] = recording.replay_arguments(extra_args["size-distributions"],
+                                                                      os.environ.get("MEMKIT_DATA"))
     # A wrong argument (a peer= file that is no library, ...) stops the run
     # before anything runs or is stored, not minutes into it.
     for e in exps:
