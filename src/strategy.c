@@ -73,12 +73,13 @@ static const row table[] = {
       "at random lines of L2-, L3- and DRAM-sized arenas: avx512's 64-byte masked vectors "
       "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=); copies read right "
       "after (copy-read): non-temporal from 10-20 MiB with the destination not cached, "
-      "20-32 MiB with it cached (a draw at 16 MiB), so from 5/8 of the L3"},
+      "20-32 MiB with it cached (a draw at 16 MiB); copied alone they win from L3/2 "
+      "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
      .needs_erms = 0, .needs_fsrm = 0,
      .rep_stosb_from = NEVER,
      .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(5, 8),
+     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2),
      .variant = "evex"},
     {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
       "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "

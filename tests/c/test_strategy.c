@@ -66,9 +66,8 @@ int main(void)
     CHECK(z4.rep_stosb_threshold == SIZE_MAX && z4.rep_movsb_threshold == SIZE_MAX,
           "Zen 4: no rep instructions (%zu, %zu)", z4.rep_stosb_threshold, z4.rep_movsb_threshold);
     CHECK(z4.nt_threshold == (size_t)64 << 20 && z4.nt_threshold_zero == (size_t)16 << 20 &&
-              z4.nt_copy_threshold == (size_t)20 << 20,
-          "Zen 4: non-temporal from 2x the L3 for non-zero fills, L3/2 for zero fills, 5/8 of it "
-          "for copies "
+              z4.nt_copy_threshold == (size_t)16 << 20,
+          "Zen 4: non-temporal from 2x the L3 for non-zero fills, L3/2 for zero fills and copies "
           "(%zu, %zu, %zu)", z4.nt_threshold, z4.nt_threshold_zero, z4.nt_copy_threshold);
 
     mk_tunables z3 = defaults(cpu("AuthenticAMD", 25, 0x01, 1, 1));
