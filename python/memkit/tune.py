@@ -491,7 +491,7 @@ def plan_for(dists: dict, calls: dict, defaults: dict, lo: int = 1 << 10,
                       and s >= lo and (hi is None or s <= hi))
         grids.setdefault(family, set()).update(keep)
         if keep:
-            sizes = ", ".join(f"{fmt_size(s)} ({n * dist[s] / total_p:.3g} calls, "
+            sizes = ", ".join(f"{fmt_size(s)} ({fmt_calls(n * dist[s] / total_p)} calls, "
                               f"{s * dist[s] / total_bytes:.0%} of bytes)" for s in keep)
             notes.append(f"{fn}: {n} calls; timing {sizes}: each holds >= {share:.0%} of {fn}'s calls "
                          f"or bytes and is >= {fmt_size(lo)}")
@@ -511,6 +511,11 @@ def plan_for(dists: dict, calls: dict, defaults: dict, lo: int = 1 << 10,
         plan.nothing = (f"nothing to tune for this program: no size >= {fmt_size(lo)} holds "
                         f"{share:.0%} of its calls or bytes")
     return plan
+
+
+def fmt_calls(n: float) -> str:
+    """Calls per run from a recording's probabilities: whole numbers, except below 10."""
+    return f"{n:.0f}" if n >= 10 else f"{n:.2g}"
 
 
 def fmt_ns(ns: float) -> str:
@@ -534,7 +539,7 @@ class Weight:
 
     def calls_text(self) -> str:
         top = sorted(self.where, key=lambda w: -abs(w[1] * w[2]))[:3]
-        text = ", ".join(f"{c:.3g} call{'s' if round(c) != 1 else ''} of {fmt_size(s)}" for s, c, _ in top)
+        text = ", ".join(f"{fmt_calls(c)} call{'s' if fmt_calls(c) != '1' else ''} of {fmt_size(s)}" for s, c, _ in top)
         return text + (f" and {len(self.where) - 3} more sizes" if len(self.where) > 3 else "")
 
 

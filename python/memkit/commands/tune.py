@@ -207,7 +207,9 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     moved = sum(c.moved for c in choices)
     print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
           "(MEMKIT_TUNABLES still overrides it).")
-    if plan:
+    if plan and not moved:
+        print("it changes nothing for this program: memkit runs its calls as the defaults do.")
+    elif plan:
         print("check it on the program:")
         print(f"  memkit try --profile {shlex.quote(str(out))} -- {shlex.join(summary.get('command') or ['PROGRAM'])}")
     else:
