@@ -586,7 +586,9 @@ def weigh_choices(family: str, choices: list[Choice], defaults: dict, times: Tim
     of the same calls are not both credited with them): a move whose
     estimate does not save time on the program's calls goes back to the
     default.  Edits `choices` in place; returns one line per move weighed."""
-    groups = [[c] for c in choices if c.moved and c.name != "rep_movsb_stop"]
+    # rep movsb's window is one move: its start and its end together.
+    starts = {c.name for c in choices if c.moved}
+    groups = [[c] for c in choices if c.moved and not (c.name == "rep_movsb_stop" and "rep_movsb_threshold" in starts)]
     for g in groups:
         if g[0].name == "rep_movsb_threshold":
             g += [c for c in choices if c.moved and c.name == "rep_movsb_stop"]

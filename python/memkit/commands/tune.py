@@ -238,7 +238,8 @@ def check_loads(probe: Path, path: Path) -> dict:
 
 
 def check_main(args, probe: Path, fp: dict) -> int:
-    path = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
+    path = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if args.for_recording
+            else tune.default_profile_path(dict(os.environ)))
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)
