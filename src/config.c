@@ -138,6 +138,7 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
     /* Turn the lines into one "a=b:c=d" spec, dropping comments and blanks. */
     static char spec[8192];
     size_t s = 0;
+    int tied_to_cpu = 0;
     for (long i = 0; i < len;) {
         long j = i;
         while (j < len && text[j] != '\n')
@@ -148,6 +149,7 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
         while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r'))
             b--;
         if (a < b && starts_with(text + a, b - a, "cpu=")) {
+            tied_to_cpu = 1;
             if (!profile_cpu_matches(text + a, b - a)) {
                 mk_raw_write_stderr("memkit: profile ");
                 mk_raw_write_stderr(path);
@@ -179,6 +181,12 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
         return;
     }
     *cfg = trial;
+    if (!tied_to_cpu) {
+        mk_raw_write_stderr("memkit: profile ");
+        mk_raw_write_stderr(path);
+        mk_raw_write_stderr(" has no cpu= line: applied, but not tied to a CPU model (`memkit "
+                            "tune` writes one)\n");
+    }
     /* For display: a path longer than the field ends in "...". */
     size_t n = mk_text_copy(cfg->profile, sizeof cfg->profile, path);
     if (path[n])

@@ -41,6 +41,27 @@ MK_TEXT_EARLY char *mk_text_append(char *p, char *end, const char *s, size_t n)
     return p;
 }
 
+/* The same, each byte outside printable ASCII as \xNN: what a user typed,
+ * echoed into a message, cannot move the cursor or ring the terminal. */
+MK_TEXT_EARLY char *mk_text_append_escaped(char *p, char *end, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f) {
+            if (end - p < 2)
+                break;
+            *p++ = (char)c;
+        } else {
+            if (end - p < 5)
+                break;
+            *p++ = '\\', *p++ = 'x', *p++ = hex[c >> 4], *p++ = hex[c & 15];
+        }
+    }
+    *p = '\0';
+    return p;
+}
+
 /* s into dst of cap bytes (cap > 0), cut to fit; returns the length copied. */
 MK_TEXT_EARLY size_t mk_text_copy(char *dst, size_t cap, const char *s)
 {

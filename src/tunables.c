@@ -44,20 +44,30 @@ MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
 /* ---- small string helpers (no libc: this runs before it is ready) ---- */
 
 
+/* "memkit: MEMKIT_TUNABLES: WHAT 'ITEM': WHY", the item escaped. */
+MK_EARLY static void report_line(void (*report)(void *, const char *), void *ctx,
+                                 const char *what, const char *item, size_t item_len,
+                                 const char *why)
+{
+    char line[320], *p = line, *end = line + sizeof line;
+    p = mk_text_append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
+    p = mk_text_append(p, end, what, (size_t)-1);
+    p = mk_text_append(p, end, " '", 2);
+    p = mk_text_append_escaped(p, end, item, item_len < 64 ? item_len : 64);
+    p = mk_text_append(p, end, "': ", 3);
+    p = mk_text_append(p, end, why, (size_t)-1);
+    if (report)
+        report(ctx, line);
+}
+
 MK_EARLY static void report_problem(void (*report)(void *, const char *), void *ctx,
                                     const char *what, const char *item, size_t item_len,
                                     const char *why)
 {
-    char line[256], *p = line, *end = line + sizeof line;
-    p = mk_text_append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
-    p = mk_text_append(p, end, what, (size_t)-1);
-    p = mk_text_append(p, end, " '", 2);
-    p = mk_text_append(p, end, item, item_len < 64 ? item_len : 64);
-    p = mk_text_append(p, end, "': ", 3);
+    char reason[160], *p = reason, *end = reason + sizeof reason;
     p = mk_text_append(p, end, why, (size_t)-1);
-    p = mk_text_append(p, end, "; default kept", (size_t)-1);
-    if (report)
-        report(ctx, line);
+    mk_text_append(p, end, "; default kept", (size_t)-1);
+    report_line(report, ctx, what, item, item_len, reason);
 }
 
 /* "4096", "64K", "64KB", "64KiB", "64M", "1G", "never" (SIZE_MAX).  Returns 0
@@ -110,6 +120,9 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
                                void (*report)(void *, const char *), void *ctx)
 {
     int problems = 0;
+    /* glibc's rule for GLIBC_TUNABLES: a name given twice takes the last
+     * value; said once per name, not counted as a problem. */
+    unsigned char given[NROWS] = {0};
     const char *p = spec;
     while (p && *p) {
         const char *item = p;
@@ -140,6 +153,10 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
             problems++;
             continue;
         }
+        size_t r = (size_t)(row - rows);
+        if (given[r] == 1)
+            report_line(report, ctx, "given twice", item, item_len, "the last value is used");
+        given[r] += given[r] < 2;
         char *field = (char *)t + row->offset;
         size_t v;
         switch (row->kind) {
