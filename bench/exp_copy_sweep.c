@@ -23,10 +23,12 @@
  * offsets are measured again with fresh rounds and the worst of those
  * confirmations is reported; an offset that is really slow stays slow.
  *
- * Arguments: see --help. */
+ * Peers (peer=LIB.so) race with their own memcpy like the unaligned copiers,
+ * in both tables.  Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,27 +84,58 @@ static int selected(const options *o, const char *name)
     return 0;
 }
 
-/* One timed batch: reps copies of n bytes; ns per copy. */
-static double batch(const mk_copier *c, char *dst, const char *src, size_t n, size_t reps)
+/* The contestants are methods: a copier (data: its mk_copier) or a peer's
+ * memcpy (peer=LIB.so; fn, any alignment). */
+typedef void *(*memcpy_fn)(void *, const void *, size_t);
+
+static size_t align_of(const lab_method *m)
 {
+    return m->data ? ((const mk_copier *)m->data)->align : 1;
+}
+
+/* A peer's copy in a copier's clothes: what the libc and memkit copiers do
+ * around their memcpy (a call, the contract's overlap check, a call through
+ * a pointer), so that at 32 B the peer is not timed without the wrapper
+ * every copier pays. */
+__attribute__((noinline)) static int peer_copy_in(memcpy_fn copy, void *dst, const void *src,
+                                                  size_t n)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d - s < n || s - d < n)
+        return EINVAL;
+    copy(dst, src, n);
+    return 0;
+}
+
+/* One timed batch: reps copies of n bytes; ns per copy. */
+static double batch(const lab_method *m, char *dst, const char *src, size_t n, size_t reps)
+{
+    const mk_copier *c = m->data;
+    memcpy_fn copy = (memcpy_fn)m->fn;
     double t0 = lab_now_ns();
-    for (size_t r = 0; r < reps; r++) {
-        c->copy_in(dst, src, n);
-        lab_escape(dst);
-    }
+    if (c)
+        for (size_t r = 0; r < reps; r++) {
+            c->copy_in(dst, src, n);
+            lab_escape(dst);
+        }
+    else
+        for (size_t r = 0; r < reps; r++) {
+            peer_copy_in(copy, dst, src, n);
+            lab_escape(dst);
+        }
     return (lab_now_ns() - t0) / (double)reps;
 }
 
 /* Rounds of (aligned, dst + k) pairs: the misaligned copy's speed-ups
  * (< 1: slower) and, per round, both throughputs. */
-static lab_stats offset_speedup(const mk_copier *c, char *dst, const char *src, size_t n, int k,
+static lab_stats offset_speedup(const lab_method *m, char *dst, const char *src, size_t n, int k,
                                 size_t rounds, size_t reps, double *off_gbps, double *al_gbps)
 {
     double up[64];
-    batch(c, dst + k, src, n, 1);
+    batch(m, dst + k, src, n, 1);
     for (size_t r = 0; r < rounds; r++) {
-        al_gbps[r] = (double)n / batch(c, dst, src, n, reps);
-        off_gbps[r] = (double)n / batch(c, dst + k, src, n, reps);
+        al_gbps[r] = (double)n / batch(m, dst, src, n, reps);
+        off_gbps[r] = (double)n / batch(m, dst + k, src, n, reps);
     }
     lab_speedups(off_gbps, al_gbps, rounds, 1, up);
     return lab_stats_of(up, rounds);
@@ -154,7 +187,7 @@ static double pass(const lab_method *m, void *arg, int warm)
 {
     const sweep_point *p = arg;
     size_t reps = warm ? p->reps / 8 + 1 : p->reps;
-    return (double)p->n / batch(m->data, p->dst, p->src, p->n, reps);
+    return (double)p->n / batch(m, p->dst, p->src, p->n, reps);
 }
 
 static int run(lab_ctx *ctx)
@@ -163,21 +196,21 @@ static int run(lab_ctx *ctx)
     get_options(ctx, &o);
     size_t count;
     const mk_copier *all = mk_copiers(&count);
-    const mk_copier *cs[MAX_COPIERS];
+    lab_method cs[MAX_COPIERS];
     size_t nc = 0;
     for (size_t i = 0; i < count && nc < MAX_COPIERS; i++)
         if (all[i].usable && selected(&o, all[i].name))
-            cs[nc++] = &all[i];
+            cs[nc++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL};
+    nc = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, cs, nc, MAX_COPIERS);
 
     /* What the copiers with an alignment need (NULL: any input). */
     char contract_text[MAX_COPIERS][80];
-    const char *contract[MAX_COPIERS] = {0};
     int restricted = 0;
     for (size_t c = 0; c < nc; c++)
-        if (cs[c]->align > 1) {
+        if (align_of(&cs[c]) > 1) {
             snprintf(contract_text[c], sizeof contract_text[c],
-                     "buffers aligned to %zu B, sizes a multiple of it", cs[c]->align);
-            contract[c] = contract_text[c];
+                     "buffers aligned to %zu B, sizes a multiple of it", align_of(&cs[c]));
+            cs[c].contract = contract_text[c];
             restricted = 1;
         }
 
@@ -193,7 +226,7 @@ static int run(lab_ctx *ctx)
     printf("copy throughput, GB/s (median of interleaved rounds, one size per batch: a trained "
            "predictor; '-': size not a multiple of the copier's alignment)\n%10s", "size");
     for (size_t c = 0; c < nc; c++)
-        printf(" %*s", (int)(strlen(cs[c]->name) > 9 ? strlen(cs[c]->name) : 9), cs[c]->name);
+        printf(" %*s", (int)(strlen(cs[c].name) > 9 ? strlen(cs[c].name) : 9), cs[c].name);
     printf("\n");
     double *gbps = malloc(MAX_COPIERS * 64 * sizeof *gbps);
     size_t done = 0;
@@ -206,11 +239,11 @@ static int run(lab_ctx *ctx)
         unsigned char unranked[MAX_COPIERS] = {0};
         size_t nm = 0, at[MAX_COPIERS], i_mk = SIZE_MAX;
         for (size_t c = 0; c < nc; c++)
-            if (n % cs[c]->align == 0) {
-                if (!strcmp(cs[c]->name, "memkit"))
+            if (n % align_of(&cs[c]) == 0) {
+                if (!strcmp(cs[c].name, "memkit"))
                     i_mk = nm;
                 at[c] = nm;
-                ms[nm] = (lab_method){cs[c]->name, NULL, 0, cs[c], contract[c]};
+                ms[nm] = cs[c];
                 unranked[nm] = !lab_ranked_at(&ms[nm], n);
                 nm++;
             } else
@@ -230,7 +263,7 @@ static int run(lab_ctx *ctx)
             lab_ranking_add(rk, sz, ms, nm, i_mk, sums, unranked);
         printf("%10s", sz);
         for (size_t c = 0; c < nc; c++) {
-            int w = (int)(strlen(cs[c]->name) > 9 ? strlen(cs[c]->name) : 9);
+            int w = (int)(strlen(cs[c].name) > 9 ? strlen(cs[c].name) : 9);
             if (at[c] == SIZE_MAX)
                 printf(" %*s", w, "-");
             else
@@ -252,8 +285,8 @@ static int run(lab_ctx *ctx)
            "slower) over dst offsets %s (the %d worst measured again)\n%10s",
            o.all_offsets ? "1..63" : "1,3,8,17,32,63", CONFIRMED_OFFSETS, "size");
     for (size_t c = 0; c < nc; c++)
-        if (cs[c]->align == 1)
-            printf(" %16s", cs[c]->name);
+        if (align_of(&cs[c]) == 1)
+            printf(" %16s", cs[c].name);
     printf("\n");
     lab_summary worst_of[MAX_COPIERS] = {0};   /* the slowest, 4 KiB .. 1 MiB */
     size_t worst_size[MAX_COPIERS] = {0};
@@ -264,7 +297,7 @@ static int run(lab_ctx *ctx)
         size_t rounds = misaligned_rounds(ctx, n), reps = reps_for(n);
         printf("%10s", lab_fmt_size(n, sz, sizeof sz));
         for (size_t c = 0; c < nc; c++) {
-            if (cs[c]->align != 1)
+            if (align_of(&cs[c]) != 1)
                 continue;
             double off_gbps[64], al_gbps[64], worst_off[64], worst_al[64], median_of[63];
             double worst_up = INFINITY;
@@ -272,7 +305,7 @@ static int run(lab_ctx *ctx)
             size_t noff = o.all_offsets ? 63 : sizeof few / sizeof few[0];
             for (size_t i = 0; i < noff; i++) {
                 offsets[i] = o.all_offsets ? (int)i + 1 : few[i];
-                median_of[i] = offset_speedup(cs[c], dst, src, n, offsets[i], rounds, reps,
+                median_of[i] = offset_speedup(&cs[c], dst, src, n, offsets[i], rounds, reps,
                                               off_gbps, al_gbps).median;
             }
             /* three times the rounds: a confirmation's median must not be
@@ -280,7 +313,7 @@ static int run(lab_ctx *ctx)
             size_t nconfirm = worst_offsets(median_of, offsets, noff, confirm, CONFIRMED_OFFSETS),
                    confirm_rounds = 3 * rounds < 63 ? 3 * rounds : 63;
             for (size_t i = 0; i < nconfirm; i++) {
-                lab_stats up = offset_speedup(cs[c], dst, src, n, confirm[i], confirm_rounds,
+                lab_stats up = offset_speedup(&cs[c], dst, src, n, confirm[i], confirm_rounds,
                                               reps, off_gbps, al_gbps);
                 if (up.median < worst_up) {
                     worst_k = confirm[i], worst_up = up.median;
@@ -289,13 +322,13 @@ static int run(lab_ctx *ctx)
                 }
             }
             char series[64], params[96], base_params[96];
-            snprintf(series, sizeof series, "%s misaligned-dst", cs[c]->name);
+            snprintf(series, sizeof series, "%s misaligned-dst", cs[c].name);
             snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, worst_k);
             snprintf(base_params, sizeof base_params, "\"size\":%zu,\"dst_offset\":0", n);
             lab_record r = {.series = series, .params_json = params, .axis = "size",
                             .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
                             .higher_is_better = 1, .samples = worst_off, .n = confirm_rounds,
-                            .baseline = cs[c]->name, .baseline_params_json = base_params,
+                            .baseline = cs[c].name, .baseline_params_json = base_params,
                             .baseline_samples = worst_al};
             lab_summary s = lab_record_emit(ctx, &r);
             printf(" %9.2fx @%-+4d", 1 / s.ratio, worst_k);   /* the time ratio: a cliff reads big */
@@ -312,14 +345,14 @@ static int run(lab_ctx *ctx)
     lab_progress(ctx, nsizes, nsizes, "done");
     for (size_t c = 0; c < nc; c++) {
         const lab_summary *w = &worst_of[c];
-        if (cs[c]->align != 1 || !w->has_ratio)
+        if (align_of(&cs[c]) != 1 || !w->has_ratio)
             continue;
         char sz[32];
         double slow = 1 / w->ratio;
         int j = lab_judge(w->ratio_lo, w->ratio_hi);
         char iv[80];
         lab_verdict(ctx, "%s: a misaligned destination costs at most %.2fx the aligned time for "
-                         "4 KiB..1 MiB (at %s; speed-up %s)%s", cs[c]->name, slow,
+                         "4 KiB..1 MiB (at %s; speed-up %s)%s", cs[c].name, slow,
                     lab_fmt_size(worst_size[c], sz, sizeof sz),
                     lab_interval_text(w->ratio_lo, w->ratio_hi, iv, sizeof iv),
                     j == 0   ? ": no slower beyond the noise"
@@ -340,6 +373,7 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "copy-sweep", "going-faster-than-memcpy",
         "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
-        args, sizeof args / sizeof args[0], 0, 0, .check = check, .pinned = 1};
+        args, sizeof args / sizeof args[0], 0, 0, .check = check, .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY)};
     return lab_main(argc, argv, &info, run);
 }

@@ -17,7 +17,8 @@
  * value 0 the zero/non-zero speed-up per round (> 1: zeros faster).  The
  * number of rounds adapts to a per-size time budget, so 1 GiB regions get
  * few repetitions and 4 KiB ones many.  Per value, where memkit is slower
- * than the fastest other method (the ranking verdicts).
+ * than the fastest other method (the ranking verdicts).  Peers
+ * (peer=LIB.so) race with their own memset after memkit.
  *
  * Arguments: see --help. */
 #include "lab.h"
@@ -33,7 +34,8 @@
 #define MAX_ROUNDS    15
 #define MIN_ROUNDS    3
 
-typedef void fill_fn(void *dst, int c, size_t n);
+/* memset's shape, so that a peer's memset (peer=LIB.so) is a method too */
+typedef void *fill_fn(void *dst, int c, size_t n);
 
 /* ---- the methods ---- */
 
@@ -42,7 +44,7 @@ typedef void fill_fn(void *dst, int c, size_t n);
  * bytes.  `store` is a plain or a non-temporal store; `fence` orders the
  * non-temporal ones before the timer reads. */
 #define DEFINE_FILL_LOOP(name, attr, vec, splat, store, fence)                  \
-    attr static void name(void *dst, int c, size_t n)                          \
+    attr static void *name(void *dst, int c, size_t n)                         \
     {                                                                           \
         const vec v = splat((char)c);                                           \
         char *p = dst, *end = p + n;                                            \
@@ -58,6 +60,7 @@ typedef void fill_fn(void *dst, int c, size_t n);
         fence;                                                                  \
         for (; p < end; p++)                                                    \
             *(volatile char *)p = (char)c;                                      \
+        return dst;                                                             \
     }
 
 #define AVX2 __attribute__((target("avx2")))
@@ -68,28 +71,31 @@ DEFINE_FILL_LOOP(fill_vector_sse2, , __m128i, _mm_set1_epi8, _mm_storeu_si128, (
 DEFINE_FILL_LOOP(fill_nt_avx2, AVX2, __m256i, _mm256_set1_epi8, _mm256_stream_si256, _mm_sfence())
 DEFINE_FILL_LOOP(fill_nt_sse2, , __m128i, _mm_set1_epi8, _mm_stream_si128, _mm_sfence())
 
-static void fill_rep_stosb(void *dst, int c, size_t n)
+static void *fill_rep_stosb(void *dst, int c, size_t n)
 {
-    __asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(c) : "memory");
+    void *d = dst;
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    return dst;
 }
 
 /* Through a volatile pointer: the compiler must not inline or fold it. */
 static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
-static void fill_glibc(void *dst, int c, size_t n) { glibc_memset(dst, c, n); }
-static void fill_memkit(void *dst, int c, size_t n) { mk_memset(dst, c, n); }
+static void *fill_glibc(void *dst, int c, size_t n) { return glibc_memset(dst, c, n); }
+static void *fill_memkit(void *dst, int c, size_t n) { return mk_memset(dst, c, n); }
 
 #define FILL(f) ((void (*)(void))(f))
 
 /* Every method is a row; the AVX2 loops are swapped for SSE2 at run time on
- * CPUs (or kernels) without AVX.  memkit is the last. */
-static lab_method methods[] = {
+ * CPUs (or kernels) without AVX.  The peers follow memkit. */
+enum { VECTOR_LOOP, REP_STOSB, NT_STORES, GLIBC, MEMKIT, MAX_METHODS = MEMKIT + 1 + 12 };
+static lab_method methods[MAX_METHODS] = {
     {"vector-loop", FILL(fill_vector_avx2), 0, NULL, NULL},
     {"rep-stosb", FILL(fill_rep_stosb), 0, NULL, NULL},
     {"nt-stores", FILL(fill_nt_avx2), 0, NULL, NULL},
     {"glibc", FILL(fill_glibc), 0, NULL, NULL},
     {"memkit", FILL(fill_memkit), 0, NULL, NULL},
 };
-enum { NMETHODS = sizeof methods / sizeof methods[0] };
+static size_t nmethods = MEMKIT + 1;
 
 static const int values[] = {0, NONZERO_VALUE};
 enum { NVALUES = 2 };
@@ -99,8 +105,8 @@ static void pick_isa(void)
     const mk_cpu_info *c = mk_cpu();
     if (c->has_avx2 && c->os_avx)
         return;
-    methods[0].fn = FILL(fill_vector_sse2);
-    methods[2].fn = FILL(fill_nt_sse2);
+    methods[VECTOR_LOOP].fn = FILL(fill_vector_sse2);
+    methods[NT_STORES].fn = FILL(fill_nt_sse2);
 }
 
 /* ---- the grid ---- */
@@ -117,21 +123,6 @@ static const lab_arg args[] = {
     {"per_octave", LAB_INT, "4", "2", "region sizes per doubling", 1, 16},
     {"budget", LAB_REAL, "0.6", "0.1", "seconds of measuring per region size", 0.001, 1e6},
 };
-
-/* Sizes min * 2^(k/per_octave), rounded to 256 bytes, duplicates dropped. */
-static size_t make_sizes(const grid *g, size_t *out, size_t cap)
-{
-    size_t n = 0;
-    for (unsigned k = 0; n < cap; k++) {
-        double s = (double)g->min * pow(2.0, (double)k / g->per_octave);
-        if (s > (double)g->max * 1.0001)
-            break;
-        size_t r = ((size_t)(s + 128) / 256) * 256;
-        if (n == 0 || r != out[n - 1])
-            out[n++] = r;
-    }
-    return n;
-}
 
 /* ---- measuring ---- */
 
@@ -172,12 +163,12 @@ static double pass(const lab_method *m, void *arg, int warm)
 }
 
 /* The (method, value) pairs: pairs[m * NVALUES + v]. */
-static lab_method pairs[NMETHODS * NVALUES];
+static lab_method pairs[MAX_METHODS * NVALUES];
 
 static size_t rounds_for(region *r, double budget_s)
 {
     double t0 = lab_now_ns();   /* one untimed round: caches, TLB, frequency, the estimate */
-    for (size_t i = 0; i < NMETHODS * NVALUES; i++)
+    for (size_t i = 0; i < nmethods * NVALUES; i++)
         pass(&pairs[i], r, 0);
     double round_s = 2 * (lab_now_ns() - t0) / 1e9;   /* with the warm-ups */
     size_t rounds = round_s > 0 ? (size_t)(budget_s / round_s) : MAX_ROUNDS;
@@ -219,13 +210,14 @@ static int cmp_double(const void *a, const void *b)
  * or ratio_max < 1), or 80% of them by their median.  One noisy size does
  * not make a verdict; a small effect seen at every size does. */
 #define EFFECT 0.05
-static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes, const lab_stats (*ratio)[NMETHODS])
+static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
+                     const lab_stats (*ratio)[MAX_METHODS])
 {
     level lv[4];
     size_t nlv = make_levels(lv);
     double *med = malloc(nsizes * sizeof *med);
     char faster_summary[512] = "", slower_summary[512] = "";
-    for (int m = 0; m < NMETHODS; m++) {
+    for (size_t m = 0; m < nmethods; m++) {
         char text[768] = "", quiet[128] = "";
         for (size_t l = 0; l < nlv; l++) {
             size_t n = 0, up = 0, down = 0, up_med = 0, down_med = 0;
@@ -290,23 +282,26 @@ static int run(lab_ctx *ctx)
     grid g = {lab_size(ctx, "min"), lab_size(ctx, "max"), (unsigned)lab_int(ctx, "per_octave"),
               lab_real(ctx, "budget")};
     pick_isa();
-    for (int m = 0; m < NMETHODS; m++)
+    nmethods = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, MEMKIT + 1, MAX_METHODS);
+    for (size_t m = 0; m < nmethods; m++)
         for (int v = 0; v < NVALUES; v++)
             pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL, NULL};
 
     size_t sizes[512];
-    size_t nsizes = make_sizes(&g, sizes, 512);
+    /* rounded to 256 bytes: every size is whole vectors for the loops and the
+     * non-temporal stores */
+    size_t nsizes = lab_octave_sizes(g.min, g.max, g.per_octave, 256, sizes, 512);
     char *buf = lab_alloc(sizes[nsizes - 1]);
-    lab_stats (*ratio)[NMETHODS] = calloc(nsizes, sizeof *ratio);
-    double *gbps = malloc(NMETHODS * NVALUES * MAX_ROUNDS * sizeof *gbps);
+    lab_stats (*ratio)[MAX_METHODS] = calloc(nsizes, sizeof *ratio);
+    double *gbps = malloc(nmethods * NVALUES * MAX_ROUNDS * sizeof *gbps);
     lab_ranking *rk[NVALUES] = {lab_ranking_new("fill with 0", 1, 1),
                                 lab_ranking_new("fill with 0x5a", 1, 1)};
 
     printf("fill throughput, GB/s: value 0 / value 0x%x, and their ratio (>1: zeros faster)\n",
            NONZERO_VALUE);
     printf("%-10s", "region");
-    for (int m = 0; m < NMETHODS; m++)
-        printf(" %21s", methods[m].name);
+    for (size_t m = 0; m < nmethods; m++)
+        printf(" %21.21s", methods[m].name);
     printf("\n");
 
     for (size_t i = 0; i < nsizes; i++) {
@@ -315,10 +310,10 @@ static int run(lab_ctx *ctx)
         lab_progress(ctx, i, nsizes, what);
         region r = {buf, sizes[i], sizes[i] >= BATCH_BYTES ? 1 : (BATCH_BYTES + sizes[i] - 1) / sizes[i]};
         size_t rounds = rounds_for(&r, g.budget_s);
-        lab_interleave(ctx, pairs, NMETHODS * NVALUES, rounds, pass, &r, gbps);
-        lab_summary sums[NVALUES][NMETHODS];
+        lab_interleave(ctx, pairs, nmethods * NVALUES, rounds, pass, &r, gbps);
+        lab_summary sums[NVALUES][MAX_METHODS];
         printf("%-10s", what);
-        for (int m = 0; m < NMETHODS; m++) {
+        for (size_t m = 0; m < nmethods; m++) {
             char params[NVALUES][96];
             for (int v = 0; v < NVALUES; v++)
                 snprintf(params[v], sizeof params[v], "\"size\":%zu,\"value\":%d", sizes[i], values[v]);
@@ -338,8 +333,8 @@ static int run(lab_ctx *ctx)
             printf(" %6.1f/%6.1f %6.2fx", sums[0][m].value, sums[1][m].value, sums[0][m].ratio);
         }
         for (int v = 0; v < NVALUES; v++) {
-            lab_ranking_add(rk[v], what, methods, NMETHODS, NMETHODS - 1, sums[v], NULL);
-            for (int m = 0; m < NMETHODS; m++)
+            lab_ranking_add(rk[v], what, methods, nmethods, MEMKIT, sums[v], NULL);
+            for (size_t m = 0; m < nmethods; m++)
                 lab_summary_free(&sums[v][m]);
         }
         printf("\n");
@@ -348,7 +343,7 @@ static int run(lab_ctx *ctx)
     lab_progress(ctx, nsizes, nsizes, "done");
     for (int v = 0; v < NVALUES; v++)   /* where memkit stands first, then the seed's question */
         lab_ranking_verdicts(ctx, rk[v]);
-    verdicts(ctx, sizes, nsizes, (const lab_stats(*)[NMETHODS])ratio);
+    verdicts(ctx, sizes, nsizes, (const lab_stats(*)[MAX_METHODS])ratio);
     free(gbps);
     free(ratio);
     lab_free(buf, sizes[nsizes - 1]);
@@ -366,6 +361,7 @@ int main(int argc, char **argv)
         .nargs = sizeof args / sizeof args[0],
         .check = check,
         .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET),
     };
     return lab_main(argc, argv, &info, run);
 }

@@ -29,6 +29,7 @@
  * Arguments: see --help. */
 #include "lab.h"
 #include "memset_methods.h"
+#include "working_set.h"
 
 #include "memkit.h"
 
@@ -120,6 +121,8 @@ static const matrix_row rows[] = {
 };
 enum { NROWS = sizeof rows / sizeof rows[0] };
 
+#define MAX_METHODS 24
+
 #define L1_EVICT_BYTES (64 << 10)   /* 2x a 32 KiB L1d: one sweep evicts it all */
 
 static unsigned char *evict_buf;
@@ -144,30 +147,32 @@ static void calibrate_tsc(void)
     tsc_per_ns = (double)(lab_rdtsc() - c0) / (lab_now_ns() - t0);
 }
 
-/* One pass over all the sizes; ns per call.  With L1 cleared, each call is
- * timed on its own, so the eviction stays out of the figure. */
+/* A row's calls: sizes and offsets from buf (hot: the drawn page offsets
+ * into one small buffer; cold: each call on a random page of the working
+ * set's arena, at the drawn offset in that page). */
 typedef struct {
     unsigned char *buf;
     const uint32_t *sizes;
-    const uint16_t *offs;
-    size_t count, warm;
+    const uint32_t *offs;     /* windows x count (lab_arena_windows; hot: 1) */
+    size_t count, warm, windows, next;
     int clear_l1;
 } row_data;
 
-/* One pass over the sizes (the warm-up: the first `warm` of them); ns per
- * call.  With L1 cleared, each call is timed on its own, so the eviction
- * stays out of the figure. */
+/* One pass over the sizes (the warm-up: the first `warm` of them), placed
+ * as the next window says; ns per call.  With L1 cleared, each call is
+ * timed on its own, so the eviction stays out of the figure. */
 static double pass(const lab_method *m, void *arg, int warm)
 {
-    const row_data *d = arg;
+    row_data *d = arg;
     memset_method_fn fn = (memset_method_fn)m->fn;
     size_t count = warm ? d->warm : d->count;
+    const uint32_t *offs = d->offs + d->next++ % d->windows * d->count;
     if (d->clear_l1) {
         uint64_t cycles = 0;
         for (size_t i = 0; i < count; i++) {
             evict_l1();
             uint64_t c0 = lab_rdtsc();
-            fn(d->buf + d->offs[i], 0, d->sizes[i]);
+            fn(d->buf + offs[i], 0, d->sizes[i]);
             __asm__ volatile("mfence" ::: "memory");
             cycles += lab_rdtsc() - c0;
         }
@@ -176,7 +181,7 @@ static double pass(const lab_method *m, void *arg, int warm)
     }
     double t0 = lab_now_ns();
     for (size_t i = 0; i < count; i++)
-        fn(d->buf + d->offs[i], 0, d->sizes[i]);
+        fn(d->buf + offs[i], 0, d->sizes[i]);
     lab_escape(d->buf);
     return (lab_now_ns() - t0) / (double)count;
 }
@@ -223,6 +228,7 @@ static const lab_arg args[] = {
     {"reps", LAB_INT, "5", "3", "passes per method, per process", 2, 1000},
     {"rows", LAB_TEXT, NULL, NULL, "only the rows whose label contains this text", 0, 0},
     {"step", LAB_INT, "1", "8", "every step-th row of the matrix", 1, NROWS},
+    LAB_WS_ARGS("hot,dram", "hot,dram"),
 };
 
 /* rows= and step= leave a row to run: said before any process starts */
@@ -240,44 +246,96 @@ static int check(lab_ctx *ctx)
     return 2;
 }
 
+#define HOT_BYTES 4096   /* hot: one buffer, the calls' starts within its first page */
+
+/* mk_memset against glibc over the rows of one working set. */
+typedef struct {
+    speed_tally paired, seed_stat;
+    size_t rows, slower, faster;
+    double new_old_sum, seed_sum;
+    lab_ranking *rk;
+} level_tally;
+
+static void level_verdicts(lab_ctx *ctx, const level_tally *t, const lab_ws *w)
+{
+    if (!t->rows)
+        return;
+    char label[160], seed_label[160], where[256];
+    row_words(&rows[t->paired.worst_row], label, sizeof label);
+    row_words(&rows[t->seed_stat.worst_row], seed_label, sizeof seed_label);
+    lab_ws_words(w, where, sizeof where);
+    lab_verdict(ctx, "%s: mk_memset (%s) vs glibc over %zu rows, median of the paired per-round "
+                     "speed-ups: geometric mean %.3fx, worst row %.3fx (%s); faster beyond the "
+                     "noise in %zu rows, slower in %zu, too noisy to tell in %zu; with the "
+                     "seed's statistic: %.3fx, worst row %.3fx (%s)",
+                where, mk_selected_variant(MK_OP_MEMSET), t->rows, tally_geomean(&t->paired),
+                t->paired.worst, label, t->faster, t->slower, t->rows - t->faster - t->slower,
+                tally_geomean(&t->seed_stat), t->seed_stat.worst, seed_label);
+    if (!w->bytes)   /* the seed measured in cache */
+        lab_verdict(ctx, "the seed's new design (sse2 variant) vs the old NT memset: mean %+.1f%% "
+                         "here (ws=%s), %+.1f%% published on Broadwell",
+                    t->new_old_sum / (double)t->rows, w->name, t->seed_sum / (double)t->rows);
+}
+
 static int run(lab_ctx *ctx)
 {
     size_t nsizes = (size_t)lab_int(ctx, "sizes"), step = (size_t)lab_int(ctx, "step");
     unsigned reps = (unsigned)lab_int(ctx, "reps");
     const char *only = lab_text(ctx, "rows");
+    lab_ws ws[LAB_WS_MAX];
+    char err[256];
+    int nws = lab_ws_parse(lab_text(ctx, "ws"), ws, err, sizeof err);
+    if (nws < 0) {   /* the argument's check let it through: a bug */
+        fprintf(stderr, "error: %s\n", err);
+        return 70;
+    }
 
     size_t nm;
     const memset_method *table = memset_methods(&nm);
-    lab_method methods[16];
+    lab_method methods[MAX_METHODS];
     for (size_t i = 0; i < nm; i++)
         methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL};
+    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
     int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
         i_old = memset_method_index("old_nt"),
         i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
-    unsigned char skip[16] = {0};
+    unsigned char skip[MAX_METHODS] = {0};
     if (i_same >= 0)   /* mk_memset's own code under its variant name: no rival */
         skip[i_same] = 1;
 
     uint32_t *sizes = malloc(nsizes * sizeof *sizes);
-    uint16_t *offs = malloc(nsizes * sizeof *offs);
+    uint16_t *page_offs = malloc(nsizes * sizeof *page_offs);
+    size_t offs_room = nsizes;   /* grown for the windows of the cold working sets */
+    uint32_t *offs = malloc(offs_room * sizeof *offs);
     double *samples = malloc(nm * reps * sizeof *samples);
-    lab_summary sums[16];
-    row_data d = {lab_alloc(4096 + 4096 + 64), sizes, offs, nsizes,
-                  nsizes < 5000 ? nsizes : 5000, 0};
+    lab_summary sums[MAX_METHODS];
+    unsigned char *hot = lab_alloc(HOT_BYTES + 4096 + 64);
+    lab_arena arenas[LAB_WS_MAX] = {0};
+    for (int w = 0; w < nws; w++)   /* the largest call: 4 KiB */
+        if (ws[w].bytes)
+            lab_arena_new(&arenas[w], ws[w].bytes, 1, 4096, lab_pages_huge(lab_text(ctx, "pages")));
+    row_data d = {NULL, sizes, offs, nsizes, nsizes < 5000 ? nsizes : 5000, 1, 0, 0};
     evict_buf = lab_alloc(L1_EVICT_BYTES);
     calibrate_tsc();
-    if (!sizes || !offs || !samples) {
+    if (!sizes || !page_offs || !offs || !samples) {
         fprintf(stderr, "error: out of memory\n");
         return 2;
     }
-    lab_ranking *rk = lab_ranking_new("memset, random sizes", 0, 0);
+    static level_tally tallies[LAB_WS_MAX];
+    for (int w = 0; w < nws; w++) {
+        char what[256];
+        snprintf(what, sizeof what, "memset, random sizes, ws=%s", ws[w].name);
+        tallies[w] = (level_tally){.rk = lab_ranking_new(what, 0, 0)};
+    }
+    uint64_t place_rng = 0x706c616365ull;
 
     printf("memset-random: %zu random sizes per row (%s), %u passes per method x %u "
-           "processes, zero fill; %% = time saved against glibc (positive: faster)\n", nsizes,
+           "processes, zero fill; %% = time saved against glibc (positive: faster); ws: the "
+           "working set (hot: one buffer; else random pages of an arena of that size)\n", nsizes,
            nsizes >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
                                            : "FEWER than 50,000: a predictor may learn them",
            reps, ctx->nprocesses);
-    printf("%4s %5s %5s %4s %4s %3s |", "gran", "min", "max", "offl", "offh", "L1");
+    printf("%4s %5s %5s %4s %4s %3s %-5s |", "gran", "min", "max", "offl", "offh", "L1", "ws");
     for (size_t m = 1; m < nm; m++)
         printf(" %9.9s", methods[m].name);
     printf(" | %9s %9s\n", "new/old", "seed");
@@ -288,92 +346,121 @@ static int run(lab_ctx *ctx)
      * pass; same_code: the dispatched variant under its two names,
      * mk_memset and its own, timed as two methods: what the experiment
      * cannot resolve. */
-    speed_tally paired = {0}, seed_stat = {0}, same_code = {0};
-    size_t nrows_run = 0, slower = 0, faster = 0;
-    double new_old_sum = 0, seed_sum = 0;
+    speed_tally same_code = {0};
+    size_t nrows_run = 0;
     for (size_t ri = 0; ri < NROWS; ri += step) {
         const matrix_row *r = &rows[ri];
         char label[160];
         row_label(r, label, sizeof label);
         if (only && !strstr(label, only))
             continue;
-        lab_progress(ctx, ri, NROWS, label);
 
+        /* the same calls at every working set */
         uint64_t seed = 0x6d656d7365740000ull + ri;
         size_t steps = (r->max - r->min) / r->gran + 1;
         for (size_t i = 0; i < nsizes; i++) {
             sizes[i] = (uint32_t)(r->min + r->gran * (lab_rand(&seed) % steps));
-            offs[i] = (uint16_t)(r->off_min + lab_rand(&seed) % (r->off_max - r->off_min + 1));
+            page_offs[i] =
+                (uint16_t)(r->off_min + lab_rand(&seed) % (r->off_max - r->off_min + 1));
         }
         d.clear_l1 = r->clear_l1;
-        lab_interleave(ctx, methods, nm, reps, pass, &d, samples);
+        for (int w = 0; w < nws; w++) {
+            char progress[400];
+            snprintf(progress, sizeof progress, "%s ws=%s", label, ws[w].name);
+            lab_progress(ctx, ri * (size_t)nws + (size_t)w, NROWS * (size_t)nws, progress);
+            char ws_params[96];
+            if (ws[w].bytes) {
+                size_t touched = 0;
+                for (size_t i = 0; i < nsizes; i++)
+                    touched += lab_lines_touched(sizes[i], page_offs[i] & 63);
+                d.windows = lab_arena_windows(&arenas[w], 1, touched);
+                if (d.windows * nsizes > offs_room) {
+                    offs_room = d.windows * nsizes;
+                    d.offs = offs = realloc(offs, offs_room * sizeof *offs);
+                }
+                if (!offs) {
+                    fprintf(stderr, "error: out of memory\n");
+                    return 2;
+                }
+                for (size_t i = 0; i < d.windows * nsizes; i++)
+                    offs[i] = (uint32_t)lab_arena_place(&arenas[w], 0, 4096, page_offs[i % nsizes],
+                                                        0, sizes[i % nsizes], &place_rng);
+                d.buf = (unsigned char *)arenas[w].base;
+                lab_ws_params(&ws[w], ws[w].bytes, arenas[w].pages, ws_params, sizeof ws_params);
+            } else {
+                for (size_t i = 0; i < nsizes; i++)
+                    offs[i] = page_offs[i];
+                d.windows = 1;
+                d.buf = hot;
+                lab_ws_params(&ws[w], HOT_BYTES, lab_pages_of(hot, HOT_BYTES), ws_params,
+                              sizeof ws_params);
+            }
+            lab_interleave(ctx, methods, nm, reps, pass, &d, samples);
 
-        char params[256];
-        snprintf(params, sizeof params,
-                 "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
-                 "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu",
-                 r->gran, r->min, r->max, r->off_min, r->off_max, r->clear_l1 ? "true" : "false",
-                 nsizes);
-        lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns",
-                           .stat = "mean_fastest_10pct"};
-        lab_emit_methods(ctx, &tmpl, methods, nm, reps, samples, 0, sums);   /* vs glibc */
-        double value[16];
-        for (size_t s = 0; s < nm; s++)
-            value[s] = sums[s].value;
-        char words[128];
-        row_words(r, words, sizeof words);
-        lab_ranking_add(rk, words, methods, nm, (size_t)i_mk, sums, skip);
+            char params[384];
+            snprintf(params, sizeof params,
+                     "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
+                     "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu%s",
+                     r->gran, r->min, r->max, r->off_min, r->off_max,
+                     r->clear_l1 ? "true" : "false", nsizes, ws_params);
+            lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns",
+                               .stat = "mean_fastest_10pct"};
+            lab_emit_methods(ctx, &tmpl, methods, nm, reps, samples, 0, sums);   /* vs glibc */
+            double value[MAX_METHODS];
+            for (size_t s = 0; s < nm; s++)
+                value[s] = sums[s].value;
+            char words[128];
+            row_words(r, words, sizeof words);
+            level_tally *t = &tallies[w];
+            lab_ranking_add(t->rk, words, methods, nm, (size_t)i_mk, sums, skip);
 
-        printf("%4u %5zu %5zu %4u %4u %3s |", r->gran, r->min, r->max, r->off_min, r->off_max,
-               r->clear_l1 ? "yes" : "no");
-        for (size_t m = 1; m < nm; m++)
-            printf(" %+8.1f%%", pct_faster(value[0], value[m]));
-        double new_old = i_new >= 0 && i_old >= 0 ? pct_faster(value[i_old], value[i_new]) : NAN;
-        printf(" | %+8.1f%% %+8.2f%%\n", new_old, r->seed_pct);
-        fflush(stdout);
+            printf("%4u %5zu %5zu %4u %4u %3s %-5s |", r->gran, r->min, r->max, r->off_min,
+                   r->off_max, r->clear_l1 ? "yes" : "no", ws[w].name);
+            for (size_t m = 1; m < nm; m++)
+                printf(" %+8.1f%%", pct_faster(value[0], value[m]));
+            double new_old =
+                i_new >= 0 && i_old >= 0 ? pct_faster(value[i_old], value[i_new]) : NAN;
+            printf(" | %+8.1f%% %+8.2f%%\n", new_old, r->seed_pct);
+            fflush(stdout);
 
-        const lab_summary *mk = &sums[i_mk];
-        tally_add(&paired, mk->ratio, ri);
-        int j = lab_judge(mk->ratio_lo, mk->ratio_hi);
-        faster += j > 0;
-        slower += j < 0;
-        tally_add(&seed_stat, value[0] / value[i_mk], ri);
-        if (i_same >= 0) {
-            size_t n = sums[i_same].n < mk->n ? sums[i_same].n : mk->n;
-            double *up = malloc(n * sizeof *up);
-            lab_speedups(sums[i_same].samples, mk->samples, n, 0, up);
-            tally_add(&same_code, lab_stat_value(up, n, "median", 1), ri);
-            free(up);
+            const lab_summary *mk = &sums[i_mk];
+            tally_add(&t->paired, mk->ratio, ri);
+            int j = lab_judge(mk->ratio_lo, mk->ratio_hi);
+            t->faster += j > 0;
+            t->slower += j < 0;
+            tally_add(&t->seed_stat, value[0] / value[i_mk], ri);
+            if (i_same >= 0) {
+                size_t n = sums[i_same].n < mk->n ? sums[i_same].n : mk->n;
+                double *up = malloc(n * sizeof *up);
+                lab_speedups(sums[i_same].samples, mk->samples, n, 0, up);
+                tally_add(&same_code, lab_stat_value(up, n, "median", 1), ri);
+                free(up);
+            }
+            for (size_t s = 0; s < nm; s++)
+                lab_summary_free(&sums[s]);
+            t->new_old_sum += new_old;
+            t->seed_sum += r->seed_pct;
+            t->rows++;
         }
-        for (size_t s = 0; s < nm; s++)
-            lab_summary_free(&sums[s]);
-        new_old_sum += new_old;
-        seed_sum += r->seed_pct;
         nrows_run++;
     }
     if (!nrows_run) {
         fprintf(stderr, "error: no row matches '%s'\n", only ? only : "");
         return 2;
     }
-    char label[160], seed_label[160];
-    row_words(&rows[paired.worst_row], label, sizeof label);
-    row_words(&rows[seed_stat.worst_row], seed_label, sizeof seed_label);
-    lab_verdict(ctx, "mk_memset (%s) vs glibc over %zu rows, median of the paired per-round "
-                     "speed-ups: geometric mean %.3fx, worst row %.3fx (%s); faster beyond the "
-                     "noise in %zu rows, slower in %zu, too noisy to tell in %zu; with the "
-                     "seed's statistic: %.3fx, worst row %.3fx (%s)",
-                mk_selected_variant(MK_OP_MEMSET), nrows_run, tally_geomean(&paired),
-                paired.worst, label, faster, slower, nrows_run - faster - slower,
-                tally_geomean(&seed_stat), seed_stat.worst, seed_label);
+    for (int w = 0; w < nws; w++)
+        level_verdicts(ctx, &tallies[w], &ws[w]);
     if (same_code.n)
         lab_verdict(ctx, "resolution: the same code timed as two methods (mk_memset and %s) "
                          "measured %.3fx..%.3fx across the rows",
                     mk_selected_variant(MK_OP_MEMSET), same_code.worst, same_code.best);
-    lab_verdict(ctx, "the seed's new design (sse2 variant) vs the old NT memset: mean %+.1f%% "
-                     "here, %+.1f%% published on Broadwell",
-                new_old_sum / (double)nrows_run, seed_sum / (double)nrows_run);
-    lab_ranking_verdicts(ctx, rk);
+    for (int w = 0; w < nws; w++)
+        lab_ranking_verdicts(ctx, tallies[w].rk);
+    for (int w = 0; w < nws; w++)
+        if (arenas[w].base)
+            lab_arena_free(&arenas[w]);
     free(sizes);
+    free(page_offs);
     free(offs);
     free(samples);
     return 0;
@@ -386,6 +473,7 @@ int main(int argc, char **argv)
         "the MSRC random-size matrix: 50,000 random sizes per row, every memset method "
         "interleaved, % improvement over glibc per row, new vs old NT memset beside the seed",
         /* 2 processes: its 24 rows with L1 cleared cost ~40 s per process */
-        args, sizeof args / sizeof args[0], 2, 2, .check = check, .pinned = 1};
+        args, sizeof args / sizeof args[0], 2, 2, .check = check, .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET)};
     return lab_main(argc, argv, &info, run);
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_METHODS 24   /* memset_methods() and the peers */
+
 static const lab_arg args[] = {
     {"reps", LAB_INT, "15", "3", "timed batches per method and size, per process", 2, 1000},
     {"max", LAB_SIZE, "1M", "64K", "largest size", 1, 1 << 30},
@@ -52,16 +54,17 @@ static int run(lab_ctx *ctx)
     size_t max = lab_size(ctx, "max");
     size_t nm;
     const memset_method *table = memset_methods(&nm);
-    lab_method methods[16];
-    unsigned char skip[16] = {0};
+    lab_method methods[MAX_METHODS];
+    unsigned char skip[MAX_METHODS] = {0};
     for (size_t i = 0; i < nm; i++)
         methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL};
+    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
     int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
     if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
         skip[same] = 1;
     size_t i_mk = (size_t)memset_method_index("mk_memset");
     double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
-    lab_summary sums[16];
+    lab_summary sums[MAX_METHODS];
     batch b = {lab_alloc(max + 64), 0, 0};
     lab_ranking *rk = lab_ranking_new("memset, fixed sizes", 0, 1);
 
@@ -119,6 +122,7 @@ int main(int argc, char **argv)
         "memset-sizes", "msrc-faster-amd64-memset",
         "every memset method at fixed sizes 0..1 MiB with a trained predictor: ns/call, "
         "GB/s, speed-up over glibc, in several processes",
-        args, sizeof args / sizeof args[0], 3, 2, .pinned = 1};
+        args, sizeof args / sizeof args[0], 3, 2, .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET)};
     return lab_main(argc, argv, &info, run);
 }

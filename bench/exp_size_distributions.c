@@ -6,9 +6,11 @@
  *
  * Each file gives the size distribution, the probability that the buffers
  * overlap (memmove) and the distribution of pointer alignments (1, 2, 4 ..
- * 64: the largest power of two dividing the address, capped at 64).  A
- * batch is CALLS calls drawn from them once, up front: size, a destination
- * and a source with exactly the drawn alignment at a random place in a
+ * 64: the largest power of two dividing the address, capped at 64), and
+ * optionally the source's alignments apart (a fourth line: `memkit record`
+ * writes it; else the sources draw from the third line too).  A batch is
+ * CALLS calls drawn from them once, up front: size, a destination and a
+ * source with exactly the drawn alignment at a random place in a
  * window of WINDOW_LINES cache lines, overlapping with the drawn
  * probability.  Both buffers together stay within L2, so the batch measures
  * the routines, not memory.  The methods run the same batch in the lab's
@@ -21,6 +23,7 @@
 #include "lab.h"
 #include "distribution.h"
 #include "resources.h"
+#include "working_set.h"
 #include "memkit.h"
 
 #include <dirent.h>
@@ -41,12 +44,17 @@ static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
 static void *(*volatile glibc_memcpy)(void *, const void *, size_t) = memcpy;
 static void *(*volatile glibc_memmove)(void *, const void *, size_t) = memmove;
 
-/* Per op, the methods: glibc (the baseline) and memkit; filled at run
- * time from the volatile pointers, so no call is resolved at compile time. */
+/* Per op, the methods: glibc (the baseline), memkit, then the peers
+ * (peer=) that export the op; filled at run time from the volatile
+ * pointers, so no call is resolved at compile time. */
 enum { KIND_SET, KIND_COPY };
-static lab_method op_methods[NOPS][2];
+enum { BASELINE, MEMKIT, MAX_METHODS = 2 + 14 };
+static lab_method op_methods[NOPS][MAX_METHODS];
+static size_t op_nmethods[NOPS];
+/* op_kind in the peers' terms */
+static const int peer_op[NOPS] = {LAB_PEER_MEMSET, LAB_PEER_MEMCPY, LAB_PEER_MEMMOVE};
 
-static void init_methods(void)
+static void init_methods(lab_ctx *ctx)
 {
     void (*fn[NOPS][2])(void) = {
         {(void (*)(void))glibc_memset, (void (*)(void))mk_memset},
@@ -54,13 +62,18 @@ static void init_methods(void)
         {(void (*)(void))glibc_memmove, (void (*)(void))mk_memmove},
     };
     static char names[NOPS][2][24];
-    for (int op = 0; op < NOPS; op++)
+    for (int op = 0; op < NOPS; op++) {
+        int kind = op == OP_MEMSET ? KIND_SET : KIND_COPY;
         for (int i = 0; i < 2; i++) {
             snprintf(names[op][i], sizeof names[op][i], "%s %s", i ? "memkit" : "glibc",
                      op_names[op]);
-            op_methods[op][i] = (lab_method){names[op][i], fn[op][i],
-                                             op == OP_MEMSET ? KIND_SET : KIND_COPY, NULL, NULL};
+            op_methods[op][i] = (lab_method){names[op][i], fn[op][i], kind, NULL, NULL};
         }
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, " %s", op_names[op]);
+        op_nmethods[op] = lab_peer_methods(ctx, peer_op[op], suffix, kind, op_methods[op], 2,
+                                           MAX_METHODS);
+    }
 }
 
 /* ---- the distributions ---- */
@@ -72,6 +85,7 @@ typedef struct {
     char name[64];
     op_kind op;
     distribution sizes, overlap, align;
+    distribution src_align;   /* the optional fourth line; n == 0: the sources draw from align */
 } dist_file;
 
 static double draw(const distribution *d, uint64_t *rng) { return lab_dist_draw(d, rng); }
@@ -91,8 +105,8 @@ static int load_file(const char *dir, const char *file, op_kind op, dist_file *o
     size_t len = fread(text, 1, sizeof text, f);
     fclose(f);
     char err[256], warning[512];
-    int line = lab_dist_parse(text, len, &out->sizes, &out->overlap, &out->align, err, sizeof err,
-                              warning, sizeof warning);
+    int line = lab_dist_parse(text, len, &out->sizes, &out->overlap, &out->align,
+                              &out->src_align, err, sizeof err, warning, sizeof warning);
     if (line) {
         fprintf(stderr, "error: %s:%d: %s\n", path, line, err);
         return -1;
@@ -158,9 +172,20 @@ static dist_file *load_dir(const char *dir, const char *only, size_t *count, int
 
 /* ---- one batch ---- */
 
+/* What the timed loop reads: offsets from one base (hot: the window arena;
+ * cold: the working set's arenas, source side then destination side). */
 typedef struct {
     uint32_t n, dst_off, src_off;
 } call;
+
+/* What a call is, whatever the working set: its size, where in a cache
+ * line each pointer starts (the drawn alignment) and, for an overlapping
+ * memmove, dst - src.  Drawn once per distribution, so every working set
+ * replays the same calls, only placed elsewhere. */
+typedef struct {
+    uint32_t n, src_window, dst_window;   /* offsets in the hot window; & 63: in the line */
+    int32_t overlap;                      /* dst - src; 0: apart */
+} call_shape;
 
 /* An offset in [0, WINDOW_LINES*64) whose alignment is exactly a (64: line). */
 static size_t offset_with_alignment(size_t a, uint64_t *rng)
@@ -172,44 +197,99 @@ static size_t offset_with_alignment(size_t a, uint64_t *rng)
     return line + a * (2 * (size_t)(lab_rand(rng) % odd_multiples) + 1);
 }
 
-/* Offsets are into one arena of three parts of max + a window: a
- * non-overlapping call has its source in the first and its destination in
- * the second; an overlapping one (memmove) has its source in the second and
- * its destination within n of it. */
-static size_t make_calls(const dist_file *d, call *calls, size_t ncalls, uint64_t *rng)
+static size_t largest_size(const dist_file *d)
 {
     size_t max = 0;
     for (size_t i = 0; i < d->sizes.n; i++)
         if (d->sizes.value[i] > max)
             max = (size_t)d->sizes.value[i];
-    size_t half = max + WINDOW_LINES * 64 + 64;
+    return max;
+}
+
+static void make_shapes(const dist_file *d, call_shape *shapes, size_t ncalls, uint64_t *rng)
+{
     for (size_t i = 0; i < ncalls; i++) {
         size_t n = (size_t)draw(&d->sizes, rng);
-        size_t src = offset_with_alignment((size_t)draw(&d->align, rng), rng);
-        size_t dst = half + offset_with_alignment((size_t)draw(&d->align, rng), rng);
+        size_t src = offset_with_alignment(
+            (size_t)draw(d->src_align.n ? &d->src_align : &d->align, rng), rng);
+        size_t dst = offset_with_alignment((size_t)draw(&d->align, rng), rng);
+        int32_t overlap = 0;
         if (d->op == OP_MEMMOVE && n > 0 && draw(&d->overlap, rng) >= 1) {
-            size_t delta = (size_t)(lab_rand(rng) % n) + 1;
-            src += half;   /* room below the source for a backward overlap */
-            dst = lab_rand(rng) & 1 ? src + delta : src - delta;
+            int32_t delta = (int32_t)(lab_rand(rng) % n) + 1;
+            overlap = lab_rand(rng) & 1 ? delta : -delta;
         }
-        calls[i] = (call){(uint32_t)n, (uint32_t)dst, (uint32_t)src};
+        shapes[i] = (call_shape){(uint32_t)n, (uint32_t)src, (uint32_t)dst, overlap};
+    }
+}
+
+/* hot: offsets into one arena of three parts of max + a window: a
+ * non-overlapping call has its source in the first and its destination in
+ * the second; an overlapping one (memmove) has its source in the second and
+ * its destination within n of it.  Returns the arena's size. */
+static size_t place_hot(const dist_file *d, const call_shape *sh, call *calls, size_t ncalls)
+{
+    size_t half = largest_size(d) + WINDOW_LINES * 64 + 64;
+    for (size_t i = 0; i < ncalls; i++) {
+        size_t src = sh[i].src_window, dst = half + sh[i].dst_window;
+        if (sh[i].overlap) {
+            src += half;   /* room below the source for a backward overlap */
+            dst = src + (size_t)(ptrdiff_t)sh[i].overlap;
+        }
+        calls[i] = (call){sh[i].n, (uint32_t)dst, (uint32_t)src};
     }
     return 3 * half;
 }
 
+enum { SRC_SIDE, DST_SIDE, SIDES };
+
+/* cold: in how many windows the calls come (lab_arena_windows) */
+static size_t cold_windows(const lab_arena *a, const dist_file *d, const call_shape *sh,
+                           size_t ncalls)
+{
+    size_t touched = 0;
+    for (size_t i = 0; i < ncalls; i++)
+        touched += lab_lines_touched(sh[i].n, sh[i].dst_window & 63) +
+                   (d->op == OP_MEMSET ? 0 : lab_lines_touched(sh[i].n, sh[i].src_window & 63));
+    return lab_arena_windows(a, d->op == OP_MEMSET ? 1 : SIDES, touched);
+}
+
+/* cold: each pointer at a random line of its own side's arena, at the
+ * drawn place in the line; an overlapping memmove's pair together in the
+ * destination's arena.  The calls once per window, each placed afresh. */
+static void place_cold(const lab_arena *a, const call_shape *sh, call *calls, size_t ncalls,
+                       size_t windows, uint64_t *rng)
+{
+    for (size_t i = 0; i < windows * ncalls; i++) {
+        const call_shape *c = &sh[i % ncalls];
+        size_t n = c->n, src_in = c->src_window & 63, src, dst;
+        if (c->overlap > 0) {
+            src = lab_arena_place(a, DST_SIDE, 64, src_in, 0, n + (size_t)c->overlap, rng);
+            dst = src + (size_t)c->overlap;
+        } else if (c->overlap < 0) {
+            src = lab_arena_place(a, DST_SIDE, 64, src_in, (size_t)-c->overlap, n, rng);
+            dst = src - (size_t)-c->overlap;
+        } else {
+            src = lab_arena_place(a, SRC_SIDE, 64, src_in, 0, n, rng);
+            dst = lab_arena_place(a, DST_SIDE, 64, c->dst_window & 63, 0, n, rng);
+        }
+        calls[i] = (call){(uint32_t)n, (uint32_t)dst, (uint32_t)src};
+    }
+}
+
 typedef struct {
     char *arena;
-    const call *calls;
-    size_t ncalls;
+    const call *calls;      /* windows x ncalls */
+    size_t ncalls, windows, next;
 } batch;
 
-/* One batch: every call once (the warm-up: a tenth of them); ns per call. */
+/* One batch: every call once (the warm-up: a tenth of them), from the next
+ * window (hot: the only one); ns per call. */
 static double pass(const lab_method *m, void *arg, int warm)
 {
-    const batch *b = arg;
+    batch *b = arg;
     size_t n = warm ? b->ncalls / 10 + 1 : b->ncalls;
     char *arena = b->arena;
-    const call *c = b->calls;
+    const call *c = b->calls + b->next++ % b->windows * b->ncalls;
     double t0 = lab_now_ns();
     if (m->kind == KIND_SET) {
         void *(*set)(void *, int, size_t) = (void *(*)(void *, int, size_t))m->fn;
@@ -245,6 +325,7 @@ static const lab_arg args[] = {
      10000000},
     {"rounds", LAB_INT, "31", "7", "interleaved rounds per distribution, per process", 3, 100000},
     {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
+    LAB_WS_ARGS("hot,l1,l2,l3,dram", "hot,dram"),
 };
 
 /* data=DIR, else $MEMKIT_DATA, else the shipped files; *given: not those */
@@ -265,6 +346,10 @@ static int check(lab_ctx *ctx)
 {
     int given;
     const char *dir = data_dir(ctx, &given), *only = lab_text(ctx, "only");
+    if (!dir) {
+        fprintf(stderr, "error: no data directory: pass data=DIR or set MEMKIT_DATA\n");
+        return 2;
+    }
     size_t nfiles = 0;
     dist_file *files = load_dir(dir, only, &nfiles, 1);
     int loaded = files != NULL;
@@ -286,12 +371,61 @@ static int check(lab_ctx *ctx)
     return 2;
 }
 
+/* One op at one working set, over the distributions: each method's
+ * speed-ups over glibc (their logs summed), memkit's judgements and its
+ * worst distribution, and the ranking among all methods. */
+typedef struct {
+    double log_sum[MAX_METHODS];
+    size_t n, faster, slower;
+    double worst;
+    const char *worst_name;
+    lab_ranking *rk;
+} tally;
+
+static void tally_add(tally *t, const dist_file *d, const lab_method *m, size_t nm,
+                      const lab_summary *sums)
+{
+    for (size_t i = 1; i < nm; i++)
+        t->log_sum[i] += log(sums[i].ratio);
+    int j = lab_judge(sums[MEMKIT].ratio_lo, sums[MEMKIT].ratio_hi);
+    t->faster += j > 0;
+    t->slower += j < 0;
+    if (!t->n++ || sums[MEMKIT].ratio < t->worst)
+        t->worst = sums[MEMKIT].ratio, t->worst_name = d->name;
+    lab_ranking_add(t->rk, d->name, m, nm, MEMKIT, sums, NULL);
+}
+
+static void tally_verdicts(lab_ctx *ctx, tally *t, int op, const lab_ws *w)
+{
+    if (!t->n)
+        return;
+    char where[256], peers[512] = "";
+    lab_ws_words(w, where, sizeof where);
+    for (size_t i = 2; i < op_nmethods[op]; i++) {
+        size_t l = strlen(peers);
+        snprintf(peers + l, sizeof peers - l, "; %s: %.3fx", op_methods[op][i].name,
+                 exp(t->log_sum[i] / (double)t->n));
+    }
+    lab_verdict(ctx, "%s, %s: memkit's speed-up over glibc, geometric mean %.3fx over %zu "
+                     "distributions (faster beyond the noise in %zu, slower in %zu, too noisy to "
+                     "tell in %zu); worst %.3fx (%s)%s",
+                op_names[op], where, exp(t->log_sum[MEMKIT] / (double)t->n), t->n, t->faster,
+                t->slower, t->n - t->faster - t->slower, t->worst, t->worst_name, peers);
+}
+
 static int run(lab_ctx *ctx)
 {
-    init_methods();
+    init_methods(ctx);
     int given;
     const char *only = lab_text(ctx, "only"), *dir = data_dir(ctx, &given);
     size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
+    lab_ws ws[LAB_WS_MAX];
+    char err[256];
+    int nws = lab_ws_parse(lab_text(ctx, "ws"), ws, err, sizeof err);
+    if (nws < 0) {   /* the argument's check let it through: a bug */
+        fprintf(stderr, "error: %s\n", err);
+        return 70;
+    }
     if (given)
         name_data_dir(dir);
     size_t nfiles = 0;
@@ -299,69 +433,114 @@ static int run(lab_ctx *ctx)
     if (!files || !nfiles)   /* check() said why */
         return 2;
 
-    call *calls = malloc(ncalls * sizeof *calls);
-    double *ns = malloc(2 * rounds * sizeof *ns);
-    double log_sum[NOPS] = {0}, worst[NOPS] = {0};
-    const char *worst_name[NOPS] = {0};
-    size_t counted[NOPS] = {0}, slower[NOPS] = {0}, faster[NOPS] = {0};
-    uint64_t rng = 0x5173aa1b1e5ull;
-    lab_ranking *rk[NOPS];
-    for (int op = 0; op < NOPS; op++) {
-        char what[64];
-        snprintf(what, sizeof what, "%s, production size distributions", op_names[op]);
-        rk[op] = lab_ranking_new(what, 0, 0);
-    }
+    /* the cold working sets' arenas, for every file (the largest call fits) */
+    size_t max_call = 0;
+    for (size_t f = 0; f < nfiles; f++)
+        if (largest_size(&files[f]) > max_call)
+            max_call = largest_size(&files[f]);
+    lab_arena arenas[LAB_WS_MAX] = {0};
+    for (int w = 0; w < nws; w++)
+        if (ws[w].bytes)
+            lab_arena_new(&arenas[w], ws[w].bytes, SIDES, max_call,
+                          lab_pages_huge(lab_text(ctx, "pages")));
+
+    size_t calls_room = ncalls;   /* grown for the windows of the cold working sets */
+    call *calls = malloc(calls_room * sizeof *calls);
+    call_shape *shapes = malloc(ncalls * sizeof *shapes);
+    double *ns = malloc(MAX_METHODS * rounds * sizeof *ns);
+    uint64_t rng = 0x5173aa1b1e5ull, place_rng = 0x706c616365ull;
+    static tally tallies[NOPS][LAB_WS_MAX];
+    for (int op = 0; op < NOPS; op++)
+        for (int w = 0; w < nws; w++) {
+            char what[256];
+            snprintf(what, sizeof what, "%s at ws=%s, production size distributions",
+                     op_names[op], ws[w].name);
+            tallies[op][w] = (tally){.rk = lab_ranking_new(what, 0, 0)};
+        }
 
     printf("size-distributions: %zu calls per batch drawn from each distribution (%s), %zu "
-           "rounds x %u processes; speed-up: glibc's time / memkit's, per round\n", ncalls,
+           "rounds x %u processes; speed-up: glibc's time / memkit's, per round; ws: the working "
+           "set (hot: in cache; else random lines of an arena per side of that size)%s\n", ncalls,
            ncalls >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
                                            : "FEWER than 50,000: a predictor may learn them",
-           rounds, ctx->nprocesses);
-    printf("%-24s %-8s %10s %10s %9s %17s\n", "distribution", "op", "glibc ns", "memkit ns",
-           "speed-up", "(~95% interval)");
+           rounds, ctx->nprocesses,
+           ctx->npeers ? "; each peer: ns per call and speed-up over glibc" : "");
+    printf("%-24s %-8s %-5s %10s %10s %9s %17s", "distribution", "op", "ws", "glibc ns",
+           "memkit ns", "speed-up", "(~95% interval)");
+    for (size_t p = 0; p < ctx->npeers; p++)   /* ns per call and speed-up over glibc */
+        printf(" %19.19s", ctx->peers[p].name);
+    printf("\n");
     for (size_t f = 0; f < nfiles; f++) {
         const dist_file *d = &files[f];
-        lab_progress(ctx, f, nfiles, d->name);
-        size_t arena_len = make_calls(d, calls, ncalls, &rng);
-        batch b = {lab_alloc(arena_len), calls, ncalls};
         const lab_method *m = op_methods[d->op];
-        lab_interleave(ctx, m, 2, rounds, pass, &b, ns);
-        lab_free(b.arena, arena_len);
+        size_t nm = op_nmethods[d->op];
+        make_shapes(d, shapes, ncalls, &rng);
+        for (int w = 0; w < nws; w++) {
+            char label[256];
+            snprintf(label, sizeof label, "%s (ws=%s)", d->name, ws[w].name);
+            lab_progress(ctx, f * (size_t)nws + (size_t)w, nfiles * (size_t)nws, label);
+            char ws_params[96];
+            batch b = {NULL, calls, ncalls, 1, 0};
+            if (ws[w].bytes) {
+                b.windows = cold_windows(&arenas[w], d, shapes, ncalls);
+                if (b.windows * ncalls > calls_room) {
+                    calls_room = b.windows * ncalls;
+                    b.calls = calls = realloc(calls, calls_room * sizeof *calls);
+                }
+                if (!calls) {
+                    fprintf(stderr, "error: out of memory for %zu calls\n", calls_room);
+                    return 2;
+                }
+                place_cold(&arenas[w], shapes, calls, ncalls, b.windows, &place_rng);
+                b.arena = arenas[w].base;
+                lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
+                lab_ws_params(&ws[w], ws[w].bytes, arenas[w].pages, ws_params,
+                              sizeof ws_params);
+            } else {
+                size_t arena_len = place_hot(d, shapes, calls, ncalls);
+                b.arena = lab_alloc(arena_len);
+                lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
+                lab_ws_params(&ws[w], WINDOW_LINES * 64, lab_pages_of(b.arena, arena_len),
+                              ws_params, sizeof ws_params);
+                lab_free(b.arena, arena_len);
+            }
 
-        char params[sizeof data_param + 200];
-        snprintf(params, sizeof params, "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s",
-                 d->name, op_names[d->op], ncalls, data_param);
-        lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
-        lab_summary sums[2];
-        lab_emit_methods(ctx, &tmpl, m, 2, rounds, ns, 0, sums);
-        lab_ranking_add(rk[d->op], d->name, m, 2, 1, sums, NULL);
-        double up = sums[1].ratio;
-        int j = lab_judge(sums[1].ratio_lo, sums[1].ratio_hi);
-        printf("%-24s %-8s %10.2f %10.2f %8.3fx %8.3f..%-8.3f%s\n", d->name, op_names[d->op],
-               sums[0].value, sums[1].value, up, sums[1].ratio_lo, sums[1].ratio_hi,
-               j ? "" : " too noisy to tell");
-        log_sum[d->op] += log(up);
-        counted[d->op]++;
-        faster[d->op] += j > 0;
-        slower[d->op] += j < 0;
-        if (!worst_name[d->op] || up < worst[d->op])
-            worst[d->op] = up, worst_name[d->op] = d->name;
-        lab_summary_free(&sums[0]);
-        lab_summary_free(&sums[1]);
-        fflush(stdout);
+            char params[sizeof data_param + 300];
+            snprintf(params, sizeof params,
+                     "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s%s", d->name,
+                     op_names[d->op], ncalls, ws_params, data_param);
+            lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
+            lab_summary sums[MAX_METHODS];
+            lab_emit_methods(ctx, &tmpl, m, nm, rounds, ns, BASELINE, sums);
+            tally_add(&tallies[d->op][w], d, m, nm, sums);
+            const lab_summary *mk = &sums[MEMKIT];
+            printf("%-24s %-8s %-5s %10.2f %10.2f %8.3fx %8.3f..%-8.3f", d->name,
+                   op_names[d->op], ws[w].name, sums[BASELINE].value, mk->value, mk->ratio,
+                   mk->ratio_lo, mk->ratio_hi);
+            for (size_t p = 0, i = 2; p < ctx->npeers; p++)   /* the peers' methods, in order */
+                if (ctx->peers[p].fn[peer_op[d->op]]) {
+                    printf(" %10.2f %7.3fx", sums[i].value, sums[i].ratio);
+                    i++;
+                } else
+                    printf(" %19s", "-");
+            printf("%s\n", lab_judge(mk->ratio_lo, mk->ratio_hi) ? "" : " too noisy to tell");
+            for (size_t i = 0; i < nm; i++)
+                lab_summary_free(&sums[i]);
+            fflush(stdout);
+        }
     }
-    lab_progress(ctx, nfiles, nfiles, "done");
+    lab_progress(ctx, nfiles * (size_t)nws, nfiles * (size_t)nws, "done");
     for (int op = 0; op < NOPS; op++)
-        if (counted[op])
-            lab_verdict(ctx, "%s: memkit's speed-up over glibc, geometric mean %.3fx over %zu "
-                             "distributions (faster beyond the noise in %zu, slower in %zu, too "
-                             "noisy to tell in %zu); worst %.3fx (%s)",
-                        op_names[op], exp(log_sum[op] / (double)counted[op]), counted[op],
-                        faster[op], slower[op], counted[op] - faster[op] - slower[op], worst[op],
-                        worst_name[op]);
+        for (int w = 0; w < nws; w++)
+            tally_verdicts(ctx, &tallies[op][w], op, &ws[w]);
     for (int op = 0; op < NOPS; op++)
-        lab_ranking_verdicts(ctx, rk[op]);
+        for (int w = 0; w < nws; w++)
+            lab_ranking_verdicts(ctx, tallies[op][w].rk);
+    for (int w = 0; w < nws; w++)
+        if (arenas[w].base)
+            lab_arena_free(&arenas[w]);
     free(calls);
+    free(shapes);
     free(ns);
     free(files);
     return 0;
@@ -372,7 +551,10 @@ int main(int argc, char **argv)
     static const lab_info info = {
         "size-distributions", "beyond the seeds (production size distributions)",
         "memset, memcpy and memmove on production size distributions (or any given): ns/call, "
-        "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes",
-        args, sizeof args / sizeof args[0], 3, 2, .check = check, .pinned = 1};
+        "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes, "
+        "hot and cold working sets",
+        args, sizeof args / sizeof args[0], 3, 2, .check = check, .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET) | LAB_PEER_OP(LAB_PEER_MEMCPY) |
+                    LAB_PEER_OP(LAB_PEER_MEMMOVE)};
     return lab_main(argc, argv, &info, run);
 }

@@ -4,6 +4,7 @@
  * Runs from the ifunc resolvers, before libc is initialised: raw system
  * calls only, problems reported once on stderr, never fatal. */
 #include "internal.h"
+#include "text.h"
 #include "once.h"
 
 mk_tunables mk_cfg;
@@ -22,25 +23,6 @@ MK_EARLY static void report_stderr(void *ctx, const char *line)
         return;
     mk_raw_write_stderr(line);
     mk_raw_write_stderr("\n");
-}
-
-MK_EARLY static size_t str_copy(char *dst, size_t cap, const char *src)
-{
-    size_t n = 0;
-    while (src[n] && n + 1 < cap) {
-        dst[n] = src[n];
-        n++;
-    }
-    dst[n] = '\0';
-    return n;
-}
-
-MK_EARLY static size_t str_len(const char *s)
-{
-    size_t n = 0;
-    while (s[n])
-        n++;
-    return n;
 }
 
 MK_EARLY static char *put_count(char *p, unsigned v)
@@ -75,12 +57,12 @@ MK_EARLY static int profile_path(const mk_raw_env *env, char *path, size_t cap, 
     } else {
         return 0;
     }
-    if (str_len(base) + str_len(tail) >= cap) {
+    if (mk_text_len(base) + mk_text_len(tail) >= cap) {
         mk_raw_write_stderr("memkit: the profile's path is too long; using the defaults\n");
         return 0;
     }
-    size_t n = str_copy(path, cap, base);
-    str_copy(path + n, cap - n, tail);
+    size_t n = mk_text_copy(path, cap, base);
+    mk_text_copy(path + n, cap - n, tail);
     return 1;
 }
 
@@ -96,9 +78,7 @@ MK_EARLY static int starts_with(const char *s, long n, const char *prefix)
 /* The decimal number after " key" (key ends in '=') in line[0..n), or -1. */
 MK_EARLY static long field_after(const char *line, long n, const char *key)
 {
-    long klen = 0;
-    while (key[klen])
-        klen++;
+    long klen = (long)mk_text_len(key);
     for (long i = 1; i + klen < n; i++) {
         if (line[i - 1] != ' ' || !starts_with(line + i, n - i, key))
             continue;
@@ -158,6 +138,7 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
     /* Turn the lines into one "a=b:c=d" spec, dropping comments and blanks. */
     static char spec[8192];
     size_t s = 0;
+    int tied_to_cpu = 0;
     for (long i = 0; i < len;) {
         long j = i;
         while (j < len && text[j] != '\n')
@@ -168,6 +149,7 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
         while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r'))
             b--;
         if (a < b && starts_with(text + a, b - a, "cpu=")) {
+            tied_to_cpu = 1;
             if (!profile_cpu_matches(text + a, b - a)) {
                 mk_raw_write_stderr("memkit: profile ");
                 mk_raw_write_stderr(path);
@@ -199,10 +181,16 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
         return;
     }
     *cfg = trial;
+    if (!tied_to_cpu) {
+        mk_raw_write_stderr("memkit: profile ");
+        mk_raw_write_stderr(path);
+        mk_raw_write_stderr(" has no cpu= line: applied, but not tied to a CPU model (`memkit "
+                            "tune` writes one)\n");
+    }
     /* For display: a path longer than the field ends in "...". */
-    size_t n = str_copy(cfg->profile, sizeof cfg->profile, path);
+    size_t n = mk_text_copy(cfg->profile, sizeof cfg->profile, path);
     if (path[n])
-        str_copy(cfg->profile + sizeof cfg->profile - 4, 4, "...");
+        mk_text_copy(cfg->profile + sizeof cfg->profile - 4, 4, "...");
 }
 
 MK_EARLY static void apply_settings(mk_tunables *cfg, const char *spec)
@@ -211,9 +199,9 @@ MK_EARLY static void apply_settings(mk_tunables *cfg, const char *spec)
     mk_tunables_parse(cfg, spec, report_stderr, &lines);
     if (lines > MAX_REPORTED) {
         char line[96], *p = line;
-        p += str_copy(p, 40, "memkit: MEMKIT_TUNABLES: ");
+        p += mk_text_copy(p, 40, "memkit: MEMKIT_TUNABLES: ");
         p = put_count(p, lines - MAX_REPORTED);
-        str_copy(p, 40, " more problems not shown\n");
+        mk_text_copy(p, 40, " more problems not shown\n");
         mk_raw_write_stderr(line);
     }
 }

@@ -10,21 +10,31 @@
  * calls use, see MK_BIND_LOCALLY) with the public name as an alias: another
  * object exporting mk_memset cannot capture the library's internal calls. */
 #include "internal.h"
+#include "text.h"
 
+/* The row called name, if this CPU can run it. */
+MK_EARLY static const mk_variant_row *usable_named(const char *name, const mk_cpu_info *cpu)
+{
+    const mk_variant_row *r = mk_variant_named(name, mk_text_len(name));
+    return r && mk_cpu_satisfies(cpu, r->needs) ? r : 0;
+}
+
+/* The variant forced in the configuration, else the one the CPU's strategy
+ * row prefers, else the first in isa.def this CPU can run. */
 MK_EARLY const mk_variant_row *mk_pick_variant_row(mk_op op)
 {
     const mk_tunables *cfg = mk_config();
     const mk_cpu_info *cpu = mk_cpu_early();
     const char *forced = op == MK_OP_MEMSET ? cfg->force_memset
                        : op == MK_OP_MEMCPY ? cfg->force_memcpy : cfg->force_memmove;
-    if (forced[0]) {
-        size_t len = 0;
-        while (forced[len])
-            len++;
-        const mk_variant_row *r = mk_variant_named(forced, len);
-        if (r && mk_cpu_satisfies(cpu, r->needs))
-            return r;
-    }
+    const char *preferred = mk_strategy_variant(cpu);
+    const mk_variant_row *r = 0;
+    if (forced[0])
+        r = usable_named(forced, cpu);
+    if (!r && preferred)
+        r = usable_named(preferred, cpu);
+    if (r)
+        return r;
     for (size_t i = 0; i < mk_variant_row_count; i++)
         if (mk_cpu_satisfies(cpu, mk_variant_rows[i].needs))
             return &mk_variant_rows[i];

@@ -24,6 +24,14 @@
  * sanitizer runtime are initialised: no instrumentation, no libc calls. */
 #define MK_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
+/* [dst, dst+n) and [src, src+n) share a byte (two unsigned compares: a
+ * distance that wraps is larger than any n). */
+static inline __attribute__((always_inline)) int mk_overlaps(const void *dst, const void *src,
+                                                             size_t n)
+{
+    return (uintptr_t)dst - (uintptr_t)src < n || (uintptr_t)src - (uintptr_t)dst < n;
+}
+
 /* Debug builds (-DMK_DEBUG_CONTRACTS) check the callers' side of a contract;
  * a violation is reported on stderr and the process traps. */
 #ifdef MK_DEBUG_CONTRACTS
@@ -72,6 +80,8 @@ MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);
 MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu);
 /* The row a CPU gets (mk_strategy() is this for the running CPU). */
 MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
+/* The variant (isa.def row name) the CPU's row prefers; NULL: none. */
+MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu);
 
 /* ---- config.c ----
  * The configuration every routine reads: set once by mk_config() (called by
@@ -132,7 +142,7 @@ typedef void *(*mk_memcpy_fn)(void *, const void *, size_t);
  * One row per ISA of isa.def, best first, with the whole family of entry
  * points built for it: choosing a row chooses them all together. */
 typedef struct {
-    const char  *name;        /* the ISA: "avx512", "avx2", "sse2" */
+    const char  *name;        /* the ISA: "avx512", "evex", "avx2", "sse2" */
     unsigned     needs;       /* MK_FEAT_* bits */
     mk_memset_fn memset, memset_nt;
     void       (*zero_aligned16)(void *, size_t);
@@ -146,7 +156,8 @@ MK_HIDDEN const mk_variant_row *mk_variant_named(const char *name, size_t len);
 MK_HIDDEN void (*mk_variant_fn(const mk_variant_row *row, mk_op op))(void);
 
 /* ---- dispatch.c: every ifunc binding ---- */
-/* The row op runs: the one forced in the configuration, else the best usable. */
+/* The row op runs: the one forced in the configuration, else the one the
+ * CPU's strategy row prefers, else the first usable in isa.def. */
 MK_HIDDEN const mk_variant_row *mk_pick_variant_row(mk_op op);
 MK_HIDDEN void (*mk_pick_variant(mk_op op))(void);
 

@@ -2,6 +2,7 @@
  * resolvers, the preload shim's first calls): no errno, no malloc, no locks,
  * no stdio. */
 #include "internal.h"
+#include "text.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -91,9 +92,7 @@ MK_EARLY long mk_raw_read_regular_file(const char *path, char *buf, size_t cap, 
 
 MK_EARLY void mk_raw_write_stderr(const char *s)
 {
-    size_t n = 0;
-    while (s[n])
-        n++;
+    size_t n = mk_text_len(s);
     while (n > 0) {
         long r = raw_syscall3(SYS_write, 2, (long)s, (long)n);
         if (r == -RAW_EINTR)

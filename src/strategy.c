@@ -7,6 +7,7 @@
  * keyed by experiment.  The tunables' defaults are the row's values
  * (tunables.c); a profile or MEMKIT_TUNABLES overrides them. */
 #include "internal.h"
+#include "text.h"
 #include "once.h"
 
 /* A threshold: a fixed size, or a fraction of a cache level, or a multiple
@@ -37,6 +38,8 @@ typedef struct {
     rule        rep_movsb_from, rep_movsb_stop;
     size_t      rep_movsb_align;    /* rep movsb only when dst - src is a multiple */
     rule        nt_zero_from, nt_from, nt_copy_from;
+    const char *variant;            /* the routines' ISA (isa.def) when the CPU can run
+                                       it; NULL: the first it can run */
 } row;
 
 #define AMD "AuthenticAMD"
@@ -45,76 +48,86 @@ typedef struct {
 #define ALL_MODELS {{0, 255}}
 #define SMALL_MASKED "AVX-512: n <= 2V by masked loads/stores, masks without branches; " \
                      "else overlapping-store ladders"
+#define SMALL_EVEX "evex (AVX-512 for 64-byte accesses done in halves): copies load 32 bytes " \
+                   "at a time, n <= 32 by two masked 16-byte halves; memset n <= 128 by four masked " \
+                   "32-byte stores that stay inside [d, d+n) from 32 B up; else " \
+                   "overlapping-store ladders"
 
 static const row table[] = {
-    {{"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_MASKED,
+    {.info = {"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_MASKED,
       "issue #10's Zen 5 figures (copy-sweep, fill-regions, memset-random), not yet re-measured "
       "here: rep movsb fastest copy from 32 KiB (~160 GB/s from L2, beats NT 1.13-1.19x at "
       "64 MiB-1 GiB); rep stosb best for 1-24 MiB fills"},
-     AMD, {26, 26}, ALL_MODELS, 1, 0,
-     L2(1, 1),
-     BYTES(KIB(32)), NEVER, 64,
-     L3(1, 1), L3(1, 1), L3(1, 2)},
-    {{"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_MASKED,
+     .vendor = AMD, .family = {26, 26}, .models = ALL_MODELS,
+     .needs_erms = 1, .needs_fsrm = 0,
+     .rep_stosb_from = L2(1, 1),
+     .rep_movsb_from = BYTES(KIB(32)), .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
+     .nt_zero_from = L3(1, 1), .nt_from = L3(1, 1), .nt_copy_from = L3(1, 2)},
+    {.info = {"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_EVEX,
       "copy-sweep, fill-regions on EPYC Zen 4 (family 25 model 17): rep stosb never beat the "
       "vector loop; rep movsb with dst-src not a multiple of 64 ran 5-26x slower; NT zero fills "
       "68-81 GB/s vs 48-64 rep stosb above the L3, and 1.24-1.89x the vector loop already at "
       "16-22.6 MiB (memkit tune, sign test p <= 0.0032); NT non-zero fills (~28 GB/s) lost "
       "1.03-1.34x to cached stores at 32-45 MiB (memkit tune twice, p <= 0.0032); from 2x the L3 "
-      "the cached stores' lead comes and goes with the neighbours' memory traffic"},
-     AMD, {25, 25}, {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}}, 0, 0,
-     NEVER,
-     NEVER, NEVER, 64,
-     L3(1, 2), L3(2, 1), L3(1, 2)},
-    {{"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
+      "the cached stores' lead comes and goes with the neighbours' memory traffic; small sizes "
+      "at random lines of L2-, L3- and DRAM-sized arenas: avx512's 64-byte masked vectors "
+      "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=); copies read right "
+      "after (copy-read): non-temporal from 10-20 MiB with the destination not cached, "
+      "20-32 MiB with it cached (a draw at 16 MiB); copied alone they win from L3/2 "
+      "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays"},
+     .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
+     .needs_erms = 0, .needs_fsrm = 0,
+     .rep_stosb_from = NEVER,
+     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
+     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2),
+     .variant = "evex"},
+    {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
       "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "
       "1.40-3.21x the loop from 11.3 MiB, non-zero from 16-22.6 MiB, NT copies 1.39-1.62x from "
       "8 MiB (sign tests p <= 0.00024); rep stosb and rep movsb never won with confidence, rep "
       "movsb with dst-src not a multiple of 64 ran 8-40x slower"},
-     AMD, {25, 25}, {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}}, 0, 0,
-     NEVER,
-     NEVER, NEVER, 64,
-     L3(1, 3), L3(1, 2), L3(1, 4)},
-    {{"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
+     .vendor = AMD, .family = {25, 25}, .models = {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}},
+     .needs_erms = 0, .needs_fsrm = 0,
+     .rep_stosb_from = NEVER,
+     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
+     .nt_zero_from = L3(1, 3), .nt_from = L3(1, 2), .nt_copy_from = L3(1, 4)},
+    {.info = {"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
-     AMD, {0, 255}, ANY_MODEL, 0, 0,
-     NEVER,
-     NEVER, NEVER, 64,
-     L3(1, 1), L3(2, 1), L3(1, 2)},
-    {{"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
+     .vendor = AMD, .family = {0, 255}, .models = ANY_MODEL,
+     .needs_erms = 0, .needs_fsrm = 0,
+     .rep_stosb_from = NEVER,
+     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
+     .nt_zero_from = L3(1, 1), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2)},
+    {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
       "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
       "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
-     INTEL, {6, 255}, ANY_MODEL, 1, 1,
-     BYTES(2048),
-     BYTES(2112), L3(1, 4), 1,
-     L3(1, 4), L3(1, 4), L3(1, 4)},
-    {{"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
+     .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
+     .needs_erms = 1, .needs_fsrm = 1,
+     .rep_stosb_from = BYTES(2048),
+     .rep_movsb_from = BYTES(2112), .rep_movsb_stop = L3(1, 4), .rep_movsb_align = 1,
+     .nt_zero_from = L3(1, 4), .nt_from = L3(1, 4), .nt_copy_from = L3(1, 4)},
+    {.info = {"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
       "glibc 2.38+ x86 defaults: rep_movsb_threshold 2048 * (VEC_SIZE / 16), rep_stosb_threshold "
       "2048, non_temporal_threshold L3/4 and rep movsb below it"},
-     INTEL, {6, 255}, ANY_MODEL, 1, 0,
-     BYTES(2048),
-     PER_VEC16(2048), L3(1, 4), 1,
-     L3(1, 4), L3(1, 4), L3(1, 4)},
-    {{"generic", "no row for this CPU: conservative", SMALL_MASKED,
+     .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
+     .needs_erms = 1, .needs_fsrm = 0,
+     .rep_stosb_from = BYTES(2048),
+     .rep_movsb_from = PER_VEC16(2048), .rep_movsb_stop = L3(1, 4), .rep_movsb_align = 1,
+     .nt_zero_from = L3(1, 4), .nt_from = L3(1, 4), .nt_copy_from = L3(1, 4)},
+    {.info = {"generic", "no row for this CPU: conservative", SMALL_MASKED,
       "no rep instructions (slow on some CPUs); NT from the L3 for fills, L3/2 for copies "
       "(source and destination both in the cache)"},
-     0, {0, ~0u}, ANY_MODEL, 0, 0,
-     NEVER,
-     NEVER, NEVER, 64,
-     L3(1, 1), L3(1, 1), L3(1, 2)},
+     .vendor = 0, .family = {0, ~0u}, .models = ANY_MODEL,
+     .needs_erms = 0, .needs_fsrm = 0,
+     .rep_stosb_from = NEVER,
+     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
+     .nt_zero_from = L3(1, 1), .nt_from = L3(1, 1), .nt_copy_from = L3(1, 2)},
 };
 #define NROWS (sizeof table / sizeof table[0])
 
-MK_EARLY static int same_string(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 MK_EARLY static int matches(const row *r, const mk_cpu_info *c)
 {
-    if (r->vendor && !same_string(r->vendor, c->vendor))
+    if (r->vendor && !mk_text_eq(r->vendor, c->vendor))
         return 0;
     if (c->family < r->family.lo || c->family > r->family.hi)
         return 0;
@@ -164,6 +177,11 @@ MK_EARLY void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu)
     t->nt_threshold_zero = eval(r->nt_zero_from, cpu);
     t->nt_threshold = eval(r->nt_from, cpu);
     t->nt_copy_threshold = eval(r->nt_copy_from, cpu);
+}
+
+MK_EARLY const char *mk_strategy_variant(const mk_cpu_info *cpu)
+{
+    return row_for(cpu)->variant;
 }
 
 MK_EARLY const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu)

@@ -2,6 +2,7 @@
  * One table row per tunable; parsing never allocates and never aborts, so it
  * can run from an ifunc resolver in any host program. */
 #include "internal.h"
+#include "text.h"
 
 #include <stddef.h>
 
@@ -42,44 +43,38 @@ MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
 
 /* ---- small string helpers (no libc: this runs before it is ready) ---- */
 
-MK_EARLY static int str_eq_n(const char *a, size_t an, const char *b)
-{
-    size_t i = 0;
-    for (; i < an; i++)
-        if (b[i] != a[i])
-            return 0;
-    return b[i] == '\0';
-}
 
-MK_EARLY static char *append(char *p, char *end, const char *s, size_t n)
+/* "memkit: MEMKIT_TUNABLES: WHAT 'ITEM': WHY", the item escaped. */
+MK_EARLY static void report_line(void (*report)(void *, const char *), void *ctx,
+                                 const char *what, const char *item, size_t item_len,
+                                 const char *why)
 {
-    for (size_t i = 0; i < n && s[i] && p < end - 1; i++)
-        *p++ = s[i];
-    *p = '\0';
-    return p;
+    char line[320], *p = line, *end = line + sizeof line;
+    p = mk_text_append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
+    p = mk_text_append(p, end, what, (size_t)-1);
+    p = mk_text_append(p, end, " '", 2);
+    p = mk_text_append_escaped(p, end, item, item_len < 64 ? item_len : 64);
+    p = mk_text_append(p, end, "': ", 3);
+    p = mk_text_append(p, end, why, (size_t)-1);
+    if (report)
+        report(ctx, line);
 }
 
 MK_EARLY static void report_problem(void (*report)(void *, const char *), void *ctx,
                                     const char *what, const char *item, size_t item_len,
                                     const char *why)
 {
-    char line[256], *p = line, *end = line + sizeof line;
-    p = append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
-    p = append(p, end, what, (size_t)-1);
-    p = append(p, end, " '", 2);
-    p = append(p, end, item, item_len < 64 ? item_len : 64);
-    p = append(p, end, "': ", 3);
-    p = append(p, end, why, (size_t)-1);
-    p = append(p, end, "; default kept", (size_t)-1);
-    if (report)
-        report(ctx, line);
+    char reason[160], *p = reason, *end = reason + sizeof reason;
+    p = mk_text_append(p, end, why, (size_t)-1);
+    mk_text_append(p, end, "; default kept", (size_t)-1);
+    report_line(report, ctx, what, item, item_len, reason);
 }
 
 /* "4096", "64K", "64KB", "64KiB", "64M", "1G", "never" (SIZE_MAX).  Returns 0
  * on success. */
 MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
 {
-    if (str_eq_n(s, n, "never") || str_eq_n(s, n, "max")) {
+    if (mk_text_eq_n(s, n, "never") || mk_text_eq_n(s, n, "max")) {
         *out = SIZE_MAX;
         return 0;
     }
@@ -125,6 +120,9 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
                                void (*report)(void *, const char *), void *ctx)
 {
     int problems = 0;
+    /* glibc's rule for GLIBC_TUNABLES: a name given twice takes the last
+     * value; said once per name, not counted as a problem. */
+    unsigned char given[NROWS] = {0};
     const char *p = spec;
     while (p && *p) {
         const char *item = p;
@@ -147,7 +145,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
         size_t val_len = item_len - name_len - 1;
         const tunable_row *row = NULL;
         for (size_t i = 0; i < NROWS; i++)
-            if (str_eq_n(item, name_len, rows[i].name))
+            if (mk_text_eq_n(item, name_len, rows[i].name))
                 row = &rows[i];
         if (!row) {
             report_problem(report, ctx, "unknown tunable", item, name_len,
@@ -155,6 +153,10 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
             problems++;
             continue;
         }
+        size_t r = (size_t)(row - rows);
+        if (given[r] == 1)
+            report_line(report, ctx, "given twice", item, item_len, "the last value is used");
+        given[r] += given[r] < 2;
         char *field = (char *)t + row->offset;
         size_t v;
         switch (row->kind) {
@@ -175,7 +177,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
             break;
         case KIND_VARIANT: {
             int usable = 0;
-            if (str_eq_n(val, val_len, "auto")) {
+            if (mk_text_eq_n(val, val_len, "auto")) {
                 field[0] = '\0';
             } else if (!variant_known(val, val_len, &usable)) {
                 report_problem(report, ctx, "unknown variant in", item, item_len,
@@ -186,7 +188,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
                                "this CPU cannot run it");
                 problems++;
             } else {
-                append(field, field + sizeof t->force_memset, val, val_len);
+                mk_text_append(field, field + sizeof t->force_memset, val, val_len);
             }
             break;
         }
@@ -215,16 +217,16 @@ size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len)
     for (size_t i = 0; i < NROWS; i++) {
         const char *field = (const char *)t + rows[i].offset;
         if (i)
-            p = append(p, end, ":", 1);
-        p = append(p, end, rows[i].name, (size_t)-1);
-        p = append(p, end, "=", 1);
+            p = mk_text_append(p, end, ":", 1);
+        p = mk_text_append(p, end, rows[i].name, (size_t)-1);
+        p = mk_text_append(p, end, "=", 1);
         if (rows[i].kind == KIND_SIZE) {
             size_t v = *(const size_t *)field;
-            p = v == SIZE_MAX ? append(p, end, "never", 5) : put_uint(p, end, v);
+            p = v == SIZE_MAX ? mk_text_append(p, end, "never", 5) : put_uint(p, end, v);
         } else if (rows[i].kind == KIND_COUNT) {
             p = put_uint(p, end, *(const unsigned *)field);
         } else {
-            p = append(p, end, field[0] ? field : "auto", (size_t)-1);
+            p = mk_text_append(p, end, field[0] ? field : "auto", (size_t)-1);
         }
     }
     size_t need = (size_t)(p - tmp);

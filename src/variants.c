@@ -2,6 +2,7 @@
  * every entry point its templates produced (src/set, src/copy), so the
  * routines chosen together are listed together. */
 #include "internal.h"
+#include "text.h"
 #include "once.h"
 
 #define MK_ISA_ROW(isa, flags, needs_)                                                     \
@@ -17,11 +18,7 @@ const size_t mk_variant_row_count = sizeof mk_variant_rows / sizeof mk_variant_r
 MK_EARLY const mk_variant_row *mk_variant_named(const char *name, size_t len)
 {
     for (size_t i = 0; i < mk_variant_row_count; i++) {
-        const char *r = mk_variant_rows[i].name;
-        size_t k = 0;
-        while (k < len && r[k] && r[k] == name[k])
-            k++;
-        if (k == len && r[k] == '\0')
+        if (mk_text_eq_n(name, len, mk_variant_rows[i].name))
             return &mk_variant_rows[i];
     }
     return 0;

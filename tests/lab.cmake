@@ -18,3 +18,20 @@ if(TARGET memkit-exp-memset-sizes AND TARGET memkit-exp-parallel-sweep AND TARGE
            -DBENCH=${PROJECT_BINARY_DIR}/bench -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_records
            -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_records.cmake)
 endif()
+if(TARGET memkit-exp-size-distributions)
+  add_test(NAME lab_peers COMMAND ${CMAKE_COMMAND}
+           -DBENCH=${PROJECT_BINARY_DIR}/bench -DCC=${CMAKE_C_COMPILER}
+           -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_peers
+           -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_peers.cmake)
+endif()
+if(TARGET memkit-exp-size-distributions AND TARGET memkit-exp-memset-random)
+  add_test(NAME lab_working_sets COMMAND ${CMAKE_COMMAND}
+           -DBENCH=${PROJECT_BINARY_DIR}/bench -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_working_sets
+           -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_working_sets.cmake)
+endif()
+if(TARGET memkit-exp-copy-read)
+  add_test(NAME lab_copy_read COMMAND ${CMAKE_COMMAND}
+           -DBENCH=${PROJECT_BINARY_DIR}/bench -DCC=${CMAKE_C_COMPILER}
+           -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_copy_read
+           -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_copy_read.cmake)
+endif()

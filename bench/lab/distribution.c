@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LINE_SIZES, LINE_OVERLAP, LINE_ALIGN, NLINES };
-static const char *const line_names[NLINES] = {"sizes", "overlap", "alignments"};
+/* the fourth line, the sources' alignments, is optional */
+enum { LINE_SIZES, LINE_OVERLAP, LINE_ALIGN, LINE_SRC_ALIGN, NLINES };
+static const char *const line_names[NLINES] = {"sizes", "overlap", "alignments",
+                                               "source alignments"};
 
 static int say(char *buf, size_t len, const char *fmt, ...)
 {
@@ -82,13 +84,22 @@ static int parse_line(int line, const char *text, lab_distribution *d, char *err
 }
 
 int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
-                   lab_distribution *overlap, lab_distribution *align, char *err, size_t errlen,
-                   char *warn, size_t warnlen)
+                   lab_distribution *overlap, lab_distribution *align,
+                   lab_distribution *src_align, char *err, size_t errlen, char *warn,
+                   size_t warnlen)
 {
-    lab_distribution *lines[NLINES] = {sizes, overlap, align};
+    lab_distribution *lines[NLINES] = {sizes, overlap, align, src_align};
     warn[0] = '\0';
+    src_align->n = 0;
     const char *p = text, *end = text + len;
     for (int i = 0; i < NLINES; i++) {
+        if (i == LINE_SRC_ALIGN) {   /* absent or blank: the sources draw from line 3 */
+            const char *q = p;
+            while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+                q++;
+            if (q >= end || *q == '\n')
+                break;
+        }
         if (p >= end) {
             say(err, errlen, "missing: the file needs three lines (sizes, overlap, alignments; "
                              "see FORMAT.md), this one has %d", i);

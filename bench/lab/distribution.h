@@ -1,11 +1,15 @@
 /* Distribution files (data/fleet-size-distributions/FORMAT.md), as
  * size-distributions replays them and `memkit record` writes them: three
- * lines of "x:p,x:p,...", x occurring with probability p.
+ * or four lines of "x:p,x:p,...", x occurring with probability p.
  *
  *   line 1  call sizes in bytes (whole numbers up to LAB_DIST_MAX_SIZE)
  *   line 2  whether source and destination overlap: 0 or 1
  *   line 3  the destination's alignment: the largest power of two dividing
- *           its address, 1 to 64 (64: a cache line or more)
+ *           its address, 1 to 64 (64: a cache line or more); of both
+ *           pointers when there is no fourth line
+ *   line 4  optional (absent or blank: none): the source's alignment apart
+ *           (memcpy, memmove), in the domain of line 3; `memkit record`
+ *           writes it
  *
  * A value out of its line's domain (an alignment of 0 divides by zero when
  * offsets are drawn) refuses the file, naming the line; probabilities that
@@ -33,12 +37,14 @@ typedef struct {
 } lab_distribution;
 
 /* Parses a file's text (len bytes; no terminating NUL needed) into its
- * three lines.  Returns 0, or the number of the line at fault (1-based)
+ * three lines, and the optional fourth into src_align (n == 0: none, the
+ * sources draw from align).  Returns 0, or the number of the line at fault (1-based)
  * with why in err.  warn gets what was accepted but looks wrong ("" if
  * nothing). */
 int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
-                   lab_distribution *overlap, lab_distribution *align, char *err, size_t errlen,
-                   char *warn, size_t warnlen);
+                   lab_distribution *overlap, lab_distribution *align,
+                   lab_distribution *src_align, char *err, size_t errlen, char *warn,
+                   size_t warnlen);
 
 /* A value of d drawn by its probabilities. */
 double lab_dist_draw(const lab_distribution *d, uint64_t *rng);

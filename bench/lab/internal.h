@@ -11,6 +11,9 @@ void lab_print_args(const lab_info *info, FILE *f);
 void lab_spread_note(lab_ctx *ctx);
 
 /* ---- the machine (machine.c) ---- */
+/* The first line of a file (/sys, /proc) without its newline, into buf:
+ * 1, or 0 when it cannot be read. */
+int lab_read_line(const char *path, char *buf, size_t len);
 /* The CPU a single-threaded timing process is pinned to (the last it may
  * use); -1 if unknown. */
 int lab_timing_cpu(void);
@@ -20,6 +23,13 @@ int lab_pin_to_timing_cpu(char *why, size_t len);
 /* The fingerprint's members on what makes timings noisy (boost, smt,
  * hypervisor, timing_cpu), each with its leading comma. */
 void lab_write_noise_sources(FILE *f);
+
+/* ---- peers (peers.c) ---- */
+/* "memset, memcpy" for the LAB_PEER_OP bits in ops; into buf, returned. */
+const char *lab_peer_ops_text(unsigned ops, char *buf, size_t len);
+/* A note per peer: its file and what it races (the records name a peer
+ * only by its file's name). */
+void lab_peer_notes(lab_ctx *ctx);
 
 /* ---- several processes (processes.c) ---- */
 /* Runs the helper processes (this executable again, argv without --jsonl),

@@ -60,26 +60,14 @@ void lab_json_number(FILE *f, double v)
         fputs("null", f);
 }
 
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (ok)
-        buf[strcspn(buf, "\n")] = '\0';
-    return ok;
-}
-
 void lab_write_fingerprint(FILE *f)
 {
     const mk_cpu_info *c = mk_cpu();
     struct utsname u;
     uname(&u);
     char thp[128] = "unknown", gov[64] = "unknown", tun[1024];
-    read_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
-    read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
+    lab_read_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
+    lab_read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
     mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
     char micro[32];
     snprintf(micro, sizeof micro, "0x%x", c->microcode);
@@ -234,7 +222,26 @@ const char *lab_fmt_size(size_t n, char *buf, size_t len)
     return buf;
 }
 
+size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
+                        size_t cap)
+{
+    size_t n = 0;
+    for (unsigned k = 0; n < cap; k++) {
+        double s = (double)min * pow(2.0, (double)k / per_octave);
+        if (s > (double)max * 1.0001)
+            break;
+        size_t r = (size_t)(s + (double)granule / 2) / granule * granule;
+        if (r < granule)
+            r = granule;
+        if (n == 0 || r != out[n - 1])
+            out[n++] = r;
+    }
+    return n;
+}
+
 /* ---- main ---- */
+
+#define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"
 
 static void usage(const lab_info *info, FILE *f)
 {
@@ -245,10 +252,12 @@ static void usage(const lab_info *info, FILE *f)
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
             "  --describe      print name, seed, description and arguments as JSON and exit\n"
             "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
-            "  --check-args    check the arguments, exit 0 or 2 with why\n"
+            "  --check-args    check the arguments (and load any peers), exit 0 or 2 with why\n"
             "arguments:\n",
             info->name, info->description, info->seed);
     lab_print_args(info, f);
+    if (info->peer_ops)
+        fprintf(f, "  %-22s %s\n", "peer=LIB.so,...", PEER_HELP);
     if (info->processes > 1)
         fprintf(f, "  %-22s run in N processes, pooled (default %u, --quick %u)\n",
                 "processes=N", info->processes,
@@ -280,6 +289,15 @@ static void describe(const lab_info *info)
         lab_json_string(stdout, a->help);
         if (a->min || a->max)
             printf(",\"min\":%.15g,\"max\":%.15g", a->min, a->max);
+        printf("}");
+    }
+    if (info->peer_ops) {
+        char ops[64];
+        printf("%s{\"key\":\"peer\",\"kind\":\"text\",\"default\":null,\"quick\":null,"
+               "\"help\":", info->nargs ? "," : "");
+        lab_json_string(stdout, PEER_HELP);
+        printf(",\"ops\":");
+        lab_json_string(stdout, lab_peer_ops_text(info->peer_ops, ops, sizeof ops));
         printf("}");
     }
     printf("],\"processes\":%u,\"quick_processes\":%u}\n", info->processes ? info->processes : 1,
@@ -318,8 +336,8 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int nrest = 0;
     long processes = -1;
+    const char *peer_list = NULL, *jsonl_path = NULL;
     int check_only = 0;
-    const char *jsonl_path = NULL;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -338,6 +356,12 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             ctx.quick = 1;
         } else if (!strcmp(a, "--check-args")) {
             check_only = 1;
+        } else if (info->peer_ops && !strncmp(a, "peer=", 5)) {
+            if (peer_list) {
+                fprintf(stderr, "error: %s: peer given twice: give it once\n", info->name);
+                return 2;
+            }
+            peer_list = a + 5;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
@@ -369,6 +393,15 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         }
     }
     int helper = lab_helper_setup(&ctx);
+    if (peer_list) {   /* before anything runs, in every process */
+        char err[4352];
+        lab_peer *peers;
+        if (lab_peers_load(peer_list, info->peer_ops, &peers, &ctx.npeers, err, sizeof err)) {
+            fprintf(stderr, "error: %s: %s\n", info->name, err);
+            return 2;
+        }
+        ctx.peers = peers;
+    }
     /* once, before any helper starts: the helpers run what the main process
      * checked, and a refusal is one line, not one per process */
     if (!helper && info->check && info->check(&ctx))
@@ -407,8 +440,10 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         }
     }
     int rc = run(&ctx);
-    if (rc == 0)
+    if (rc == 0) {
+        lab_peer_notes(&ctx);
         lab_spread_note(&ctx);
+    }
     if (rc == 0 && ctx.jsonl) {
         fputs("{\"type\":\"end\",\"experiment\":", ctx.jsonl);
         lab_json_string(ctx.jsonl, info->name);
@@ -420,6 +455,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     if (ctx.raw && fclose(ctx.raw) != 0)
         rc = rc ? rc : 2;
     lab_pool_free(&ctx);
+    free((void *)ctx.peers);
     free(ctx.fingerprint);
     free(rest);
     return rc;

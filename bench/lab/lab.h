@@ -41,14 +41,16 @@
  * carries the samples and paired ratios of all processes pooled, and one
  * value per process ("process_samples"), so verdicts see the spread between
  * processes, not only within one (pyperf's worker processes, same reason).
- * Built-in argument: processes=N.
+ * Built-in arguments: processes=N; peer=LIB.so,... where info.peer_ops
+ * names the functions the experiment races (the lab core loads the
+ * libraries before anything runs, every process again: see lab_peers_load).
  *
  * Arguments are checked before anything runs, once, in the main process
  * (never in each helper): the table (kind, bounds, a finite number, each key
  * at most once, a text's own check), then the experiment's own check of
  * them together (info.check: min <= max, the files they name).
- * `--check-args` does exactly that and exits: 0, or 2 with the one line of
- * what is wrong (`memkit run` asks before running anything). */
+ * `--check-args` does exactly that, loads the peers and exits: 0, or 2 with
+ * the one line of what is wrong (`memkit run` asks before running anything). */
 #ifndef MEMKIT_LAB_H
 #define MEMKIT_LAB_H
 
@@ -91,7 +93,18 @@ typedef struct {
      * round.  0 for experiments that start threads or processes of their
      * own (they would inherit the one CPU). */
     int pinned;
+    unsigned peer_ops;        /* LAB_PEER_* it races other libraries in: takes peer= */
 } lab_info;
+
+/* Another library racing as a method (peer=/path/lib.so,...; peers.c):
+ * its own exported memset, memcpy and memmove, those it has. */
+enum { LAB_PEER_MEMSET, LAB_PEER_MEMCPY, LAB_PEER_MEMMOVE, LAB_PEER_NOPS };
+#define LAB_PEER_OP(op) (1u << (op))
+typedef struct {
+    char name[48];            /* the file's: libaocl-libmem.so.1 -> "aocl-libmem" */
+    char path[4096];
+    void (*fn[LAB_PEER_NOPS])(void);   /* NULL: not exported by it */
+} lab_peer;
 
 struct lab_ctx {
     const lab_info *info;
@@ -112,7 +125,9 @@ struct lab_ctx {
      * each record's per-process values */
     size_t spread_n;
     double *spread;
-    char worst_spread[160];
+    char worst_spread[400];
+    const lab_peer *peers;    /* peer=: what was loaded (every process loads them) */
+    size_t npeers;
 };
 
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
@@ -194,6 +209,27 @@ void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t ro
 void lab_speedups(const double *x, const double *base, size_t n, int higher_is_better,
                   double *out);
 
+/* Sizes from min to max, per_octave of them per doubling (min * 2^(k/per_octave)),
+ * each rounded to the nearest multiple of granule (at least granule), repeats
+ * dropped; into out[cap]; the count. */
+size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
+                        size_t cap);
+
+/* ---- peers (peers.c) ---- */
+/* Loads peer=LIST for an experiment racing `ops` (LAB_PEER_OP bits): each
+ * file with dlopen(RTLD_NOW | RTLD_LOCAL), its functions by dlsym on that
+ * handle and kept only when dladdr places them in that very file (not in
+ * glibc, which the handle reaches too).  0, or -1 with one line in err: a
+ * file missing, not a loadable library, or exporting none of the ops. */
+int lab_peers_load(const char *list, unsigned ops, lab_peer **out, size_t *n, char *err,
+                   size_t errlen);
+/* Appends to methods[n..cap) one method per peer exporting `op`, named
+ * "<peer><suffix>" (" memcpy", or "" where the experiment's method names
+ * carry no op), of the given kind; returns the new count.  A name taken by
+ * an earlier method gets "-2", "-3". */
+size_t lab_peer_methods(lab_ctx *ctx, int op, const char *suffix, int kind, lab_method *methods,
+                        size_t n, size_t cap);
+
 /* ---- output ---- */
 typedef struct {
     const char *series;       /* method / variant */
@@ -228,6 +264,13 @@ typedef struct {
 
 lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r);
 void lab_summary_free(lab_summary *s);
+
+/* The paired per-round speed-up of a over b, two series timed in the same
+ * rounds (their summaries' samples, pooled round by round): its median, and
+ * the ~95% interval of that median in *lo, *hi (lab_judge says which way it
+ * lies).  Without rounds: 1, and an interval that makes no claim. */
+double lab_paired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                          double *lo, double *hi);
 
 /* Every method of one grid point in one go: series = the method's name,
  * baseline = methods[baseline] (SIZE_MAX: none), the rest from tmpl; the

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int read_word(const char *path, char *buf, size_t len)
+int lab_read_line(const char *path, char *buf, size_t len)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -55,9 +55,9 @@ int lab_pin_to_timing_cpu(char *why, size_t len)
 static const char *boost(void)
 {
     char w[32];
-    if (read_word("/sys/devices/system/cpu/cpufreq/boost", w, sizeof w))   /* acpi-cpufreq, amd-pstate */
+    if (lab_read_line("/sys/devices/system/cpu/cpufreq/boost", w, sizeof w))   /* acpi-cpufreq, amd-pstate */
         return !strcmp(w, "1") ? "on" : "off";
-    if (read_word("/sys/devices/system/cpu/intel_pstate/no_turbo", w, sizeof w))
+    if (lab_read_line("/sys/devices/system/cpu/intel_pstate/no_turbo", w, sizeof w))
         return !strcmp(w, "0") ? "on" : "off";
     return "unknown";
 }
@@ -66,9 +66,9 @@ static const char *boost(void)
 static void smt(char *buf, size_t len)
 {
     char control[32], active[8];
-    if (!read_word("/sys/devices/system/cpu/smt/control", control, sizeof control))
+    if (!lab_read_line("/sys/devices/system/cpu/smt/control", control, sizeof control))
         snprintf(buf, len, "unknown");
-    else if (!strcmp(control, "on") && read_word("/sys/devices/system/cpu/smt/active", active, sizeof active))
+    else if (!strcmp(control, "on") && lab_read_line("/sys/devices/system/cpu/smt/active", active, sizeof active))
         snprintf(buf, len, "%s", strcmp(active, "1") ? "on (no sibling online)" : "on");
     else
         snprintf(buf, len, "%s", control);

@@ -119,3 +119,20 @@ const char *lab_interval_text(double lo, double hi, char *buf, size_t len)
         snprintf(buf, len, "~95%% interval %.2f..%.2fx", lo, hi);
     return buf;
 }
+
+double lab_paired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                          double *lo, double *hi)
+{
+    size_t m = a->n < b->n ? a->n : b->n;
+    if (m == 0) {
+        *lo = 0;
+        *hi = INFINITY;
+        return 1;
+    }
+    double *up = malloc(m * sizeof *up);
+    lab_speedups(a->samples, b->samples, m, higher_is_better, up);
+    lab_stats s = lab_stats_of(up, m);
+    lab_median_interval(up, m, lo, hi);   /* up is sorted now */
+    free(up);
+    return s.median;
+}

@@ -44,18 +44,9 @@ static int better(const lab_ranking *rk, double a, double b) { return rk->higher
 static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
                        double *median)
 {
-    size_t m = a->n < b->n ? a->n : b->n;
+    double lo, hi, m = lab_paired_speedup(a, b, rk->higher, &lo, &hi);
     if (median)
-        *median = 1;
-    if (m == 0)
-        return 0;
-    double *up = malloc(m * sizeof *up), lo, hi;
-    lab_speedups(a->samples, b->samples, m, rk->higher, up);
-    lab_stats s = lab_stats_of(up, m);
-    lab_median_interval(up, m, &lo, &hi);   /* up is sorted now */
-    free(up);
-    if (median)
-        *median = s.median;
+        *median = m;
     int j = lab_judge(lo, hi);
     return j < 0 && hi > 1 / LOSS_MIN ? 0 : j;
 }

@@ -59,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     p.command_parsers = {}
     for mod in all_commands():
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        # A command with a DESCRIPTION (paragraphs, examples) keeps its layout.
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                            formatter_class=argparse.RawDescriptionHelpFormatter if hasattr(mod, "DESCRIPTION")
+                            else argparse.HelpFormatter)
         mod.add_arguments(sp)
         sp.set_defaults(func=mod.main)
         p.command_parsers[mod.NAME] = sp

@@ -129,7 +129,7 @@ def params_text(params: dict) -> str:
     from memkit.fingerprint import fmt_size
     parts = []
     for k, v in sorted(params.items()):
-        parts.append(f"{k}={fmt_size(v)}" if k in ("size", "bytes", "region", "grain") and isinstance(v, (int, float))
+        parts.append(f"{k}={fmt_size(v)}" if k in ("size", "bytes", "region", "grain", "ws_bytes") and isinstance(v, (int, float))
                      else f"{k}={v}")
     return " ".join(parts)
 

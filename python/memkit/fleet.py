@@ -1,4 +1,6 @@
-"""The fleet: every host's latest run against that host's previous one.
+"""The fleet: every host's latest run against that host's previous one (of
+the same kind: a `memkit try` of the same command, or a lab run of the same
+grid; memkit.whole_program.previous_comparable).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from memkit import compare as cmp
+from memkit import whole_program
 from memkit.errors import MemkitError
 from memkit.fingerprint import LOUD_FIELDS, changed_keys, describe_change
 from memkit.terminal import printable
@@ -51,6 +54,7 @@ class HostStatus:
     changes: dict = field(default_factory=dict)       # fingerprint key -> [before, after]
     moved: list = field(default_factory=list)         # compare.Change flagged, strongest first
     compared: int = 0                                 # measurements in both runs
+    bottom_line: Optional[str] = None                 # the latest run's, when it is a `memkit try`
 
     def count(self, direction: str) -> int:
         return sum(c.direction == direction for c in self.moved)
@@ -79,25 +83,16 @@ def latest_runs(db, hosts: list) -> list[dict]:
     return out
 
 
-def _previous(runs: list) -> Optional[dict]:
-    """The run before the latest: the latest earlier one with the same grid
-    (quick or not), else simply the one before."""
-    latest = runs[-1]
-    for r in reversed(runs[:-1]):
-        if r["quick"] == latest["quick"]:
-            return r
-    return runs[-2] if len(runs) > 1 else None
-
-
 def host_statuses(db) -> list[HostStatus]:
     by_host: dict = {}
     for r in db.runs():
         by_host.setdefault(r["hostname"] or "(unknown)", []).append(r)
     out = []
     for host, runs in sorted(by_host.items()):
-        latest, prev = runs[-1], _previous(runs)
+        latest = runs[-1]
+        prev = whole_program.previous_comparable(db, runs, latest)
         st = HostStatus(host, (latest["fingerprint"] or {}).get("cpu_model") or "unknown CPU", latest, prev,
-                        len(runs))
+                        len(runs), bottom_line=whole_program.stored_bottom_line(db, latest["id"]))
         if prev is not None:
             st.changes = machine_changes(prev["fingerprint"], latest["fingerprint"])
             res = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(latest["id"]),
@@ -148,6 +143,7 @@ def to_json(statuses: list[HostStatus]) -> dict:
                 "host": s.host, "runs": s.runs,
                 "run": s.latest["id"], "started_at": s.latest["started_at"], "quick": bool(s.latest["quick"]),
                 "previous_run": s.previous["id"] if s.previous else None,
+                "bottom_line": s.bottom_line,
                 "fingerprint_changes": s.changes,
                 "compared": s.compared,
                 "better": s.count("better"), "worse": s.count("worse"), "changed": s.count("changed"),
@@ -162,8 +158,10 @@ def to_json(statuses: list[HostStatus]) -> dict:
 
 def host_line(s: HostStatus) -> str:
     head = f"{printable(s.host)}: run {s.latest['id']} {s.latest['started_at']}{' quick' if s.latest['quick'] else ''}"
+    if s.bottom_line:
+        head += f" (memkit try: {printable(s.bottom_line)})"
     if s.previous is None:
-        return f"{head}; its first run, nothing to compare with"
+        return f"{head}; its first run{' of this command' if s.bottom_line else ''}, nothing to compare with"
     parts = [f"vs run {s.previous['id']}"]
     parts.append(f"CHANGED {change_text(s.changes)}" if s.changes else "same machine state")
     if not s.compared:

@@ -33,6 +33,7 @@ SUITE_ORDER = [
     "memset-random",
     "fill-regions",
     "copy-sweep",
+    "copy-read",
     "parallel-sweep",
     "ipc-copy",
     "size-distributions",
@@ -135,9 +136,10 @@ def check_arguments(exp: Experiment, quick: bool, args: list[str]) -> None:
     """Asks the experiment whether it takes these arguments (`--check-args`:
     the lab core checks them against the experiment's table and the
     experiment checks them together, e.g. the distribution files data=
-    names, then exits) before anything runs; raises with its one line of
-    what is wrong.  Asked with no arguments too: the defaults name files
-    ($MEMKIT_DATA) that may not hold."""
+    names, and loads any peer= libraries, then exits) before anything
+    runs; raises with its one line of what is wrong.  Asked with no
+    arguments too: the defaults name files ($MEMKIT_DATA) that may not
+    hold."""
     argv = [str(exp.path), "--check-args"] + (["--quick"] if quick else []) + list(args)
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)

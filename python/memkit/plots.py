@@ -142,3 +142,30 @@ def bars(categories: list[str], series: list[str], values: dict, *, path, title:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def pairs(curves: list[dict], *, path, title: str, ylabel: str, reference: Optional[float] = 1.0):
+    """Per-pair values in the order the pairs ran (drift shows as a trend):
+    curves [{"label", "y": [one per pair], "median", "low", "high" (nan: no
+    interval)}], each with its median as a dashed line and its interval as
+    a band."""
+    plt = pyplot()
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(10, 4.0), dpi=90)
+    for i, c in enumerate(curves):
+        color = colors[i % len(colors)]
+        xs = list(range(1, len(c["y"]) + 1))
+        ax.plot(xs, c["y"], "o-", color=color, lw=0.8, ms=4, label=c["label"])
+        ax.axhline(c["median"], color=color, lw=1.2, ls="--")
+        if not (math.isnan(c["low"]) or math.isnan(c["high"])):
+            ax.axhspan(c["low"], c["high"], color=color, alpha=0.12, lw=0)
+    if reference is not None:
+        ax.axhline(reference, color="#333", lw=0.8)
+    ax.set_xlabel("pair (in the order they ran)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, color="#ccc", lw=0.5)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,45 +1,66 @@
 """Recordings made by `memkit record`: the preload library's per-process
 count files (src/preload/record.c) merged into size distributions in the
-format of data/fleet-size-distributions/FORMAT.md, and read back.
+format of data/fleet-size-distributions/FORMAT.md, read back, and turned
+into a prediction once size-distributions has replayed them.
 
 A recording directory holds Memset.csv, Memcpy.csv, Memmove.csv (one per
 function the program called; line 1 sizes, line 2 overlap, line 3
-destination alignment, each `value:probability`) and summary.json (calls and
-bytes per function, processes, the command line)."""
+destination alignment, line 4 (copies) source alignment, each
+`value:probability`) and summary.json: calls and bytes per function,
+processes, the command line, the program's wall time and, per function, the
+working-set estimate and the level the replay runs it at.  Recordings made
+before the source alignments and working sets (summary format 1) have three
+lines and none of those keys; they still load, replay and predict (hot)."""
 
 from __future__ import annotations
 
 import json
+import math
 import struct
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from memkit.errors import MemkitError
+from memkit.fingerprint import fmt_size
 
 OPS = ("memset", "memcpy", "memmove")
 FILES = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}
 SUMMARY = "summary.json"
+SUMMARY_FORMAT = 2   # 1 (no "format" key): before source alignments, working sets and the run time
 # The hidden directory inside a recording's DIR that the program's processes
 # write their count files into while it runs (MEMKIT_RECORD), with the
 # command line beside them: what an interrupted recording leaves.
 PARTS_PREFIX = ".parts-"
 PARTS_COMMAND = "command.json"
-MAGIC = b"MKREC01\n"
+
+# ---- the count files (record.c's layout) ----
+
+MAGIC_PREFIX = b"MKREC"   # then two digits, the layout's version, and "\n"
 # magic, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave,
-# log_buckets, ops, cmdline_bytes (record.c's rec_header)
+# log_buckets, ops, cmdline_bytes (record.c's rec_header, version 1's part)
 HEADER = struct.Struct("<8s11I")
-CMDLINE_AT = 64
-ALIGN_SLOTS = 8   # rec_hist: align[8], overlap, reserved[7]
+# version 2 appends: hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits
+HEADER_V2 = struct.Struct("<6I")
+CMDLINE_AT = {1: 64, 2: 128}
+ALIGN_SLOTS = 8   # rec_hist: align[8], overlap, src_align[7] (version 1: reserved, zero)
+WS_COUNTERS = 8   # rec_ws after its two histograms: inserted, set, reserved[6]
+LINE = 64         # the estimator draws 64-byte lines
 
 
 @dataclass
 class OpCounts:
     """One function's calls: calls per size (a logarithmic bucket at the mean
-    size of its calls), per destination alignment (1..64), and overlapping."""
+    size of its calls), per destination and source alignment (1..64), how
+    many overlapped, and the working-set estimator's windows per side
+    (0: destination, 1: source), each (distinct lines, lines drawn, how many
+    windows alike, the bits of the bitmap that counted them)."""
     sizes: dict = field(default_factory=dict)
     align: dict = field(default_factory=dict)
+    src_align: dict = field(default_factory=dict)
     overlap: int = 0
+    windows: tuple = field(default_factory=lambda: ([], []))
 
     @property
     def calls(self) -> int:
@@ -50,11 +71,13 @@ class OpCounts:
         return sum(s * c for s, c in self.sizes.items())
 
     def add(self, other: "OpCounts"):
-        for s, c in other.sizes.items():
-            self.sizes[s] = self.sizes.get(s, 0) + c
-        for a, c in other.align.items():
-            self.align[a] = self.align.get(a, 0) + c
+        for mine, theirs in ((self.sizes, other.sizes), (self.align, other.align),
+                             (self.src_align, other.src_align)):
+            for k, c in theirs.items():
+                mine[k] = mine.get(k, 0) + c
         self.overlap += other.overlap
+        for side in (0, 1):
+            self.windows[side].extend(other.windows[side])
 
 
 @dataclass
@@ -65,43 +88,77 @@ class Recording:
     programs: dict = field(default_factory=dict)   # argv[0] -> processes
 
 
+def distinct_lines(bits_set: float, bits: int) -> float:
+    """Linear counting: the distinct lines behind `bits_set` of a bitmap of
+    `bits` bits each line hashed into one."""
+    return -bits * math.log1p(-min(bits_set, bits - 0.5) / bits)
+
+
+def _add_counts(into: dict, words, keys):
+    for k, w in zip(keys, words):
+        if w:
+            into[k] = into.get(k, 0) + w
+
+
 def _read_part(path: Path):
-    """(pid, first, argv, threads, {op: OpCounts}) of one count file."""
+    """(pid, first, argv, threads, {op: OpCounts}) of one count file, of
+    either layout version."""
     with open(path, "rb") as f:
         data = f.read(4096)
-        if len(data) < HEADER.size or not data.startswith(MAGIC):
+        if len(data) < HEADER.size + HEADER_V2.size or not data.startswith(MAGIC_PREFIX):
             raise MemkitError(f"{path} is not a memkit recording part")
+        try:
+            version = int(data[5:7])
+        except ValueError:
+            version = 0
+        if version not in CMDLINE_AT:
+            raise MemkitError(f"{path}: recording layout {data[:7].decode(errors='replace')} is not "
+                              "one this memkit reads (a newer preload library?)")
         (_, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave, log_buckets,
          nops, cmd_bytes) = HEADER.unpack_from(data)
         # Only the slots handed out: the rest of the (sparse) file is zeros.
         data += f.read(header_bytes + min(used, slots) * slot_bytes - len(data))
+    v1_words = exact + 2 * log_buckets + ALIGN_SLOTS + 8
+    if version >= 2:
+        hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits = HEADER_V2.unpack_from(data, HEADER.size)
+    else:
+        hist_bytes, ws_at, ws_bytes, ws_buckets = v1_words * 8, 0, 0, 0
+    at_cmd = CMDLINE_AT[version]
     argv = [a.decode(errors="replace") for a in
-            data[CMDLINE_AT:CMDLINE_AT + cmd_bytes].split(b"\0") if a]
-    hist_words = exact + 2 * log_buckets + ALIGN_SLOTS + 8
+            data[at_cmd:at_cmd + cmd_bytes].split(b"\0") if a]
     ops = {op: OpCounts() for op in OPS}
     for slot in range(min(used, slots)):
         for i, op in enumerate(OPS[:nops]):
-            at = header_bytes + slot * slot_bytes + i * hist_words * 8
-            words = array("Q", data[at:at + hist_words * 8])
-            if len(words) < hist_words:
+            at = header_bytes + slot * slot_bytes + i * hist_bytes
+            words = array("Q", data[at:at + v1_words * 8])
+            if len(words) < v1_words or len(data) < at + hist_bytes:
                 raise MemkitError(f"{path} is truncated")
             sizes = words[:exact + log_buckets]
             log_sum = words[exact + log_buckets:exact + 2 * log_buckets]
-            align = words[exact + 2 * log_buckets:exact + 2 * log_buckets + 7]
+            align_at = exact + 2 * log_buckets
             c = ops[op]
-            for s in range(exact):
-                if sizes[s]:
-                    c.sizes[s] = c.sizes.get(s, 0) + sizes[s]
+            _add_counts(c.sizes, sizes[:exact], range(exact))
             for b in range(log_buckets):
                 n = sizes[exact + b]
                 if n:
                     # Calls in one bucket are replayed at their mean size.
                     mean = round(log_sum[b] / n)
                     c.sizes[mean] = c.sizes.get(mean, 0) + n
-            for k in range(7):
-                if align[k]:
-                    c.align[1 << k] = c.align.get(1 << k, 0) + align[k]
-            c.overlap += words[exact + 2 * log_buckets + ALIGN_SLOTS]
+            powers = [1 << k for k in range(7)]
+            _add_counts(c.align, words[align_at:align_at + 7], powers)
+            c.overlap += words[align_at + ALIGN_SLOTS]
+            _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
+            for side in range(2 if ws_bytes else 0):
+                w = array("Q", data[at + ws_at + side * ws_bytes:
+                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + 2) * 8])
+                windows, windows_set = w[:ws_buckets], w[ws_buckets:2 * ws_buckets]
+                inserted, bits_set = w[2 * ws_buckets], w[2 * ws_buckets + 1]
+                for b in range(ws_buckets):
+                    if windows[b]:
+                        c.windows[side].append((distinct_lines(windows_set[b] / windows[b], ws_bits),
+                                                ws_window, windows[b], ws_bits))
+                if inserted:   # the window still open when the program ended
+                    c.windows[side].append((distinct_lines(bits_set, ws_bits), inserted, 1, ws_bits))
     return pid, first, argv, min(used, slots), ops
 
 
@@ -138,13 +195,133 @@ def read_command(parts_dir: Path) -> list:
         return []
 
 
+# ---- the working set ----
+#
+# record.c samples calls and draws lines of each sampled call (one per 2
+# KiB, 1 to 64) per side into windows; a window of K draws that found D
+# distinct lines says, if the calls' lines come from a region of P lines,
+# D = P (1 - e^(-K/P)).  Each window's P, weighted by its draws; their
+# median per side; the larger side per function (a copy waits for its
+# slower side).  That P is the lab's working-set parameter (random lines of
+# an arena per side), so the replay runs at it.
+
+# Fewer draws than this (per side) make no estimate: too few calls sampled.
+MIN_DRAWS = 16
+
+
+def counting_noise(draws: int, bits: int) -> float:
+    """The standard deviation of linear counting's distinct count (Whang et
+    al. 1990): the hash collisions it corrects for on average but not each time."""
+    t = draws / bits
+    return math.sqrt(bits * (math.expm1(t) - t))
+
+
+def region_lines(distinct: float, draws: int, bits: int) -> float:
+    """P with P (1 - e^(-draws/P)) = distinct: the lines a window's draws came
+    from; inf where the draws repeat no more than the counting's noise (3
+    standard deviations, and at least 3 draws): no reuse seen, a region
+    larger than the window tells."""
+    if draws - distinct <= max(3.0, 3 * counting_noise(draws, bits)):
+        return math.inf
+    distinct = max(distinct, 1.0)
+    lo, hi = distinct, distinct
+    while hi * -math.expm1(-draws / hi) < distinct:
+        hi *= 2
+    for _ in range(60):   # bisection: the function rises with P
+        mid = (lo + hi) / 2
+        if mid * -math.expm1(-draws / mid) < distinct:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _weighted_median(pairs) -> float:
+    """The median of values weighted (value, weight)."""
+    pairs = sorted(pairs)
+    half, run = sum(w for _, w in pairs) / 2, 0
+    for v, w in pairs:
+        run += w
+        if run >= half:
+            return v
+    return pairs[-1][0]
+
+
+def side_lines(windows) -> tuple[Optional[float], int]:
+    """(region lines or inf or None, draws) of one side's windows."""
+    draws = sum(k * n for _, k, n, _ in windows)
+    if draws < MIN_DRAWS:
+        return None, draws
+    return _weighted_median([(region_lines(d, k, bits), k * n) for d, k, n, bits in windows]), draws
+
+
+# The hot layout of size-distributions keeps each side in a window of 64
+# lines (WINDOW_LINES in bench/exp_size_distributions.c): a working set no
+# larger is what `hot` already replays.
+HOT_BYTES = 64 * LINE
+
+
+def replay_ws(bytes_per_side: Optional[float], sides: int, l3_bytes: Optional[int]) -> Optional[str]:
+    """The working set size-distributions replays an estimate at: "hot" up to
+    the hot layout's window, "dram" beyond the L3 (all sides together) or
+    where no reuse was seen, else the estimate as a size (the nearest power
+    of two: "256K").  None without an estimate."""
+    if bytes_per_side is None:
+        return None
+    if math.isinf(bytes_per_side) or (l3_bytes and bytes_per_side * sides > l3_bytes):
+        return "dram"
+    if bytes_per_side <= HOT_BYTES:
+        return "hot"
+    size = 1 << min(30, max(13, round(math.log2(bytes_per_side))))
+    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if size >= unit:
+            return f"{size // unit}{suffix}"
+    return str(size)
+
+
+def working_set(c: OpCounts, op: str, l3_bytes: Optional[int]) -> dict:
+    """summary.json's working_set entry of one function."""
+    sides = 1 if op == "memset" else 2
+    lines, draws = [], []
+    for side in range(sides):
+        p, k = side_lines(c.windows[side])
+        draws.append(k)
+        if p is not None:
+            lines.append(p)
+    per_side = max(lines) * LINE if lines else None
+    return {
+        "lines_drawn": draws[0],   # on the destination side, by the sampled calls
+        "bytes_per_side": None if per_side is None or math.isinf(per_side) else round(per_side),
+        "no_reuse_seen": per_side is not None and math.isinf(per_side),
+        "sides": sides,
+        "ws": replay_ws(per_side, sides, l3_bytes),
+    }
+
+
+def ws_text(entry: Optional[dict]) -> str:
+    """'256 KiB per side: ws=256K', for the closing lines and the report."""
+    if not entry or not entry.get("ws"):
+        return ("no estimate (too few calls sampled)" if entry else
+                "no estimate (recorded before memkit estimated working sets)")
+    if entry.get("no_reuse_seen"):
+        size = "no reuse seen (beyond the caches)"
+    else:
+        size = f"{fmt_size(entry['bytes_per_side'])} per side"
+    return f"{size}: ws={entry['ws']}"
+
+
+# ---- writing a recording ----
+
 def _line(counts: dict) -> str:
     total = sum(counts.values())
     return ",".join(f"{k}:{c / total:.6g}" for k, c in sorted(counts.items()) if c)
 
 
-def write(rec: Recording, out: Path, command: list, exit_status=None):
-    """The CSV files of the functions called and summary.json, into out."""
+def write(rec: Recording, out: Path, command: list, exit_status=None, seconds: Optional[float] = None,
+          l3_bytes: Optional[int] = None):
+    """The CSV files of the functions called and summary.json, into out.
+    seconds: the program's wall time; l3_bytes: this machine's L3, where the
+    working sets turn into "dram"."""
     out.mkdir(parents=True, exist_ok=True)
     for op in OPS:
         path = out / FILES[op]
@@ -153,8 +330,12 @@ def write(rec: Recording, out: Path, command: list, exit_status=None):
             path.unlink(missing_ok=True)   # from an earlier recording into this directory
             continue
         overlap = {0: c.calls - c.overlap, 1: c.overlap}
-        path.write_text(f"{_line(c.sizes)}\n{_line(overlap)}\n{_line(c.align)}\n")
+        lines = [_line(c.sizes), _line(overlap), _line(c.align)]
+        if c.src_align:
+            lines.append(_line(c.src_align))
+        path.write_text("".join(l + "\n" for l in lines))
     summary = {
+        "format": SUMMARY_FORMAT,
         "calls": {op: rec.ops[op].calls for op in OPS},
         "bytes": {op: rec.ops[op].bytes for op in OPS},
         "processes": rec.processes,
@@ -162,12 +343,15 @@ def write(rec: Recording, out: Path, command: list, exit_status=None):
         "programs": rec.programs,
         "command": list(command),
         "exit_status": exit_status,   # None: unknown (recovered from an interrupted recording)
+        "seconds": seconds,
+        "working_set": {op: working_set(rec.ops[op], op, l3_bytes) for op in OPS if rec.ops[op].calls},
+        "l3_bytes": l3_bytes,
     }
     (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
 
-# ---- reading a recording back (the report, tune) ----
+# ---- reading a recording back (the report, tune, the replay) ----
 
 def parse_line(line: str) -> dict:
     out = {}
@@ -196,3 +380,163 @@ def load_summary(d: Path) -> dict:
         return json.loads((d / SUMMARY).read_text())
     except (OSError, ValueError) as e:
         raise MemkitError(f"cannot read {d / SUMMARY}: {e}")
+
+
+def recorded_ws(summary: dict) -> list[str]:
+    """The working sets a replay of this recording runs at: hot, then each
+    function's own (smallest first); none for a recording without estimates
+    (made before them, or too few calls)."""
+    levels = {e["ws"] for e in (summary.get("working_set") or {}).values() if e.get("ws")}
+    if not levels:
+        return []
+    order = {"hot": 0, "dram": 2}
+    return ["hot"] + sorted(levels - {"hot"}, key=lambda w: (order.get(w, 1), _ws_bytes_of_name(w) or 0))
+
+
+def _ws_bytes_of_name(ws: str) -> Optional[int]:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    try:
+        return int(ws[:-1]) * units[ws[-1]] if ws[-1:] in units else int(ws)
+    except ValueError:
+        return None
+
+
+def replay_arguments(args: list, data_dir: Optional[str]) -> list:
+    """size-distributions' arguments for replaying data_dir (its data=
+    argument, else $MEMKIT_DATA): a recording without ws= among them is
+    replayed at its recorded working sets and hot (one without estimates at
+    the experiment's own)."""
+    for a in args:
+        if a.startswith("data="):
+            data_dir = a[len("data="):]
+    if not data_dir or any(a.startswith("ws=") for a in args) or not is_recording(Path(data_dir)):
+        return list(args)
+    levels = recorded_ws(load_summary(Path(data_dir)))
+    return list(args) + (["ws=" + ",".join(levels)] if levels else [])
+
+
+# ---- the prediction ----
+
+def replay_times(ms, rec_dir) -> dict:
+    """{(distribution, ws): {"glibc": ns, "memkit": ns, "ws_bytes": bytes}}:
+    size-distributions' ns per call (the medians) when it replayed rec_dir;
+    ws None in records from before there were several."""
+    want = str(Path(rec_dir).resolve())
+    out: dict = {}
+    for m in ms:
+        p = m.get("params") or {}
+        if p.get("data") != want or m.get("metric") != "ns_per_call" or not m.get("value"):
+            continue
+        who = m["series"].split()[0]
+        if who in ("glibc", "memkit"):
+            at = out.setdefault((p.get("distribution"), p.get("ws")), {"ws_bytes": p.get("ws_bytes")})
+            at[who] = m["value"]
+    return {k: v for k, v in out.items() if "glibc" in v and "memkit" in v}
+
+
+def latest_replay(db, rec_dir) -> dict:
+    """replay_times of the newest run in the database db that replayed rec_dir ({}: none)."""
+    for run in reversed(db.runs()):
+        times = replay_times(db.measurements(run["id"], "size-distributions"), rec_dir)
+        if times:
+            return times
+    return {}
+
+
+@dataclass
+class OpPrediction:
+    op: str
+    calls: int
+    ws: Optional[str]        # the working set the replay measured it at
+    glibc_ns: float
+    memkit_ns: float
+    note: str = ""           # why not at the recorded working set
+
+    @property
+    def saving_s(self) -> float:
+        return self.calls * (self.glibc_ns - self.memkit_ns) * 1e-9
+
+
+@dataclass
+class Prediction:
+    ops: list                       # [OpPrediction]
+    unreplayed: list                # functions called that no replay measured
+    run_seconds: Optional[float]    # the recorded run's wall time (it ran memkit's routines)
+
+    @property
+    def saving_s(self) -> float:
+        return sum(o.saving_s for o in self.ops)
+
+    @property
+    def glibc_seconds(self) -> Optional[float]:
+        """The run's time had glibc's routines served its calls."""
+        return None if self.run_seconds is None else self.run_seconds + self.saving_s
+
+    @property
+    def speedup(self) -> Optional[float]:
+        """glibc's time over memkit's, > 1: faster with memkit."""
+        if not self.run_seconds:
+            return None
+        return self.glibc_seconds / self.run_seconds
+
+    def headline(self) -> str:
+        """'predicted: memkit saves 0.21 s of 1.90 s (1.12x)'."""
+        if not self.ops:
+            return "predicted: nothing (no replay of this recording measured its functions)"
+        s = self.saving_s
+        verb = f"saves {s:.3g} s" if s >= 0 else f"costs {-s:.3g} s more"
+        if self.speedup is None:
+            return f"predicted: memkit {verb} (the recording has no run time)"
+        return f"predicted: memkit {verb} of {self.glibc_seconds:.3g} s ({self.speedup:.2f}x)"
+
+    def lines(self) -> list[str]:
+        """The headline, then how: per function calls x per-call saving."""
+        out = [self.headline()]
+        for o in self.ops:
+            out.append(f"  {o.op}: {o.calls:,} calls x ({o.glibc_ns:.1f} - {o.memkit_ns:.1f} ns) at ws={o.ws}"
+                       f" = {o.saving_s:+.3g} s{' (' + o.note + ')' if o.note else ''}")
+        if self.unreplayed:
+            out.append(f"  not replayed: {', '.join(self.unreplayed)} (left out)")
+        if self.run_seconds is not None:
+            out.append(f"  the recorded run took {self.run_seconds:.3g} s on memkit's routines (the recorder "
+                       f"included); on glibc's, {self.glibc_seconds:.3g} s predicted")
+        return out
+
+
+def _nearest_replayed(replayed: dict, want_bytes: Optional[float]) -> str:
+    """The replayed working set closest (in log size) to want_bytes (hot's: its window)."""
+    def size(ws):
+        return HOT_BYTES if ws == "hot" else (replayed[ws].get("ws_bytes") or HOT_BYTES)
+    target = want_bytes if want_bytes and not math.isinf(want_bytes) else max(size(w) for w in replayed)
+    return min(replayed, key=lambda w: abs(math.log(size(w) / target)))
+
+
+def predict(summary: dict, replay: dict) -> Prediction:
+    """calls x (glibc ns - memkit ns) per function at its recorded working set,
+    from a replay (replay_times), against the recorded run's wall time:
+    predict(load_summary(d), replay_times(measurements, d)).  A function
+    whose working set the replay did not measure takes the nearest one it
+    did (said in its note); a recording without estimates, hot."""
+    estimates = summary.get("working_set") or {}
+    ops, unreplayed = [], []
+    for op in OPS:
+        calls = (summary.get("calls") or {}).get(op, 0)
+        if not calls:
+            continue
+        dist = FILES[op][:-4]
+        replayed = {ws: t for (d, ws), t in replay.items() if d == dist}
+        if not replayed:
+            unreplayed.append(op)
+            continue
+        est = estimates.get(op) or {}
+        want, note = est.get("ws"), ""
+        if not want:
+            want, note = "hot", "no working-set estimate: hot"
+        if want not in replayed:
+            got = _nearest_replayed(replayed, est.get("bytes_per_side") or
+                                    (math.inf if want == "dram" else None))
+            note = (note + "; " if note else "") + f"ws={want} not replayed, nearest: {got}"
+            want = got
+        t = replayed[want]
+        ops.append(OpPrediction(op, calls, want, t["glibc"], t["memkit"], note))
+    return Prediction(ops, unreplayed, summary.get("seconds"))

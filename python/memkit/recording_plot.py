@@ -1,7 +1,8 @@
 """The report's picture of a recorded program (`memkit record`): its calls
 and bytes by size, per function, beside memkit's speed-up over glibc when
 size-distributions replayed the recording (the measurements' "data"
-parameter names the recording's directory)."""
+parameter names the recording's directory), its working sets and the
+prediction (recording.predict) from that replay."""
 
 from __future__ import annotations
 
@@ -24,17 +25,25 @@ def _bins(sizes: dict):
 
 
 def speedups(ms) -> dict:
-    """(data dir, distribution) -> memkit's speed-up over glibc (ratio of the
-    medians of ns per call) for size-distributions measurements of a recording."""
-    by = {}
-    for m in ms:
-        p = m.get("params") or {}
-        if "data" in p and m.get("metric") == "ns_per_call" and m.get("value"):
-            by.setdefault((p["data"], p.get("distribution")), {})[m["series"].split()[0]] = m["value"]
-    return {k: v["glibc"] / v["memkit"] for k, v in by.items() if "glibc" in v and "memkit" in v}
+    """(data dir, distribution) -> {working set: memkit's speed-up over glibc}
+    (ratio of the medians of ns per call) for size-distributions measurements
+    of a recording; the working set None in records from before there were
+    several."""
+    out: dict = {}
+    for data in {(m.get("params") or {}).get("data") for m in ms} - {None}:
+        for (dist, ws), t in recording.replay_times(ms, data).items():
+            out.setdefault((data, dist), {})[ws] = t["glibc"] / t["memkit"]
+    return out
 
 
-def plot(rec_dir: Path, ups: dict, path: Path) -> str:
+def speedup_text(ups: dict) -> str:
+    """'memkit 1.20x glibc's speed on them', per working set where there are several."""
+    if list(ups) == [None]:
+        return f"memkit {ups[None]:.2f}x glibc's speed on them"
+    return "memkit vs glibc on them: " + ", ".join(f"{u:.2f}x ({ws})" for ws, u in ups.items())
+
+
+def plot(rec_dir: Path, ups: dict, path: Path, prediction: recording.Prediction) -> str:
     """Writes the PNG for one recording; returns its caption."""
     from memkit.plots import pyplot
     plt = pyplot()
@@ -54,8 +63,9 @@ def plot(rec_dir: Path, ups: dict, path: Path) -> str:
         ax.set_xticklabels([b[0] for b in bins], rotation=60, fontsize=7)
         ax.set_ylabel("%")
         up = ups.get(fname[:-4])
+        ws = (summary.get("working_set") or {}).get(op, {}).get("ws")
         title = (f"{op}: {summary['calls'].get(op, 0):,} calls, {summary['bytes'].get(op, 0):,} bytes"
-                 + (f"; memkit {up:.2f}x glibc's speed on them" if up else ""))
+                 + (f", working set {ws}" if ws else "") + (f"; {speedup_text(up)}" if up else ""))
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("call size, bytes (power-of-two bins)")
@@ -63,8 +73,12 @@ def plot(rec_dir: Path, ups: dict, path: Path) -> str:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     cmd = " ".join(summary.get("command", []))
+    working_sets = "; ".join(f"{op} {recording.ws_text((summary.get('working_set') or {}).get(op))}"
+                             for op, _ in ops)
     return (f"recorded by memkit record from `{cmd}` ({summary.get('processes', '?')} processes): "
-            "calls and bytes by size, with memkit's speed-up when size-distributions replayed them")
+            "calls and bytes by size, with memkit's speed-up when size-distributions replayed them. "
+            f"Working sets: {working_sets}. {prediction.headline()}: " +
+            "; ".join(l.strip() for l in prediction.lines()[1:]))
 
 
 def figures(ms, out: Path, slug) -> list:
@@ -76,6 +90,8 @@ def figures(ms, out: Path, slug) -> list:
         if not recording.is_recording(rec_dir):
             continue
         name = f"recording-{slug(rec_dir.name)}.png"
-        caption = plot(rec_dir, {dist: u for (data, dist), u in ups.items() if data == d}, out / name)
+        prediction = recording.predict(recording.load_summary(rec_dir), recording.replay_times(ms, rec_dir))
+        caption = plot(rec_dir, {dist: u for (data, dist), u in ups.items() if data == d}, out / name,
+                       prediction)
         result.append((name, caption))
     return result

@@ -12,12 +12,13 @@ from __future__ import annotations
 import html
 import math
 import re
+import shlex
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
 from memkit import compare as cmp
-from memkit import plots, recording_plot, records
+from memkit import plots, recording_plot, records, whole_program
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 from memkit.outdir import OutputDir
@@ -48,7 +49,12 @@ PLOT_PREFS = {
     "copy-sweep": {"fix": {"dst_offset": 0}, "worst_over": "dst_offset"},
     # Bars: first touch, warm touch, munmap...: a few numbers per mode.
     "faults": {"bars": True},
+    # A figure per `then`: the copy read right after it is made, and the copy alone.
+    "copy-read": {"split": ("then",)},
 }
+# Experiments measured at several working sets (ws=hot,l3,dram...): a figure
+# per working set, its size and pages named by the figure, not the bars.
+WS_PREF = {"split": ("ws",), "ignore": ("ws_bytes", "pages")}
 # A metric plotted as its reciprocal, so the plot reads as its title says.
 RECIPROCAL = {"GB/CPU-s": ("CPU-s/GB", "CPU seconds per GB")}
 
@@ -276,13 +282,23 @@ def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, ov
 def bar_figures(fig: Figures, rows: list[dict], pref: dict):
     """Bars, one figure per set of parameter names: measurements without
     `threads` (faults' single-threaded modes) are not a group "threads=None"
-    beside the thread counts."""
+    beside the thread counts; and one per value of the preferred split keys
+    (each working set its own figure)."""
     by_keys = defaultdict(list)
     for m in rows:
         by_keys[tuple(sorted(m["params"]))].append(m)
     common = set.intersection(*(set(k) for k in by_keys))
     for keys, part in by_keys.items():
-        bar_figure(fig, part, pref, "-".join(k for k in keys if k not in common) or None)
+        tag = "-".join(k for k in keys if k not in common) or None
+        split = [k for k in pref.get("split", ()) if k in varying(part)]
+        if not split:
+            bar_figure(fig, part, pref, tag)
+            continue
+        by_split = defaultdict(list)
+        for m in part:
+            by_split[compact(m["params"], split)].append(m)
+        for value, ms in by_split.items():
+            bar_figure(fig, ms, pref, " ".join(t for t in (tag, value) if t))
 
 
 def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = None):
@@ -303,9 +319,11 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
         series = list(dict.fromkeys(s for _, s in values))
         up_categories = list(dict.fromkeys(c for c, _ in values)) if by_series else categories
         path = fig.path("speedup", tag)
+        suffix = f" ({tag})" if tag else ""
         plots.bars(up_categories, series, values, errors=errors, path=path, reference=1.0,
-                   title=f"{fig.exp}: speed-up over the baseline (> 1: faster)", ylabel="speed-up vs baseline")
-        fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)")
+                   title=f"{fig.exp}: speed-up over the baseline (> 1: faster){suffix}",
+                   ylabel="speed-up vs baseline")
+        fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)" + suffix)
     values, errors = {}, {}
     for m in rows:
         if m["value"] is None:
@@ -319,10 +337,20 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
         errors[key] = (lo if lo is not None else v, hi if hi is not None else v)
     series = [label] if by_series else list(dict.fromkeys(m["series"] for m in rows))
     path = fig.path(label, tag)
-    plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}",
+    suffix = f" ({tag})" if tag else ""
+    plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}{suffix}",
                ylabel=f"{label} ({yunit})")
     fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys and not by_series else "") +
-            "; whiskers: min..max of the samples")
+            suffix + "; whiskers: min..max of the samples")
+
+
+def preferences(exp: str, ms: list[dict]) -> dict:
+    """The experiment's PLOT_PREFS, and WS_PREF where it measured several working sets."""
+    pref = dict(PLOT_PREFS.get(exp, {}))
+    if len({m["params"].get("ws") for m in ms}) > 1:
+        for k, v in WS_PREF.items():
+            pref[k] = tuple(pref.get(k, ())) + v
+    return pref
 
 
 def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tuple[list, list[dict]]:
@@ -331,7 +359,7 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     fig = Figures(exp, plot_dir)
     if not ms:
         return [], []
-    pref = PLOT_PREFS.get(exp, {})
+    pref = preferences(exp, ms)
     rows = choose_rows(ms, pref)
     x, unit = (None, "") if pref.get("bars") else axis_of(rows, pref)
     xs = {m["params"].get(x) for m in rows if x and _num(m["params"].get(x)) and m["params"][x] > 0}
@@ -344,6 +372,70 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     return fig.items, rows
 
 
+def ws_order(ms: list[dict]) -> list:
+    """The working sets measured, hot first, then by their size."""
+    sizes = {m["params"]["ws"]: m["params"].get("ws_bytes") or 0 for m in ms if "ws" in m["params"]}
+    return sorted(sizes, key=lambda w: (w != "hot", sizes[w]))
+
+
+def working_set_rows(exp: str, ms: list[dict]) -> list[dict]:
+    """Per working set (and operation): memkit's geometric-mean speed-up
+    over the baseline, its worst point, and every other series' geometric
+    mean; [] where the experiment measured no working sets."""
+    rows = [m for m in choose_rows(ms, preferences(exp, ms)) if records.speedup(m) is not None]
+    if not any("ws" in m["params"] for m in rows):
+        return []
+    groups = defaultdict(list)
+    for m in rows:
+        groups[(m["params"].get("ws"), m["params"].get("op"))].append(m)
+    out = []
+    for ws in ws_order(rows):
+        for (w, op), gms in groups.items():
+            if w != ws:
+                continue
+            point_keys = [k for k in varying(gms) if k not in ("ws_bytes", "pages")]
+            by_series = defaultdict(list)
+            for m in gms:
+                by_series[m["series"]].append(m)
+            mk = [s for s in by_series if is_memkit(s)]
+            if not mk:
+                continue
+            # the dispatched routine (mk_memset, memkit memcpy), not a variant named after it
+            main = min(mk, key=len)
+            worst = min(by_series[main], key=lambda m: m["ratio"])
+            out.append({"ws": ws, "ws_bytes": gms[0]["params"].get("ws_bytes"), "op": op, "memkit": main,
+                        "baseline": worst.get("ratio_to"),
+                        "geomean": _geomean([m["ratio"] for m in by_series[main]]),
+                        "points": len(by_series[main]), "worst": worst["ratio"],
+                        "worst_at": compact(worst["params"], point_keys),
+                        "others": {s: _geomean([m["ratio"] for m in ss]) for s, ss in by_series.items()
+                                   if s != main}})
+    return out
+
+
+def working_set_html(exp: str, ms: list[dict]) -> list[str]:
+    """The experiment's working sets as one table: memkit per level, its worst, the others."""
+    rows = working_set_rows(exp, ms)
+    if not rows:
+        return []
+    e = html.escape
+    out = ["<table class='ws'><tr><th>working set</th>" + ("<th>op</th>" if any(r["op"] for r in rows) else "") +
+           "<th>memkit: geometric mean speed-up</th><th>memkit's worst</th>"
+           "<th>the others (geometric mean)</th></tr>"]
+    for r in rows:
+        size = "in cache" if r["ws"] == "hot" else f"{fmt_size(r['ws_bytes'])} per side"
+        cls = " class='loss'" if r["worst"] < LOSS_MARK else ""
+        others = ", ".join(f"{s} {g:.2f}x" for s, g in r["others"].items() if g)
+        out.append(f"<tr><td>{e(r['ws'])} ({e(size)})</td>" + (f"<td>{e(r['op'] or '')}</td>" if any(
+            x["op"] for x in rows) else "") +
+            f"<td>{r['geomean']:.2f}x ({e(r['memkit'])} vs {e(r['baseline'] or '?')}, {r['points']} points)</td>"
+            f"<td{cls}>{r['worst']:.2f}x ({e(r['worst_at'])})</td><td>{e(others)}</td></tr>")
+    out.append("</table><p class='meta'>speed-ups over the baseline (&gt; 1: faster): the median of each point's "
+               "paired rounds, their geometric mean over the points; memkit's worst below "
+               f"{LOSS_MARK:.2f}x in red</p>")
+    return out
+
+
 def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
     """The recordings (`memkit record`) an experiment replayed, each a plot
     named after the experiment like every other."""
@@ -353,6 +445,27 @@ def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
         (plot_dir / name).replace(plot_dir / final)
         out.append((f"{PLOTS_DIR}/{final}", caption))
     return out
+
+
+def try_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
+    """A `memkit try`: each configuration's per-pair speed-up over the runs
+    without memkit, in the order the pairs ran, with its median and interval."""
+    curves = []
+    for m in ms:
+        if m["metric"] == "wall_s" and m.get("ratios"):
+            e = whole_program.estimate(m["ratios"])
+            curves.append({"label": f"{m['series']} vs {m['ratio_to']}", "y": m["ratios"],
+                           "median": e.median, "low": e.low, "high": e.high})
+    if not curves:
+        return []
+    fig = Figures(exp, plot_dir)
+    path = fig.path("pairs")
+    program = ms[0]["params"].get("program") or exp
+    plots.pairs(curves, path=path, title=f"{program}: wall-time speed-up of each pair (> 1: faster with memkit)",
+                ylabel="time without / time with")
+    fig.add(path, "each pair's speed-up (time without memkit ÷ time with it); dashed: the median; band: its "
+                  f"~{100 * whole_program.CONFIDENCE:.0f}% interval (order statistics); black: 1, no difference")
+    return fig.items
 
 
 # ---- the headline ----
@@ -388,7 +501,7 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
     the fastest series (best geometric mean of its speed relative to the best
     at each point) and memkit's speed relative to it.  Methods with a
     contract take part from CONTRACT_RANKED_FROM bytes up."""
-    pref = PLOT_PREFS.get(exp, {})
+    pref = preferences(exp, ms)
     rows = [m for m in choose_rows(ms, pref) if speed(m) is not None]
     if not rows or not any(is_memkit(m["series"]) for m in rows):
         return []
@@ -396,9 +509,10 @@ def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
     if x and len({m["params"].get(x) for m in rows}) < 3:
         x = None
     group_keys = [k for k in varying(rows, skip=(x,) + tuple(pref.get("ignore", ()))) if k != x]
-    # Without an axis every category is a point; the group is the operation ("op") if there is one.
+    # Without an axis every category is a point; the group is the operation ("op") and the
+    # working set ("ws") where there are.
     if not x:
-        group_keys = [k for k in group_keys if k == "op"]
+        group_keys = [k for k in group_keys if k in ("op", "ws")]
     groups = defaultdict(list)
     for m in rows:
         groups[compact(m["params"], group_keys) if group_keys else ""].append(m)
@@ -445,9 +559,14 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     e = html.escape
     run_id = run["id"]
     parts = ["<section class='headline'><h2>Headline</h2>"]
+    parts += real_programs_html(db, run, exps)
+    if exps and all(whole_program.is_try(x) for x in exps):
+        parts += ["<h3>Since the previous try of this command</h3>"] + changes_html(db, run)
+        return parts + ["</section>"]
     rows = []
     for x in exps:
-        rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
+        if not whole_program.is_try(x):
+            rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
     if rows:
         parts.append("<table class='fastest'><tr><th>operation</th><th>sizes</th><th>fastest here</th>"
                      "<th>memkit's speed vs the fastest</th></tr>")
@@ -481,13 +600,34 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     return parts
 
 
+def real_programs_html(db, run: dict, exps: list[dict]) -> list[str]:
+    """What memkit did to whole programs: a `memkit try` run's bottom line;
+    for a lab run, the latest try of each command on its host as it stood
+    then (a report of an old run does not change with later tries)."""
+    e = html.escape
+    tried = [x for x in exps if whole_program.is_try(x)]
+    if tried:
+        line = whole_program.stored_bottom_line(db, run["id"]) or ""
+        cls = "loss" if any(v.get("kind") == "loss" for v in db.verdict_records(run["id"], whole_program.EXPERIMENT)) \
+            else "bottom-line"
+        return [f"<p class='{cls}'>{e(line)}</p>",
+                f"<p class='meta'><code>{e(shlex.join(whole_program.tried_argv(tried[0])))}</code> run as a whole "
+                "process without and with memkit's preload library, in interleaved pairs; ratio = time without "
+                "÷ time with (&gt; 1: faster with memkit), its median and ~95% interval over the pairs.</p>"]
+    lines = whole_program.latest_bottom_lines(db, run.get("hostname"), up_to=run["id"])
+    if not lines:
+        return []
+    return ["<h3>Real programs (<code>memkit try</code> on this host, the latest of each)</h3><ul class='tried'>"] + \
+        [f"<li>{e(text)} <span class='meta'>(run {run_id})</span></li>" for run_id, text in lines] + ["</ul>"]
+
+
 def changes_html(db, run: dict) -> list[str]:
     e = html.escape
-    earlier = [r for r in db.runs() if r["id"] < run["id"]]
-    same_grid = [r for r in earlier if r["quick"] == run["quick"]]
-    if not earlier:
-        return ["<p>This is the first run in the database.</p>"]
-    prev = (same_grid or earlier)[-1]
+    runs = db.runs()
+    prev = whole_program.previous_comparable(db, runs, run)
+    if prev is None:
+        return ["<p>No earlier run in the database measured the same.</p>" if any(r["id"] < run["id"] for r in runs)
+                else "<p>This is the first run in the database.</p>"]
     result = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(run["id"]),
                                       busy=bool(prev.get("busy") or run.get("busy")))
     loud, quiet = differences(prev["fingerprint"] or {}, run["fingerprint"] or {})
@@ -527,6 +667,7 @@ img { max-width: 100%; border: 1px solid #eee; }
 figure { margin: 1em 0; } figcaption { font-size: .85em; color: #555; }
 pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: .78em; }
 .meta { color: #555; font-size: .9em; }
+.bottom-line { font-size: 1.15em; font-weight: bold; }
 """
 
 
@@ -603,8 +744,12 @@ def _write_report(db, run: dict, out: Path):
             parts.append(lst if len(vs) <= FOLD_ROWS else
                          f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
         ms = db.measurements(run_id, name)
-        figures, rows = experiment_figures(name, ms, levels, plot_dir)
-        figures += recorded_figures(name, ms, plot_dir)
+        parts += working_set_html(name, ms)
+        if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
+            figures, rows = try_figures(name, ms, plot_dir), ms
+        else:
+            figures, rows = experiment_figures(name, ms, levels, plot_dir)
+            figures += recorded_figures(name, ms, plot_dir)
         for src, caption in figures:
             parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
                          "</figure>")

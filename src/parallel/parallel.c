@@ -21,16 +21,11 @@ static void set_piece(void *ctx, size_t off, size_t len)
     mk_memset(a->dst + off, a->c, len);
 }
 
-static int overlap(const void *dst, const void *src, size_t n)
-{
-    return (uintptr_t)dst - (uintptr_t)src < n || (uintptr_t)src - (uintptr_t)dst < n;
-}
-
 void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n)
 {
     /* Overlapping regions need memmove's ordering, which chunks run in any
      * order cannot give. */
-    if (n < mk_config()->parallel_threshold || overlap(dst, src, n))
+    if (n < mk_config()->parallel_threshold || mk_overlaps(dst, src, n))
         return mk_memcpy(dst, src, n);
     piece_args a = {.dst = dst, .src = src};
     mk_pool_run(pool ? pool : mk_pool_default(), (uintptr_t)dst, n, mk_parallel_chunk,

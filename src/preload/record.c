@@ -1,7 +1,8 @@
 /* Recording for `memkit record`: with MEMKIT_RECORD=DIR in the environment
  * the shim binds memset, memcpy and memmove to wrappers that count each
- * call's size, destination alignment and (copies) overlap, then jump to the
- * routine they would have called anyway.  Without it nothing here runs.
+ * call's size, destination and (copies) source alignment and overlap, and
+ * estimate each function's working set (below), then jump to the routine
+ * they would have called anyway.  Without it nothing here runs.
  *
  * Where the counts live: each thread owns a slot of plain counters (no lock,
  * no atomic per call) in a file DIR/<pid>.<k>.mkrec mapped MAP_SHARED, so
@@ -15,6 +16,33 @@
  * the child's own file.  An exec'd image loads the shim afresh (the
  * environment is inherited) and, having the same pid, takes the next free k.
  *
+ * The working set, per function and side (destination; copies: source too),
+ * is estimated as the size of the region the calls' data is spread over:
+ * the lab's own working-set parameter (bench/lab/working_set.h: each call
+ * at a random line of an arena of that size per side), so that a replay at
+ * the estimate meets the caches as the program's calls did.  How:
+ *  - One call in 256 on average is sampled, at random intervals (1..512
+ *    calls, drawn at each sample): per call a decrement and a branch, which
+ *    is mispredicted at the samples.  That mispredict, with the work thrown
+ *    away behind it, is most of the cost: 30-45 ns a sample in
+ *    record-overhead, +0.5 ns a call at one in 64, +0.17 at one in 256.  A
+ *    fixed interval is no cheaper in a real program (other branches crowd
+ *    the history the predictor would need) and aliases with a program's own
+ *    period (a loop over 64 buffers sampled every 64th call always shows
+ *    the same one); random intervals cannot.
+ *  - A sampled call draws lines per side, each uniformly from a part of
+ *    the bytes it touches: one per 2 KiB, 1 to 64 (see sample()); each
+ *    hashed into a bitmap of REC_WS_BITS bits per side.
+ *  - Every REC_WS_WINDOW insertions close a window: its count of bits set
+ *    (the distinct lines, by linear counting) goes into a histogram, and the
+ *    bitmap starts empty.  The window in progress stays readable.
+ * Draws from a region of P lines give D = P (1 - e^(-K/P)) distinct lines
+ * in K draws; recording.py inverts that per window (P: the region; D close
+ * to K: no reuse seen, a region larger than the window tells: dram).
+ * One small buffer gives P of a few lines, a stride over 256 MiB P beyond
+ * any cache.  Only memset/memcpy/memmove calls are seen: the program's
+ * other accesses compete for the same caches, so this is a lower bound.
+ *
  * Like the rest of the shim: raw system calls only, no allocation, no call
  * back into memset/memcpy (the wrappers are those functions). */
 #include "record.h"
@@ -23,24 +51,54 @@
 #include "once.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
 /* ---- the file layout (python/memkit/recording.py reads it) ---- */
 
+#define REC_VERSION    "02"                  /* 01: before source alignments and working sets */
 #define REC_EXACT      1024                  /* sizes 0..1023 counted one by one */
 #define REC_PER_OCTAVE 8                     /* above: 8 buckets per power of two */
 #define REC_LOG        ((64 - 10) * REC_PER_OCTAVE)
 #define REC_SLOTS      64                    /* threads per file */
 #define REC_HEADER     4096
+#define REC_CMDLINE_AT 128                   /* version 01: 64 */
+
+/* The working-set estimate (see the top of this file).  A window of 32768
+ * draws, half the bitmap's bits: linear counting stays precise (at most
+ * half the bits set; its noise, ~100 lines, is what reuse must exceed), and
+ * a full window tells a region of up to ~2M lines (~100 MiB per side) from
+ * no reuse at all; a window of K draws, ~K^2/600 lines. */
+#define REC_WS_LOG_BITS 16
+#define REC_WS_BITS     (1u << REC_WS_LOG_BITS)
+#define REC_WS_WINDOW   (REC_WS_BITS / 2)
+#define REC_WS_EXACT    128                  /* windows with fewer bits set: one bucket each */
+#define REC_WS_STEP     128                  /* above: buckets this wide */
+#define REC_WS_BUCKETS  (REC_WS_EXACT + REC_WS_WINDOW / REC_WS_STEP)
+#define REC_SAMPLE_SPAN 512                  /* calls from a sample to the next: 1..512, 256.5 on average */
 
 typedef struct {
+    uint64_t windows[REC_WS_BUCKETS];      /* closed windows, by their bits set (bucketed) */
+    uint64_t windows_set[REC_WS_BUCKETS];  /* their bits set, summed: each bucket's mean */
+    uint64_t inserted;                     /* the open window's draws */
+    uint64_t set;                          /* the open window's bits set */
+    uint64_t reserved[6];
+    uint64_t bits[REC_WS_BITS / 64];       /* the open window's lines, hashed */
+} rec_ws;
+
+enum { REC_DST, REC_SRC, REC_SIDES };
+
+typedef struct {
+    /* version 01's histogram, unchanged (src_align was reserved, zero) */
     uint64_t size[REC_EXACT + REC_LOG];  /* calls per size (bucket) */
     uint64_t log_sum[REC_LOG];           /* bytes per log bucket: its mean size */
     uint64_t align[8];                   /* [k]: destination aligned to 2^k, k = 6: 64 or more */
     uint64_t overlap;                    /* copies whose source and destination overlap */
-    uint64_t reserved[7];
+    uint64_t src_align[7];               /* copies: [k]: source aligned to 2^k, as align */
+    /* version 02 */
+    rec_ws ws[REC_SIDES];                /* memset: the destination's only */
 } rec_hist;
 
 enum { REC_MEMSET, REC_MEMCPY, REC_MEMMOVE, REC_OPS };
@@ -52,7 +110,7 @@ typedef struct {
 #define REC_SLOT_BYTES ((sizeof(rec_slot) + 4095) & ~(size_t)4095)
 
 typedef struct {
-    char magic[8];           /* "MKREC01\n" */
+    char magic[8];           /* "MKREC" REC_VERSION "\n": the version */
     uint32_t header_bytes;   /* where slot 0 starts */
     uint32_t slot_bytes;     /* distance between slots */
     uint32_t slots;          /* capacity */
@@ -60,10 +118,15 @@ typedef struct {
     uint32_t pid;
     uint32_t first;          /* 1 in the first file of each process image */
     uint32_t exact, per_octave, log_buckets, ops;
-    uint32_t cmdline_bytes;  /* /proc/self/cmdline, NUL-separated, from byte 64 */
+    uint32_t cmdline_bytes;  /* /proc/self/cmdline, NUL-separated, from REC_CMDLINE_AT */
+    /* version 02 */
+    uint32_t hist_bytes;     /* from one function's rec_hist to the next */
+    uint32_t ws_at;          /* rec_hist.ws, from the start of its rec_hist */
+    uint32_t ws_bytes;       /* from one side's rec_ws to the next */
+    uint32_t ws_buckets, ws_window, ws_bits;
 } rec_header;
 
-#define REC_CMDLINE_AT 64
+_Static_assert(sizeof(rec_header) <= REC_CMDLINE_AT, "the command line follows the header");
 
 /* ---- raw system calls ---- */
 
@@ -95,8 +158,15 @@ static int rec_on;
 static char rec_dir[3072];
 static rec_state *state;
 static rec_slot lost;   /* slot of last resort; its counts are never read */
-static __thread rec_slot *tls_slot __attribute__((tls_model("initial-exec")));
-static __thread int tls_claiming __attribute__((tls_model("initial-exec")));
+/* A thread's own: its slot and the sampling beside it, on the line the
+ * wrappers read anyway. */
+typedef struct {
+    rec_slot *slot;
+    int64_t countdown;   /* calls before the next sample; below 0: sample this one */
+    uint64_t rng;        /* xorshift64 state; 0 before the thread's first sample */
+    int claiming;
+} rec_thread;
+static __thread rec_thread tls __attribute__((tls_model("initial-exec")));
 
 static mk_rec_set_fn set_target;
 static mk_rec_copy_fn memcpy_target, memmove_target;
@@ -169,7 +239,7 @@ static rec_header *new_part(int first)
         if (m < 0 && m > -4096)
             return 0;
         rec_header *h = (rec_header *)m;
-        const char magic[8] = "MKREC01\n";
+        const char magic[8] = "MKREC" REC_VERSION "\n";
         for (int i = 0; i < 8; i++)
             h->magic[i] = magic[i];
         h->header_bytes = REC_HEADER;
@@ -181,6 +251,12 @@ static rec_header *new_part(int first)
         h->per_octave = REC_PER_OCTAVE;
         h->log_buckets = REC_LOG;
         h->ops = REC_OPS;
+        h->hist_bytes = (uint32_t)sizeof(rec_hist);
+        h->ws_at = (uint32_t)offsetof(rec_hist, ws);
+        h->ws_bytes = (uint32_t)sizeof(rec_ws);
+        h->ws_buckets = REC_WS_BUCKETS;
+        h->ws_window = REC_WS_WINDOW;
+        h->ws_bits = REC_WS_BITS;
         long got = mk_raw_read_file("/proc/self/cmdline", (char *)h + REC_CMDLINE_AT,
                                     REC_HEADER - REC_CMDLINE_AT);
         h->cmdline_bytes = got > 0 ? (uint32_t)got : 0;
@@ -194,9 +270,9 @@ static rec_header *new_part(int first)
  * discarded slot instead of waiting for the lock its own thread holds. */
 __attribute__((noinline, cold)) static rec_slot *claim(void)
 {
-    if (tls_claiming)
+    if (tls.claiming)
         return &lost;
-    tls_claiming = 1;
+    tls.claiming = 1;
     rec_state *st = state;
     while (__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE))
         __builtin_ia32_pause();
@@ -224,12 +300,18 @@ __attribute__((noinline, cold)) static rec_slot *claim(void)
         __atomic_store_n(&h->used, h->used + 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
-    tls_slot = s;
-    tls_claiming = 0;
+    tls.slot = s;
+    tls.claiming = 0;
     return s;
 }
 
 /* ---- the counting wrappers ---- */
+
+/* k of "aligned to 2^k", 0..6 (64 or more) */
+static inline __attribute__((always_inline)) unsigned long align_log(const void *p)
+{
+    return (unsigned long)__builtin_ctzll((uintptr_t)p | 64);
+}
 
 static inline __attribute__((always_inline)) void count(rec_hist *h, const void *dst, size_t n)
 {
@@ -241,67 +323,152 @@ static inline __attribute__((always_inline)) void count(rec_hist *h, const void 
         h->size[REC_EXACT + b]++;
         h->log_sum[b] += n;
     }
-    h->align[(unsigned long)__builtin_ctzll((uintptr_t)dst | 64)]++;
+    h->align[align_log(dst)]++;
 }
 
 static inline __attribute__((always_inline)) void count_copy(rec_hist *h, void *dst,
                                                              const void *src, size_t n)
 {
     count(h, dst, n);
+    h->src_align[align_log(src)]++;
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     h->overlap += (d > s ? d - s : s - d) < n;
 }
 
+/* One draw into a side's window (see the top of the file): the line's bit,
+ * and at REC_WS_WINDOW draws the window closes into the histogram.  The
+ * counters are reset before the bits, so a program killed in between
+ * leaves an empty open window, not a wrong one. */
+static void ws_draw(rec_ws *w, uintptr_t addr)
+{
+    /* A mixing hash (MurmurHash3's finaliser), random-like, as linear
+     * counting assumes: Fibonacci hashing alone spreads a run of lines too
+     * evenly, fewer collisions than counted on, more lines than there are. */
+    uint64_t x = addr >> 6;
+    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+    x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    uint64_t bit = (x ^ (x >> 33)) >> (64 - REC_WS_LOG_BITS);
+    uint64_t *word = &w->bits[bit >> 6], mask = 1ull << (bit & 63);
+    w->set += !(*word & mask);
+    *word |= mask;
+    if (++w->inserted < REC_WS_WINDOW)
+        return;
+    uint64_t set = w->set;
+    size_t b = set < REC_WS_EXACT ? set : REC_WS_EXACT - 1 + set / REC_WS_STEP;
+    w->windows[b]++;
+    w->windows_set[b] += set;
+    w->inserted = 0;
+    w->set = 0;
+    for (size_t i = 0; i < REC_WS_BITS / 64; i++)
+        w->bits[i] = 0;
+}
+
+static uint64_t next_random(uint64_t seed)
+{
+    uint64_t r = tls.rng ? tls.rng : seed | 1;   /* xorshift64 */
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    return tls.rng = r;
+}
+
+/* A sampled call: the next sample's distance, then its draws: lines of
+ * each side, each at a random place in the call's bytes (the same on both
+ * sides). */
+static void sample(rec_slot *s, int op, const void *dst, const void *src, size_t n)
+{
+    rec_hist *h = &s->op[op];
+    tls.countdown = (int64_t)(next_random((uintptr_t)s * 0x9e3779b97f4a7c15ull) % REC_SAMPLE_SPAN);
+    if (!n)
+        return;   /* touches nothing */
+    /* One draw per 2 KiB of the call, at least one, at most 64 (from 128
+     * KiB): a large call reused is reuse that one draw in its 4096 lines
+     * would rarely show, and a draw (~10 ns a side) costs less than copying
+     * its 2 KiB.  One draw in each of as many equal parts of the call:
+     * draws of one call never meet each other, which would pass for reuse. */
+    size_t draws = n >> 11 < 1 ? 1 : n >> 11 > 64 ? 64 : n >> 11, part = n / draws;
+    for (size_t i = 0; i < draws; i++) {
+        uint64_t r = next_random(0);
+        size_t at = i * part + (size_t)(((unsigned __int128)(r >> 8) * part) >> 56);   /* in part i */
+        ws_draw(&h->ws[REC_DST], (uintptr_t)dst + at);
+        if (op != REC_MEMSET)
+            ws_draw(&h->ws[REC_SRC], (uintptr_t)src + at);
+    }
+}
+
 /* This thread's slot, or NULL on its first call (or its first after a
- * fork): the wrappers then take their cold path, which claims one; keeping
- * claim() out of their body keeps them free of register saves. */
+ * fork): the wrappers then take their slow path, which claims one. */
 static inline __attribute__((always_inline)) rec_slot *my_slot(void)
 {
-    rec_slot *s = tls_slot;
+    rec_slot *s = tls.slot;
     return MK_LIKELY(s && state->live) ? s : 0;
 }
 
-__attribute__((noinline, cold)) static void *rec_memset_first(void *dst, int c, size_t n)
+/* The wrappers' slow path, kept out of their body so that the fast path
+ * has no register saves: a thread's first call (it claims its slot; that
+ * call is sampled too) and every sampled call.  Counts and samples. */
+static inline __attribute__((always_inline)) void count_sampled(int op, void *dst,
+                                                                const void *src, size_t n)
 {
-    count(&claim()->op[REC_MEMSET], dst, n);
+    rec_slot *s = my_slot();
+    if (!s)
+        s = claim();
+    if (op == REC_MEMSET)
+        count(&s->op[op], dst, n);
+    else
+        count_copy(&s->op[op], dst, src, n);
+    sample(s, op, dst, src, n);
+}
+
+__attribute__((noinline)) static void *rec_memset_slow(void *dst, int c, size_t n)
+{
+    count_sampled(REC_MEMSET, dst, NULL, n);
     return set_target(dst, c, n);
 }
 
-__attribute__((noinline, cold)) static void *rec_memcpy_first(void *dst, const void *src, size_t n)
+__attribute__((noinline)) static void *rec_memcpy_slow(void *dst, const void *src, size_t n)
 {
-    count_copy(&claim()->op[REC_MEMCPY], dst, src, n);
+    count_sampled(REC_MEMCPY, dst, src, n);
     return memcpy_target(dst, src, n);
 }
 
-__attribute__((noinline, cold)) static void *rec_memmove_first(void *dst, const void *src, size_t n)
+__attribute__((noinline)) static void *rec_memmove_slow(void *dst, const void *src, size_t n)
 {
-    count_copy(&claim()->op[REC_MEMMOVE], dst, src, n);
+    count_sampled(REC_MEMMOVE, dst, src, n);
     return memmove_target(dst, src, n);
+}
+
+/* The fast path's slot: this thread's, when no sample is due; else NULL
+ * (the slow path). */
+static inline __attribute__((always_inline)) rec_slot *unsampled_slot(void)
+{
+    rec_slot *s = my_slot();
+    return MK_LIKELY(s && --tls.countdown >= 0) ? s : 0;
 }
 
 static void *rec_memset(void *dst, int c, size_t n)
 {
-    rec_slot *s = my_slot();
+    rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memset_first(dst, c, n);
+        return rec_memset_slow(dst, c, n);
     count(&s->op[REC_MEMSET], dst, n);
     return set_target(dst, c, n);
 }
 
 static void *rec_memcpy(void *dst, const void *src, size_t n)
 {
-    rec_slot *s = my_slot();
+    rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memcpy_first(dst, src, n);
+        return rec_memcpy_slow(dst, src, n);
     count_copy(&s->op[REC_MEMCPY], dst, src, n);
     return memcpy_target(dst, src, n);
 }
 
 static void *rec_memmove(void *dst, const void *src, size_t n)
 {
-    rec_slot *s = my_slot();
+    rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memmove_first(dst, src, n);
+        return rec_memmove_slow(dst, src, n);
     count_copy(&s->op[REC_MEMMOVE], dst, src, n);
     return memmove_target(dst, src, n);
 }

@@ -1,7 +1,8 @@
 /* memset, written once and instantiated per vector width (see simd.h):
- * memset_sse2.c, memset_avx2.c, memset_avx512.c.  Built from named pieces,
- * each store pattern written once:
- *   set_masked_2v    n <= 2V by two masked stores, no branch on n (AVX-512)
+ * memset_sse2.c, memset_avx2.c, memset_evex.c, memset_avx512.c.  Built from
+ * named pieces, each store pattern written once:
+ *   set_masked       n <= 2V (avx512) or 4V (evex) by masked stores, no
+ *                    branch on n
  *   set_below16,     the MSRC seed's overlapping-store ladders (n <= 64; on
  *   set_16_to_64     AVX-512 only where a masked store would cross a page)
  *   set_head_tail    V <= n <= 2V: one store at each end
@@ -59,16 +60,30 @@ MK_INLINE void set_16_to_64(char *d, size_t n, __m128i x)
     v16_store(d + n - 16 - half, x);
 }
 
-#ifdef MK_HAVE_MASKED_STORES
-/* n <= 2V: bytes [0, n) of two vectors, masks from bzhi and a cmov, no
- * branch on n.  Only where [d, d+2V) stays inside one page (mk_in_page):
- * a masked store crossing a page costs ~200 ns on Zen 4 even when both
- * pages are mapped, and ~1.4 us when the masked-off bytes reach an unmapped
- * one (docs/strategy.md, masked accesses). */
-MK_INLINE void set_masked_2v(char *d, size_t n, vec_t v)
+#if MK_SET_MASKED_BYTES
+/* n <= MK_SET_MASKED_BYTES (see simd.h) by masked stores, masks from bzhi
+ * and cmovs, no branch on n.  avx512: two vectors, the second masked off
+ * below V.  evex: four 32-byte stores at 0, h, t-h and t (t = n-32 clamped
+ * at 0, h = 32 above 64), the MSRC seed's overlapping stores with one mask
+ * for the sizes below 32, where all four are the same store: none reaches
+ * past d+32, and from 32 bytes up none leaves [d, d+n).
+ * Only where [d, d+span) stays inside one page (mk_in_page): a masked
+ * store crossing a page costs ~200 ns on Zen 4 even when both pages are
+ * mapped, and ~1.4 us when the masked-off bytes reach an unmapped one
+ * (docs/strategy.md, masked accesses). */
+MK_INLINE void set_masked(char *d, size_t n, int c)
 {
+    vec_t v = vec_splat((uint8_t)c);
+#if MK_SET_MASKED_WIDTH == V
     vec_store_n(d, v, n);
     vec_store_n(d + V, v, n > V ? n - V : 0);
+#else
+    size_t t = n > 32 ? n - 32 : 0, h = n > 64 ? 32 : 0;
+    v32_store_n(d, v, n);
+    v32_store_n(d + h, v, n);
+    v32_store_n(d + t - h, v, n);
+    v32_store_n(d + t, v, n);
+#endif
 }
 #endif
 
@@ -109,6 +124,7 @@ MK_INLINE bool set_upto_8v(char *d, size_t n, vec_t v)
     vec_store(end - V, v);
     return true;
 }
+
 
 /* 4V bytes at the V-aligned p: through the cache, or non-temporal (a
  * constant, so each caller's loop gets only its kind of store). */
@@ -208,31 +224,30 @@ MK_INLINE void set_small(char *d, size_t n, int c)
         set_16_to_64(d, n, v16_splat((uint8_t)c));
 }
 
-/* The entry falls through into the masked n <= 2V path (no taken branch);
+/* The entry falls through into the masked path (no taken branch);
  * every path it jumps to starts a 64-byte line (-falign-jumps=64 for the
  * GCC build of the AVX-512 file, see CMakeLists.txt): with a path
  * straddling a line, calls of 1..128 bytes took one cycle more in ~9. */
 MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, size_t n)
 {
     char *d = dst;
-#ifdef MK_HAVE_MASKED_STORES
-    if (n <= 2 * V) {
-        if (MK_LIKELY(mk_in_page(d, 2 * V))) {
-            set_masked_2v(d, n, vec_splat((uint8_t)c));
+#if MK_SET_MASKED_BYTES
+    if (n <= MK_SET_MASKED_BYTES) {
+        if (MK_LIKELY(mk_in_page(d, MK_SET_MASKED_BYTES))) {
+            set_masked(d, n, c);
             return dst;
         }
         if (n <= 64)
             set_small(d, n, c);
         else
-            set_head_tail(d, n, vec_splat((uint8_t)c));
-        return dst;
-    }
-#else
-    if (n <= 64) {
-        set_small(d, n, c);
+            set_upto_8v(d, n, vec_splat((uint8_t)c));
         return dst;
     }
 #endif
+    if (!MK_SET_MASKED_BYTES && n <= 64) {
+        set_small(d, n, c);
+        return dst;
+    }
     vec_t v = vec_splat((uint8_t)c);
     if (set_upto_8v(d, n, v))
         return dst;

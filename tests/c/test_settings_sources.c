@@ -170,6 +170,18 @@ static void not_regular_files(void)
           r.hung ? "hung" : "ran", r.out);
 }
 
+/* A profile of this CPU ("cpu=" line first, as memkit tune writes it; one
+ * without says so on stderr) holding body[0..len). */
+static void write_profile(const char *path, const char *body, size_t len)
+{
+    const mk_cpu_info *cpu = mk_cpu();
+    char text[512];
+    int n = snprintf(text, sizeof text, "cpu=%s family=%u model=%u microcode=0x1\n", cpu->vendor,
+                     cpu->family, cpu->model);
+    memcpy(text + n, body, len);
+    write_file(path, text, (size_t)n + len, 0600);
+}
+
 /* ---- item: a NUL byte in a profile ---- */
 
 static void nul_in_profile(void)
@@ -177,7 +189,7 @@ static void nul_in_profile(void)
     char path[300], env_profile[320];
     snprintf(path, sizeof path, "%s/nul-profile", dir);
     static const char text[] = "nt_threshold=5M\n\0rep_stosb_threshold=1\n";
-    write_file(path, text, sizeof text - 1, 0600);
+    write_profile(path, text, sizeof text - 1);
     snprintf(env_profile, sizeof env_profile, "MEMKIT_PROFILE=%s", path);
     char *env[] = {env_profile, NULL};
     child_result r = run(self, NULL, env, -1, -1);
@@ -186,7 +198,7 @@ static void nul_in_profile(void)
     CHECK(count_lines(r.err) == 1 && strstr(r.err, "corrupt"), "NUL byte: stderr '%s'", r.err);
 
     /* The same without the NUL byte is fine (the test can fail). */
-    write_file(path, text, 16, 0600);
+    write_profile(path, text, 16);
     r = run(self, NULL, env, -1, -1);
     CHECK(ok(&r) && has(&r, "nt_threshold=5242880") && r.err[0] == '\0',
           "the profile without the NUL: out '%s' err '%s'", r.out, r.err);
@@ -230,7 +242,7 @@ static void long_inputs(void)
     len += snprintf(path + len, sizeof path - (size_t)len, "/");
     memset(path + len, 'p', 150);
     path[len + 150] = '\0';
-    write_file(path, "nt_threshold=7M\n", 16, 0600);
+    write_profile(path, "nt_threshold=7M\n", 16);
     char profile_env[1100];
     snprintf(profile_env, sizeof profile_env, "MEMKIT_PROFILE=%s", path);
     char *env3[] = {profile_env, NULL};

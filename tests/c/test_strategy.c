@@ -52,6 +52,16 @@ int main(void)
     expect_row(cpu("GenuineIntel", 6, 0x1a, 0, 0), "generic");     /* Nehalem: no ERMS */
     expect_row(cpu("HygonGenuine", 24, 0x01, 1, 0), "generic");
 
+    /* Zen 4's 64-byte accesses are two 32-byte halves: its routines are evex's; every
+     * other row keeps the first variant the CPU can run (avx512 where it has it). */
+    mk_cpu_info genoa = cpu("AuthenticAMD", 25, 0x11, 1, 1), turin = cpu("AuthenticAMD", 26, 0x02, 1, 1);
+    mk_cpu_info spr = cpu("GenuineIntel", 6, 0x8f, 1, 1), hygon = cpu("HygonGenuine", 24, 0x01, 1, 0);
+    CHECK(mk_strategy_variant(&genoa) && strcmp(mk_strategy_variant(&genoa), "evex") == 0,
+          "Zen 4 prefers the evex routines");
+    CHECK(!mk_strategy_variant(&turin) && !mk_strategy_variant(&spr) && !mk_strategy_variant(&hygon),
+          "Zen 5, Intel and an unknown CPU keep the first variant they can run");
+    CHECK(mk_variant_named("evex", 4) != NULL, "the evex routines are built");
+
     mk_tunables z4 = defaults(cpu("AuthenticAMD", 25, 0x11, 1, 1));
     CHECK(z4.rep_stosb_threshold == SIZE_MAX && z4.rep_movsb_threshold == SIZE_MAX,
           "Zen 4: no rep instructions (%zu, %zu)", z4.rep_stosb_threshold, z4.rep_movsb_threshold);

@@ -148,6 +148,28 @@ static void good_and_bad_mixed(void)
 }
 
 /* format -> parse gives the same tunables back. */
+/* glibc's rule for a name given twice: the last value, said once per name;
+ * what a user typed is echoed with its control characters escaped. */
+static void repeats_and_escapes(void)
+{
+    mk_tunables t = base();
+    reports r = {0};
+    int problems = mk_tunables_parse(&t, "nt_threshold=1K:threads=2:nt_threshold=2K:nt_threshold=4K",
+                                     collect_report, &r);
+    CHECK(problems == 0 && t.nt_threshold == 4096 && t.threads == 2,
+          "repeated name: problems %d, nt_threshold %zu (want the last, 4096)", problems,
+          t.nt_threshold);
+    CHECK(r.lines == 1 && strstr(r.last, "given twice") && strstr(r.last, "nt_threshold=2K"),
+          "repeated name: want one line naming it, got %d: '%s'", r.lines, r.last);
+
+    t = base();
+    r = (reports){0};
+    problems = mk_tunables_parse(&t, "nt_threshold=1\x01\x1b[2JK", collect_report, &r);
+    CHECK(problems == 1 && t.nt_threshold == 222 && strstr(r.last, "1\\x01\\x1b[2JK") &&
+              !strchr(r.last, '\x01') && !strchr(r.last, '\x1b'),
+          "control characters echoed raw: '%s'", r.last);
+}
+
 static void format_round_trip(void)
 {
     mk_tunables t = base();
@@ -349,6 +371,13 @@ static void profile_cpu(void)
              cpu->model);
     snprintf(other[2], sizeof other[2], "cpu=%sX family=%u model=%u", cpu->vendor, cpu->family,
              cpu->model);
+    /* no cpu= line: applied, with one line saying it is tied to no CPU */
+    child_result untied = run_with_profile("nt_threshold=777K\n");
+    CHECK(exited_ok(&untied) && count_lines(untied.err) == 1 && strstr(untied.err, "no cpu= line") &&
+              child_has(&untied, "nt_threshold=795648"),
+          "profile without cpu=: status 0x%x out '%s' err '%s'", untied.status, untied.out,
+          untied.err);
+
     for (int i = 0; i < 3; i++) {
         snprintf(text, sizeof text, "%s microcode=0x1\nnt_threshold=777K\n", other[i]);
         child_result r = run_with_profile(text);
@@ -368,6 +397,7 @@ int main(int argc, char **argv)
     bad_values();
     names_and_syntax();
     good_and_bad_mixed();
+    repeats_and_escapes();
     format_round_trip();
     end_to_end();
     profile_cpu();

@@ -2,7 +2,7 @@
  * on any bytes.  Whatever it accepts must be safe to replay: every value
  * drawn lies in its line's domain (an alignment of 0 once divided by zero
  * in size-distributions), the cumulative probabilities rise to exactly 1;
- * whatever it refuses names a line 1..3 and says why.  Seeds: the shipped
+ * whatever it refuses names a line 1..4 and says why.  Seeds: the shipped
  * files (scripts/fuzz.sh, tests/fuzz/fuzz_distribution.seeds). */
 #include "distribution.h"
 
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static lab_distribution sizes, overlap, align;
+static lab_distribution sizes, overlap, align, src_align;
 
 #define REQUIRE(cond, ...)                               \
     do {                                                 \
@@ -36,19 +36,21 @@ static void check_cdf(const lab_distribution *d, const char *what)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256] = "", warn[1024] = "";
-    int line = lab_dist_parse((const char *)data, size, &sizes, &overlap, &align, err, sizeof err, warn,
-                              sizeof warn);
+    int line = lab_dist_parse((const char *)data, size, &sizes, &overlap, &align, &src_align, err,
+                              sizeof err, warn, sizeof warn);
     if (line) {
-        REQUIRE(line >= 1 && line <= 3 && err[0], "refused at line %d with '%s'", line, err);
+        REQUIRE(line >= 1 && line <= 4 && err[0], "refused at line %d with '%s'", line, err);
         return 0;
     }
     check_cdf(&sizes, "sizes");
     check_cdf(&overlap, "overlap");
     check_cdf(&align, "alignments");
+    if (src_align.n)   /* the optional fourth line */
+        check_cdf(&src_align, "source alignments");
     uint64_t rng = size + 1;
     for (int i = 0; i < 64; i++) {
         double s = lab_dist_draw(&sizes, &rng), o = lab_dist_draw(&overlap, &rng),
-               a = lab_dist_draw(&align, &rng);
+               a = lab_dist_draw(i & 1 && src_align.n ? &src_align : &align, &rng);
         REQUIRE(s >= 0 && s <= (double)LAB_DIST_MAX_SIZE && s == floor(s), "size %g drawn", s);
         REQUIRE(o == 0 || o == 1, "overlap %g drawn", o);
         size_t al = (size_t)a;

@@ -10,9 +10,18 @@
  *   record_probe large    memsets beyond the exact sizes: 10 of 5000 and 10 of
  *                         5002 bytes (one bucket), 2 of 1 MiB
  *   record_probe stdin    copies standard input to standard output, one
- *                         memcpy per line, then exits with status 3 */
+ *                         memcpy per line, then exits with status 3
+ *   record_probe srcalign memcpys of 64 bytes to 64-aligned destinations:
+ *                         300 from odd sources, 100 from 8-aligned ones;
+ *                         200 memmoves from 2-aligned sources, apart
+ *   record_probe ws-small 200,000 memcpys of 64 bytes, always between the
+ *                         same two lines
+ *   record_probe ws-stride 4 passes of memcpys of 4 KiB from each page of
+ *                         256 MiB in turn (mapped, never written: the zero
+ *                         page behind it) into one small buffer */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +86,34 @@ int main(int argc, char **argv)
         }
         memset(big, 1, sizes[2]);
         memset(big, 2, sizes[2]);
+        return 0;
+    }
+    if (!strcmp(mode, "srcalign")) {
+        static char a[8192] __attribute__((aligned(64))), b[8192] __attribute__((aligned(64)));
+        for (int i = 0; i < 300; i++)
+            memcpy(b + 64, a + 64 * (i % 32) + 1 + 2 * (i % 16), 64);   /* odd sources */
+        for (int i = 0; i < 100; i++)
+            memcpy(b + 128, a + 64 * (i % 32) + 8, 64);                  /* 8-aligned */
+        for (int i = 0; i < 200; i++)
+            memmove(b + 4096, a + 64 * (i % 32) + 2, n_move);            /* 2-aligned */
+        return 0;
+    }
+    if (!strcmp(mode, "ws-small")) {
+        static char a[128] __attribute__((aligned(64)));
+        volatile size_t n = 64;
+        for (int i = 0; i < 200000; i++)
+            memcpy(a, a + 64, n);
+        return 0;
+    }
+    if (!strcmp(mode, "ws-stride")) {
+        size_t span = (size_t)256 << 20;
+        char *big = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        static char small[4096];
+        if (big == MAP_FAILED)
+            return 1;
+        for (int pass = 0; pass < 4; pass++)
+            for (size_t at = 0; at < span; at += 4096)
+                memcpy(small, big + at, sizeof small);
         return 0;
     }
     if (!strcmp(mode, "stdin")) {

@@ -290,3 +290,14 @@ def test_output_to_a_closed_pipe_ends_quietly(fake_build, tmp_path):
     finally:
         os.close(write_end)
     assert (p.returncode, p.stderr) == (1, "")
+
+
+def test_refused_argument_stops_the_run_before_anything_runs(fake_build, tmp_path):
+    # The experiments are asked (--check-args) before the first one runs:
+    # nothing runs, nothing is stored, the experiment's own line is the
+    # error, and the exit status is 2 (a usage error, as test_arguments.py).
+    db = tmp_path / "m.db"
+    p = run_cli("run", "--build", fake_build, "--db", db, "ok", "zeta", "zeta:bad=1")
+    assert one_line_error(p, 2) == "memkit: error: zeta: refused bad=1"
+    assert "== ok" not in p.stdout and not db.exists()
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok", "zeta", "zeta:fine=1").returncode == 0

@@ -1,7 +1,10 @@
 """memkit record with the real preload library and a probe with known calls
-(tests/preload/record_probe.c): exact counts, forks, execs, threads, a
-SIGKILLed program, standard input and exit status passed through."""
+(tests/preload/record_probe.c): exact counts, source alignments, working
+sets, forks, execs, threads, a SIGKILLed program, standard input and exit
+status passed through; older recordings loading; the replay of a
+recording's four-line files; the prediction's arithmetic."""
 
+import gzip
 import json
 import os
 import shutil
@@ -9,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -49,10 +53,11 @@ def check_probe_files(out, rounds):
     assert s["calls"] == {op: n * rounds for op, n in PER_ROUND.items()}
     assert s["bytes"] == {"memset": 100 * 1000 * rounds, "memcpy": 4096 * 500 * rounds,
                           "memmove": 24 * 300 * rounds}
-    # size, overlap, destination alignment: all of the probe's calls alike.
+    # size, overlap, destination alignment (copies: source alignment): all
+    # of the probe's calls alike.
     assert lines(out / "Memset.csv") == [{100: 1.0}, {0: 1.0}, {64: 1.0}]
-    assert lines(out / "Memcpy.csv") == [{4096: 1.0}, {0: 1.0}, {8: 1.0}]
-    assert lines(out / "Memmove.csv") == [{24: 1.0}, {1: 1.0}, {4: 1.0}]
+    assert lines(out / "Memcpy.csv") == [{4096: 1.0}, {0: 1.0}, {8: 1.0}, {64: 1.0}]
+    assert lines(out / "Memmove.csv") == [{24: 1.0}, {1: 1.0}, {4: 1.0}, {16: 1.0}]
     return s
 
 
@@ -145,7 +150,8 @@ def test_unknown_program_fails_cleanly(build, tmp_path):
 
 def test_size_distributions_replays_a_recording_by_name(build, tmp_path):
     out = tmp_path / "rec"
-    assert record(build, out, probe(build), "1").returncode == 0
+    # enough calls for every function to be sampled (one call in 256) into an estimate
+    assert record(build, out, probe(build), "40").returncode == 0
     db = tmp_path / "m.db"
     p = run_cli("run", "--build", build, "--db", db, "--quick", "size-distributions",
                 env=cli_env(MEMKIT_DATA=str(out)))
@@ -158,11 +164,20 @@ def test_size_distributions_replays_a_recording_by_name(build, tmp_path):
         (run,) = d.runs()
         ms = d.measurements(run["id"], "size-distributions")
         assert {m["params"]["data"] for m in ms} == {str(out.resolve())}
-    # The report draws the recording (calls and bytes by size) with the speed-up.
+        # at hot and the working sets recorded (each a few lines: hot, or
+        # 8K for the 4 KiB copies), not the --quick default's hot and dram
+        want = recording.recorded_ws(summary(out))
+        assert want[0] == "hot" and set(want) <= {"hot", "8K"}
+        assert {m["params"]["ws"] for m in ms} == set(want)
+        pred = recording.predict(summary(out), recording.latest_replay(d, out))
+        assert [o.op for o in pred.ops] == ["memset", "memcpy", "memmove"] and not pred.unreplayed
+    # The report draws the recording (calls and bytes by size) with the
+    # speed-up, the working sets and the prediction.
     p = run_cli("report", "--db", db, "--out", tmp_path / "rep")
     assert p.returncode == 0, p.stderr
     index = (tmp_path / "rep" / "index.html").read_text()
     assert "<img src='plots/size-distributions-recording-rec.png'" in index and "record_probe" in index
+    assert pred.headline() in index and "Working sets: memset " in index
     assert (tmp_path / "rep" / "plots" / "size-distributions-recording-rec.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -250,3 +265,237 @@ def test_a_killed_memkit_takes_the_program_with_it_and_recover_assembles_the_cou
     assert [f.name for f in out.iterdir() if f.name.startswith(".parts-")] == []
     again = run_cli("record", "--recover", out)
     assert again.returncode == 1 and f"no interrupted recording in {out}" in again.stderr
+
+
+def test_source_alignment_recorded_beside_the_destinations(build, tmp_path):
+    out = tmp_path / "rec"
+    p = record(build, out, probe(build), "srcalign")
+    assert p.returncode == 0, p.stderr
+    # line 3 the destinations (all 64-aligned), line 4 the sources
+    assert lines(out / "Memcpy.csv")[2:] == [{64: 1.0}, {1: 0.75, 8: 0.25}]
+    assert lines(out / "Memmove.csv")[2:] == [{64: 1.0}, {2: 1.0}]
+
+
+def test_working_set_separates_one_small_buffer_from_a_stride_over_256_mib(build, tmp_path):
+    ws = {}
+    for mode in ("ws-small", "ws-stride"):
+        p = record(build, tmp_path / mode, probe(build), mode)
+        assert p.returncode == 0, p.stderr
+        ws[mode] = summary(tmp_path / mode)["working_set"]["memcpy"]
+        assert f"memcpy working set: {recording.ws_text(ws[mode])}" in p.stderr
+    small, stride = ws["ws-small"], ws["ws-stride"]
+    # ~780 sampled calls, one line each; ~1000 of 4 KiB, three lines each
+    assert small["lines_drawn"] > 300 and stride["lines_drawn"] > 900
+    # the same two lines, over and over: a line per side, replayed hot
+    assert small["bytes_per_side"] <= 128 and small["ws"] == "hot" and not small["no_reuse_seen"]
+    # 1 GiB read from 256 MiB of pages: no sampled line comes back
+    assert stride["no_reuse_seen"] and stride["bytes_per_side"] is None and stride["ws"] == "dram"
+
+
+def test_a_count_file_of_the_first_layout_still_loads(tmp_path):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    data = gzip.decompress((Path(__file__).parent / "data" / "record-v1.mkrec.gz").read_bytes())
+    assert data.startswith(b"MKREC01\n")
+    (parts / "4242.0.mkrec").write_bytes(data)
+    rec = recording.merge_parts(parts)
+    assert {op: c.calls for op, c in rec.ops.items()} == {"memset": 2000, "memcpy": 1000, "memmove": 600}
+    assert rec.ops["memcpy"].sizes == {4096: 1000} and rec.ops["memcpy"].align == {8: 1000}
+    assert rec.ops["memmove"].overlap == 600 and rec.processes == 1
+    assert rec.programs == {"record_probe": 1}
+    # no source alignments nor windows in that layout: three lines, no estimate
+    assert not rec.ops["memcpy"].src_align and rec.ops["memcpy"].windows == ([], [])
+    s = recording.write(rec, tmp_path / "rec", ["record_probe", "2"], 0, seconds=1.0)
+    assert lines(tmp_path / "rec" / "Memcpy.csv") == [{4096: 1.0}, {0: 1.0}, {8: 1.0}]
+    assert s["working_set"]["memcpy"]["ws"] is None
+    assert recording.recorded_ws(s) == []
+
+
+def test_a_newer_layout_is_refused_with_a_reason(tmp_path):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "1.0.mkrec").write_bytes(b"MKREC99\n" + bytes(4096))
+    with pytest.raises(recording.MemkitError, match="MKREC99 is not one this memkit reads"):
+        recording.merge_parts(parts)
+
+
+def old_recording(d: Path) -> Path:
+    """A recording directory as memkit record wrote them before source
+    alignments and working sets: three lines, summary without format."""
+    d.mkdir()
+    (d / "Memcpy.csv").write_text("16:0.5,4096:0.5\n0:1\n8:0.25,64:0.75\n")
+    (d / "summary.json").write_text(json.dumps({
+        "calls": {"memset": 0, "memcpy": 1000, "memmove": 0}, "bytes": {"memset": 0, "memcpy": 2056000,
+                                                                       "memmove": 0},
+        "processes": 1, "threads": 1, "programs": {"p": 1}, "command": ["p"], "exit_status": 0}))
+    return d
+
+
+def test_an_older_recording_directory_replays_and_predicts(tmp_path):
+    d = old_recording(tmp_path / "old")
+    assert recording.is_recording(d)
+    # no estimates: the experiment's own working sets, not just hot
+    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5"]
+    pred = recording.predict(recording.load_summary(d), {("Memcpy", "hot"): {"glibc": 30.0, "memkit": 20.0},
+                                                         ("Memcpy", "dram"): {"glibc": 90.0, "memkit": 99.0}})
+    (o,) = pred.ops
+    assert (o.ws, o.note) == ("hot", "no working-set estimate: hot")
+    assert pred.saving_s == pytest.approx(1000 * 10e-9)
+    assert pred.headline() == "predicted: memkit saves 1e-05 s (the recording has no run time)"
+
+
+def new_summary(**working_sets):
+    return {"format": 2, "calls": {"memset": 2_000_000, "memcpy": 3_000_000, "memmove": 500},
+            "seconds": 1.69, "working_set": working_sets}
+
+
+def test_the_prediction_is_calls_times_the_saving_at_the_recorded_working_set():
+    s = new_summary(memset={"ws": "hot", "bytes_per_side": 128},
+                    memcpy={"ws": "256K", "bytes_per_side": 250_000},
+                    memmove={"ws": "dram", "bytes_per_side": None, "no_reuse_seen": True})
+    replay = {("Memset", "hot"): {"glibc": 10.0, "memkit": 12.0, "ws_bytes": 4096},
+              ("Memcpy", "hot"): {"glibc": 50.0, "memkit": 40.0, "ws_bytes": 4096},
+              ("Memcpy", "256K"): {"glibc": 100.0, "memkit": 30.0, "ws_bytes": 262144},
+              ("Memcpy", "dram"): {"glibc": 300.0, "memkit": 500.0, "ws_bytes": 1 << 26}}
+    pred = recording.predict(s, replay)
+    got = {o.op: (o.ws, o.glibc_ns, o.memkit_ns) for o in pred.ops}
+    # memcpy at its own 256K, not hot nor dram; memmove never replayed: left out, said
+    assert got == {"memset": ("hot", 10.0, 12.0), "memcpy": ("256K", 100.0, 30.0)}
+    assert pred.unreplayed == ["memmove"]
+    # 2e6 x -2 ns + 3e6 x 70 ns = -0.004 + 0.21 s
+    assert pred.saving_s == pytest.approx(0.206)
+    assert pred.glibc_seconds == pytest.approx(1.896)
+    assert pred.speedup == pytest.approx(1.896 / 1.69)
+    assert pred.headline() == "predicted: memkit saves 0.206 s of 1.9 s (1.12x)"
+    text = "\n".join(pred.lines())
+    assert "memcpy: 3,000,000 calls x (100.0 - 30.0 ns) at ws=256K = +0.21 s" in text
+    assert "not replayed: memmove" in text
+
+
+def test_a_working_set_not_replayed_takes_the_nearest_and_says_so():
+    s = new_summary(memcpy={"ws": "4M", "bytes_per_side": 3_900_000})
+    replay = {("Memcpy", "hot"): {"glibc": 50.0, "memkit": 40.0, "ws_bytes": 4096},
+              ("Memcpy", "l3"): {"glibc": 80.0, "memkit": 90.0, "ws_bytes": 4 << 20},
+              ("Memcpy", "dram"): {"glibc": 300.0, "memkit": 500.0, "ws_bytes": 64 << 20}}
+    (o,) = recording.predict(s, replay).ops
+    assert o.ws == "l3" and o.note == "ws=4M not replayed, nearest: l3"
+    pred = recording.predict(dict(s, seconds=1.0), {("Memcpy", "l3"): replay[("Memcpy", "l3")]})
+    assert pred.headline() == "predicted: memkit costs 0.03 s more of 0.97 s (0.97x)"
+
+
+def test_replay_ws_is_hot_a_size_or_dram():
+    l3 = 32 << 20
+    assert recording.replay_ws(None, 2, l3) is None
+    assert recording.replay_ws(128, 2, l3) == "hot"
+    assert recording.replay_ws(300_000, 2, l3) == "256K"
+    assert recording.replay_ws(5 << 20, 2, l3) == "4M"
+    assert recording.replay_ws(20 << 20, 2, l3) == "dram"          # both sides beyond the L3
+    assert recording.replay_ws(20 << 20, 1, l3) == "16M"           # memset's one side fits
+    assert recording.replay_ws(float("inf"), 1, l3) == "dram"      # no reuse seen
+
+
+def mix(x):
+    """record.c's hash of a line (MurmurHash3's finaliser)."""
+    m = 2**64
+    x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCD % m
+    x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53 % m
+    return x ^ (x >> 33)
+
+
+def test_the_region_estimate_inverts_random_draws():
+    import random
+    rnd = random.Random(7)
+    bits = 1 << 16
+    for region in (50, 3000, 200_000):
+        draws = 20_000
+        lines_seen = {rnd.randrange(region) for _ in range(draws)}
+        hashed = {mix(l) >> 48 for l in lines_seen}
+        est = recording.region_lines(recording.distinct_lines(len(hashed), bits), draws, bits)
+        assert est == pytest.approx(region, rel=0.15)
+    # all distinct: no reuse seen
+    assert recording.region_lines(1000.0, 1000, bits) == float("inf")
+
+
+def test_replay_arguments_add_the_recorded_working_sets(tmp_path):
+    d = old_recording(tmp_path / "rec")
+    s = json.loads((d / "summary.json").read_text())
+    s["working_set"] = {"memcpy": {"ws": "dram"}, "memset": {"ws": "256K"}, "memmove": {"ws": "hot"}}
+    (d / "summary.json").write_text(json.dumps(s))
+    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", "ws=hot,256K,dram"]
+    assert recording.replay_arguments([f"data={d}"], None) == [f"data={d}", "ws=hot,256K,dram"]
+    assert recording.replay_arguments(["ws=l2"], str(d)) == ["ws=l2"]                  # the user's own
+    assert recording.replay_arguments([], str(tmp_path)) == []                         # not a recording
+
+
+# A peer library whose memcpy tallies the sources' alignments it is given,
+# appended to $ALIGN_TALLY when the process ends.
+TALLY = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned long tally[7];
+void *memcpy(void *d, const void *s, size_t n)
+{
+    tally[__builtin_ctzll((uintptr_t)s | 64)]++;
+    char *a = d; const char *b = s; while (n--) *a++ = *b++;
+    return d;
+}
+__attribute__((destructor)) static void report(void)
+{
+    FILE *f = fopen(getenv("ALIGN_TALLY"), "a");
+    for (int k = 0; k < 7; k++) fprintf(f, "%d %lu\n", 1 << k, tally[k]);
+    fclose(f);
+}
+"""
+
+
+def sources_seen(tmp_path, csv_text):
+    """The source alignments size-distributions gives a peer's memcpy on a
+    file Memcpy.csv holding csv_text: {alignment: calls}."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build a peer library with")
+    (tmp_path / "tally.c").write_text(TALLY)
+    so = tmp_path / "libtally.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
+                    str(tmp_path / "tally.c"), "-o", str(so)], check=True)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "Memcpy.csv").write_text(csv_text)
+    tally = tmp_path / "tally.txt"
+    exp = real_bench_dir() / "memkit-exp-size-distributions"
+    p = subprocess.run([str(exp), f"data={data}", f"peer={so}", "ws=hot", "calls=1000", "rounds=3",
+                        "processes=1"], capture_output=True, text=True, env=dict(os.environ, ALIGN_TALLY=str(tally)),
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    seen = {}
+    for line in tally.read_text().splitlines():
+        a, n = map(int, line.split())
+        seen[a] = seen.get(a, 0) + n
+    return {a: n for a, n in seen.items() if n}
+
+
+def test_size_distributions_draws_sources_from_a_fourth_line(tmp_path):
+    # destinations 64-aligned, sources odd: every source the peer sees is odd
+    assert set(sources_seen(tmp_path, "64:1\n0:1\n64:1\n1:1\n")) == {1}
+
+
+def test_size_distributions_three_lines_draw_sources_from_the_third(tmp_path):
+    assert set(sources_seen(tmp_path, "64:1\n0:1\n64:1\n")) == {64}
+
+
+def test_record_predict_replays_and_prints_the_prediction(build, tmp_path):
+    out, db = tmp_path / "rec", tmp_path / "m.db"
+    argv = [sys.executable, "-m", "memkit", "record", "--predict", "--quick", "--db", str(db), "--build",
+            str(build), "-o", str(out), "--", probe(build), "40"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=cli_env(), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""   # standard output is the program's: the replay's table goes to stderr
+    from memkit.db import Database
+    with Database(db) as d:
+        pred = recording.predict(summary(out), recording.latest_replay(d, out))
+    assert summary(out)["seconds"] > 0 and pred.speedup is not None
+    assert f"memkit: {pred.headline()}" in p.stderr
+    for o in pred.ops:
+        assert f"memkit:   {o.op}: {o.calls:,} calls x" in p.stderr

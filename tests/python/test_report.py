@@ -213,3 +213,54 @@ def test_methods_with_a_contract_compete_from_4_kib():
     for m in ms:
         m["contract"] = None
     assert {r["fastest"] for r in report.fastest_rows("copy-sweep", ms, levels)} == {"avx_aligned"}
+
+
+def working_set_suite():
+    """size-distributions at three working sets with a peer: memkit twice
+    glibc's speed in cache, slower than both at dram, worst on Memcpy_1."""
+    from memkit.records import measurement
+    ms = []
+    for ws, ws_bytes, memkit_ns in (("hot", 4096, 5.0), ("l3", 4 << 20, 8.0), ("dram", 64 << 20, 20.0)):
+        for dist, worse in (("Memcpy_0", 1.0), ("Memcpy_1", 1.5)):
+            params = {"distribution": dist, "op": "memcpy", "calls": 50000, "ws": ws, "ws_bytes": ws_bytes,
+                      "pages": "4k"}
+            for s, ns in (("glibc memcpy", 10.0), ("memkit memcpy", memkit_ns * worse), ("aocl-libmem memcpy", 9.0)):
+                kw = {} if s == "glibc memcpy" else dict(baseline="glibc memcpy", speedup=10.0 / ns)
+                ms.append(measurement(rec("size-distributions", s, params, ns, axis=None, **kw), 2))
+    return ms
+
+
+def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
+    from memkit.report import experiment_figures
+    ms = working_set_suite()
+    items, _ = experiment_figures("size-distributions", ms, [], tmp_path)
+    names = sorted(p.rsplit("/", 1)[1] for p, _ in items)
+    assert names == sorted(f"size-distributions-{m}-ws-{w}.png" for m in ("ns-per-call", "speedup")
+                           for w in ("hot", "l3", "dram")), names
+    assert all("(ws=" in caption for _, caption in items)
+    rows = report.working_set_rows("size-distributions", ms)
+    assert [r["ws"] for r in rows] == ["hot", "l3", "dram"]
+    hot, _, dram = rows
+    assert hot["memkit"] == "memkit memcpy" and abs(hot["geomean"] - 10 / (5 * 1.5 ** 0.5)) < 1e-9
+    assert dram["worst_at"] == "distribution=Memcpy_1" and abs(dram["worst"] - 10 / 30) < 1e-9
+    assert abs(dram["others"]["aocl-libmem memcpy"] - 10 / 9) < 1e-9
+    html = "".join(report.working_set_html("size-distributions", ms))
+    assert "dram (64 MiB per side)" in html and "<td class='loss'>0.33x (distribution=Memcpy_1)</td>" in html
+    # The headline: one row per working set, the peer fastest where memkit is slow.
+    head = {r["operation"]: r for r in report.fastest_rows("size-distributions", ms, [])}
+    assert head["size-distributions ws=hot"]["fastest"] == "memkit memcpy"
+    assert head["size-distributions ws=dram"]["fastest"] == "aocl-libmem memcpy"
+    # Without working sets, nothing of this.
+    before = [dict(m, params={k: v for k, v in m["params"].items() if k != "ws"})
+              for m in ms if m["params"]["ws"] == "hot"]
+    assert report.working_set_rows("size-distributions", before) == []
+
+
+def test_a_replayed_recording_names_its_speed_up_per_working_set():
+    from memkit.recording_plot import speedup_text, speedups
+    ms = [dict(m, params=dict(m["params"], data="/rec")) for m in working_set_suite()]
+    ups = speedups(ms)
+    assert set(ups) == {("/rec", "Memcpy_0"), ("/rec", "Memcpy_1")}
+    assert ups[("/rec", "Memcpy_0")] == {"hot": 2.0, "l3": 1.25, "dram": 0.5}
+    assert speedup_text(ups[("/rec", "Memcpy_0")]) == "memkit vs glibc on them: 2.00x (hot), 1.25x (l3), 0.50x (dram)"
+    assert speedup_text({None: 1.5}) == "memkit 1.50x glibc's speed on them"

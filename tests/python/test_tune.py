@@ -257,7 +257,11 @@ def fingerprint(env_extra, tmp_path):
 def test_library_loads_profile(tmp_path):
     prof = tmp_path / "xdg" / "memkit" / "profile"
     prof.parent.mkdir(parents=True)
-    prof.write_text("# comment\n\nnt_threshold=12345\n  rep_stosb_threshold = 8192\n".replace(" = ", "="))
+    # this CPU's cpu= line, as memkit tune writes it (a profile without one is
+    # applied with a line on stderr saying it is tied to no CPU)
+    here, _, _ = fingerprint({"MEMKIT_PROFILE": "none"}, tmp_path)
+    prof.write_text(tune.cpu_line(here) + "\n# comment\n\nnt_threshold=12345\n  rep_stosb_threshold = 8192\n"
+                    .replace(" = ", "="))
     fp, tun, err = fingerprint({}, tmp_path)          # found at the default path
     assert fp["profile"] == str(prof)
     assert tun["nt_threshold"] == "12345" and tun["rep_stosb_threshold"] == "8192"
@@ -300,3 +304,124 @@ def test_tune_end_to_end_quick(tmp_path, cli):
     p = cli("tune", "--check", "--quick", "--max-size", "1M", "--build", bench.parent, "--out", out,
             timeout=600)
     assert "helped at" in p.stdout and ("hurt nowhere" in p.stdout or "HURT" in p.stdout), p.stdout
+
+
+# ---- tune --for a recording ----
+
+def write_recording(d, dists: dict, calls: dict, command=("myprog", "--fast")):
+    """A `memkit record` directory: function -> {size: probability}, calls per function."""
+    d.mkdir(parents=True, exist_ok=True)
+    files = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}
+    for fn, dist in dists.items():
+        lines = [",".join(f"{s}:{p:.6g}" for s, p in sorted(dist.items())), "0:1", "64:1"]
+        (d / files[fn]).write_text("\n".join(lines) + "\n")
+    summary = {"format": 2, "calls": {fn: calls.get(fn, 0) for fn in files},
+               "bytes": {fn: round(calls.get(fn, 0) * sum(s * p for s, p in dists.get(fn, {}).items()))
+                         for fn in files},
+               "processes": 1, "threads": 1, "programs": {command[0]: 1}, "command": list(command),
+               "exit_status": 0, "seconds": 1.0, "working_set": {}, "l3_bytes": 32 << 20}
+    (d / "summary.json").write_text(json.dumps(summary))
+    return d
+
+
+ZEN4 = {"rep_stosb_threshold": None, "nt_threshold_zero": 16 * MB, "nt_threshold": 64 * MB,
+        "rep_movsb_threshold": None, "rep_movsb_stop": None, "nt_copy_threshold": 20 * MB}
+
+
+def test_plan_for_nothing_when_every_call_is_below_every_threshold():
+    plan = tune.plan_for({"memset": {64: 0.9, 1887437: 0.1}, "memcpy": {4096: 1.0}},
+                         {"memset": 1000, "memcpy": 50}, ZEN4)
+    assert plan.nothing == ("nothing to tune for this program: its largest call, 1.8 MiB, is below every "
+                            "threshold (the lowest, 16 MiB)")
+    # one memset of 16 MiB reaches nt_threshold_zero
+    plan = tune.plan_for({"memset": {64: 0.999, 16 * MB: 0.001}}, {"memset": 1000}, ZEN4)
+    assert plan.nothing is None and plan.grids == {"memset": [16 * MB]}
+
+
+def test_plan_for_times_only_the_sizes_that_carry_calls_or_bytes():
+    dists = {"memset": {64: 0.98, 4096: 0.0199, 48 * MB: 0.0001},
+             "memcpy": {100: 0.5, 16384: 0.5}, "memmove": {1 << 20: 1.0}}
+    plan = tune.plan_for(dists, {"memset": 30000, "memcpy": 200, "memmove": 0}, ZEN4)
+    assert plan.nothing is None
+    # 64 B: most calls, but below 1 KiB; 4 KiB: 2% of the calls; 48 MiB: 3 calls, most bytes;
+    # memmove never called: skipped
+    assert plan.grids == {"memset": [4096, 48 * MB], "memcpy": [16384]}
+    assert plan.calls["memset"][48 * MB] == pytest.approx(3)
+    assert plan.calls["memcpy"] == {100: pytest.approx(100), 16384: pytest.approx(100)}
+    assert any(n.startswith("memset: 30000 calls; timing 4 KiB") and "48 MiB (3 calls" in n for n in plan.notes)
+    assert not any(n.startswith("memmove") for n in plan.notes)
+    # a size with 0.5% of the calls and 0.5% of the bytes is not timed
+    plan = tune.plan_for({"memcpy": {2048: 0.995, 4096: 0.005}}, {"memcpy": 1000},
+                         dict(ZEN4, nt_copy_threshold=1024))
+    assert plan.grids == {"memcpy": [2048]}
+
+
+def test_weigh_sums_calls_times_saving_and_cost():
+    defaults = dict(ZEN4, nt_threshold=32 * MB, nt_threshold_zero=32 * MB)
+    times = {"memset:loop": {("set", 24 * MB): [3.1e6, 3.0e6, 2.9e6], ("set0", 24 * MB): [1.0e6] * 3,
+                             ("set", 20 * MB): [2.0e6] * 3, ("set0", 20 * MB): [1.0e6] * 3},
+             "memset:nt": {("set", 24 * MB): [2.0e6] * 3, ("set0", 24 * MB): [9.0e5] * 3,
+                           ("set", 20 * MB): [2.4e6] * 3, ("set0", 20 * MB): [9.0e5] * 3}}
+    calls = {1024: 1000, 20 * MB: 2, 24 * MB: 3}
+    w = tune.weigh("memset", defaults, {"nt_threshold": 16 * MB}, times, calls)
+    # only the non-zero fills change path; half the memsets counted as such:
+    # 24 MiB: 3 calls x (3.0e6 - 2.0e6) / 2 saved; 20 MiB: 2 calls x (2.4e6 - 2.0e6) / 2 lost
+    assert w.saved == pytest.approx(1.5e6) and w.cost == pytest.approx(0.4e6)
+    assert w.net == pytest.approx(1.1e6)
+    assert [s for s, _, _ in w.where] == [20 * MB, 24 * MB]      # 1 KiB: path unchanged
+    assert tune.fmt_ns(w.net) == "1.1 ms"
+    # the move is kept with its estimate ...
+    c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
+    lines = tune.weigh_choices("memset", [c], defaults, times, calls)
+    assert c.moved and lines == ["moving nt_threshold to 16 MiB saves ~1.1 ms per run of this program "
+                                 "(3 calls of 24 MiB, 2 calls of 20 MiB); that is net of 400 µs it costs where it loses"]
+    # ... and goes back to the default where the program loses more than it gains
+    c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
+    lines = tune.weigh_choices("memset", [c], defaults, times, {20 * MB: 10, 24 * MB: 1})
+    assert not c.moved and c.value == 32 * MB and lines[0].startswith("not moving nt_threshold to 16 MiB")
+
+
+def test_tune_for_a_program_below_every_threshold(tmp_path, fake_probe):
+    rec = write_recording(tmp_path / "rec", {"memset": {64: 0.9, 900 << 10: 0.1}}, {"memset": 1000})
+    log = tmp_path / "log"
+    p = run_tune(fake_probe, "--for", rec, FAKE_PROBE_LOG=str(log))
+    assert p.returncode == 0, p.stderr
+    # the fake probe's defaults: non-temporal from 1 MiB, no rep instructions
+    assert p.stdout.splitlines()[-1] == ("nothing to tune for this program: its largest call, 900 KiB, "
+                                         "is below every threshold (the lowest, 1 MiB)")
+    assert not (rec / "profile").exists() and not log.exists()
+
+
+def test_tune_for_a_program_times_its_sizes_and_weighs(tmp_path, fake_probe):
+    # fake truth: non-temporal fills 2x faster from 256 KiB (default from 1 MiB);
+    # non-temporal copies 1.3x slower (default from 1 MiB)
+    rec = write_recording(tmp_path / "rec", {"memset": {64: 0.99, 512 << 10: 0.01},
+                                             "memcpy": {256: 0.9, 2 << 20: 0.1}},
+                          {"memset": 10000, "memcpy": 100})
+    log = tmp_path / "log"
+    p = run_tune(fake_probe, "--for", rec, FAKE_PROBE_LOG=str(log))
+    assert p.returncode == 0, p.stderr
+    timed = {(l.split()[1], int(l.split()[2])) for l in log.read_text().splitlines()}
+    assert {s for _, s in timed} == {512 << 10, 2 << 20}           # only the program's sizes
+    assert {op for op, _ in timed} == {"set0", "set", "copy", "copy3"}   # no parallel engine
+    assert "timing 512 KiB (100 calls" in p.stdout
+    got = profile_settings(rec / "profile")
+    assert got["nt_threshold_zero"] == got["nt_threshold"] == str(512 << 10)
+    assert got["nt_copy_threshold"] == "never"
+    assert "moving nt_threshold_zero to 512 KiB saves ~" in p.stdout and "(100 calls of 512 KiB)" in p.stdout
+    # weighed after the copy move before it: the same calls are not credited twice
+    assert "moving rep_movsb_threshold to 2 MiB saves ~" in p.stdout and "(after the moves above)" in p.stdout
+    assert f"memkit try --profile {rec / 'profile'} -- myprog --fast" in p.stdout
+
+
+def test_weigh_takes_rep_movsbs_window_as_one_move():
+    defaults = {"rep_movsb_threshold": None, "rep_movsb_stop": None, "nt_copy_threshold": 20 * MB}
+    # rep movsb: 2x faster aligned, 2x slower misaligned; the mean per call loses 25 ns
+    times = {"memcpy:loop": {("copy", 4096): [100.0] * 3, ("copy3", 4096): [100.0] * 3},
+             "memcpy:rep_movsb": {("copy", 4096): [50.0] * 3, ("copy3", 4096): [200.0] * 3}}
+    start = tune.Choice("rep_movsb_threshold", None, 2048, "from 2 KiB", True)
+    stop = tune.Choice("rep_movsb_stop", None, 8192, "below 8 KiB", True)
+    lines = tune.weigh_choices("memcpy", [start, stop], defaults, times, {4096: 10})
+    assert lines == ["not moving rep_movsb_threshold to 2 KiB and rep_movsb_stop to 8 KiB: on this program's "
+                     "calls it would save 0 ns and cost 250 ns per run (10 calls of 4 KiB)"]
+    assert not start.moved and not stop.moved and start.value is None and stop.value is None

@@ -6,6 +6,7 @@ import json
 import math
 
 from memkit import compare as cmp
+from memkit import whole_program
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError, UsageError
@@ -89,6 +90,7 @@ def main(args) -> int:
         else:
             a, b = pick_runs(db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
+        kinds = (whole_program.run_kind(db, a), whole_program.run_kind(db, b))
     busy = bool(a.get("busy") or b.get("busy"))
     result = cmp.compare_measurements(ma, mb, busy=busy)
     worse = [c for c in result.flagged if c.direction == "worse"]
@@ -117,6 +119,8 @@ def main(args) -> int:
         print("note: one run used the quick grid and the other the default one: few measurements match")
     if not result.changes:
         print("no measurement is in both runs")
+        if kinds[0] != kinds[1]:   # a `memkit try` of another program, or no try at all
+            print(f"run {a['id']} {whole_program.kind_text(kinds[0])}; run {b['id']} {whole_program.kind_text(kinds[1])}")
         return 0
     for s in cmp.summarize(result.changes):
         gm = "-" if math.isnan(s.geomean_ratio) else f"{s.geomean_ratio:.3f}"

@@ -1,18 +1,23 @@
 """memkit record: run a program under the preload library with recording on
-and write its memset/memcpy/memmove size distributions.
+and write its memset/memcpy/memmove size distributions, alignments and
+working sets.
 
-    memkit record [-o DIR] [--force] -- PROGRAM [ARGS...]
-    memkit record --recover DIR
+    memkit record [-o DIR] [--force] [--predict] -- PROGRAM [ARGS...]
+    memkit record --recover DIR [--predict]
 
 The program's standard input, output and error are its own, and its exit
 status (or the signal that killed it) becomes memkit's.  Processes it forks
 or execs record too; all their counts are summed when it ends.  The program
 dies with memkit (a SIGKILLed memkit leaves no program running unattended);
 what it had counted stays in DIR's hidden parts directory, and
-`--recover DIR` turns that into the recording."""
+`--recover DIR` turns that into the recording.  --predict then replays the
+recording (size-distributions, stored like `memkit run`; its table on
+standard error) and prints what memkit saves the program."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import ctypes
 import datetime
 import os
@@ -22,10 +27,12 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from memkit import lab, recording
-from memkit.commands._common import add_build_option
+from memkit.commands._common import add_build_option, add_db_option, db_path
+from memkit.db import Database
 from memkit.errors import MemkitError
 
 NAME = "record"
@@ -39,11 +46,16 @@ def add_arguments(p):
                    help="where the recording goes (default: a new directory PROGRAM-DATE-TIME here)")
     p.add_argument("--preload", metavar="SO",
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no closing line on standard error")
+    p.add_argument("-q", "--quiet", action="store_true", help="no closing lines on standard error")
     p.add_argument("--force", action="store_true",
                    help="replace the recording DIR already holds (default: refuse)")
     p.add_argument("--recover", metavar="DIR",
                    help="write the recording from the counts an interrupted `memkit record -o DIR` left in DIR")
+    p.add_argument("--predict", action="store_true",
+                   help="then replay the recording (memkit run size-distributions data=DIR, at hot and the "
+                        "recorded working sets; stored) and print the predicted saving")
+    p.add_argument("--quick", action="store_true", help="with --predict: the replay's reduced rounds and processes")
+    add_db_option(p)
     add_build_option(p)
     p.add_argument("program", nargs="...", metavar="-- PROGRAM [ARGS...]", help="the program to run")
 
@@ -112,6 +124,29 @@ def run_program(argv, env) -> int:
             signal.signal(s, h)
 
 
+def l3_bytes(build_option) -> int | None:
+    """This machine's L3 as the lab sees it (the fingerprint's), if it can tell."""
+    try:
+        exp = lab.find_bench_dir(build_option) / (lab.PREFIX + "size-distributions")
+        return (lab.fingerprint([lab.describe(exp)]).get("cache") or {}).get("l3") or None
+    except MemkitError:
+        return None
+
+
+def replay(out: Path, args) -> recording.Prediction:
+    """Runs size-distributions on the recording as `memkit run` would (its
+    output on standard error: standard output is the program's) and predicts
+    from that run."""
+    from memkit.commands import run as run_command
+    run_args = argparse.Namespace(experiments=["size-distributions", f"data={out.resolve()}"],
+                                  quick=args.quick, db=args.db, host=None, build=args.build)
+    with contextlib.redirect_stdout(sys.stderr):
+        run_command.main(run_args)
+    with Database(db_path(args)) as db:
+        times = recording.latest_replay(db, out)
+    return recording.predict(recording.load_summary(out), times)
+
+
 def _elf_is_static(path: str) -> bool:
     """An ELF executable without a program interpreter (PT_INTERP): no
     dynamic loader, so no LD_PRELOAD."""
@@ -164,11 +199,19 @@ def _parts_dirs(out: Path) -> list[Path]:
     return sorted(p for p in out.glob(recording.PARTS_PREFIX + "*") if p.is_dir())
 
 
-def _closing_line(args, rec, summary, out):
+def _closing_lines(args, rec, summary, out, seconds=None):
+    """What was recorded (standard error: standard output is the
+    program's), then --predict's replay and prediction."""
     if not args.quiet:
         calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in recording.OPS)
-        print(f"memkit: recorded {calls} in {rec.processes} process(es) into {out}",
+        took = f", {seconds:.3g} s," if seconds is not None else ""
+        print(f"memkit: recorded {calls} in {rec.processes} process(es){took} into {out}",
               file=sys.stderr, flush=True)
+        for op, entry in summary["working_set"].items():
+            print(f"memkit: {op} working set: {recording.ws_text(entry)}", file=sys.stderr, flush=True)
+        if not args.predict:
+            print(f"memkit: to predict memkit's saving: memkit run size-distributions data={out}, then memkit "
+                  "report (or record with --predict)", file=sys.stderr, flush=True)
 
 
 def recover(args) -> int:
@@ -184,9 +227,13 @@ def recover(args) -> int:
     rec = recording.merge_parts(parts[0])
     if not rec.processes:
         raise MemkitError(f"the interrupted recording in {parts[0]} holds no counts: nothing to recover")
-    summary = recording.write(rec, out, recording.read_command(parts[0]), None)
+    summary = recording.write(rec, out, recording.read_command(parts[0]), None,
+                              l3_bytes=l3_bytes(args.build))
     shutil.rmtree(parts[0], ignore_errors=True)
-    _closing_line(args, rec, summary, out)
+    _closing_lines(args, rec, summary, out)
+    if args.predict:
+        for line in replay(out, args).lines():
+            print(f"memkit: {line}", file=sys.stderr, flush=True)
     return 0
 
 
@@ -214,7 +261,9 @@ def main(args) -> int:
     env["MEMKIT_RECORD"] = str(parts)
     env["LD_PRELOAD"] = " ".join(filter(None, [str(so), env.get("LD_PRELOAD", "")]))
     try:
+        started = time.monotonic()
         status = run_program(argv, env)
+        seconds = time.monotonic() - started
         rec = recording.merge_parts(parts)
         if not rec.processes:
             ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
@@ -225,9 +274,12 @@ def main(args) -> int:
         if made:   # nothing recorded: leave no empty directory behind
             shutil.rmtree(out, ignore_errors=True)
         raise
-    summary = recording.write(rec, out, argv, status)
+    summary = recording.write(rec, out, argv, status, seconds=seconds, l3_bytes=l3_bytes(args.build))
     shutil.rmtree(parts, ignore_errors=True)
-    _closing_line(args, rec, summary, out)
+    _closing_lines(args, rec, summary, out, seconds)
+    if args.predict and status >= 0:
+        for line in replay(out, args).lines():
+            print(f"memkit: {line}", file=sys.stderr, flush=True)
     if status < 0:   # killed by a signal: die of the same one
         sys.stdout.flush()
         if -status not in (signal.SIGKILL, signal.SIGSTOP):

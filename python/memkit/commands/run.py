@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import os
 import shlex
 import sys
 
-from memkit import lab, load
+from memkit import lab, load, recording, whole_program
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
@@ -57,12 +58,18 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return names, args
 
 
-def _summary_lines(results) -> list[str]:
-    """The summary: memkit's losses first, then what was fastest where, then
-    each experiment's status and its other verdicts."""
+def _summary_lines(results, tried=()) -> list[str]:
+    """The summary: what memkit did to real programs (`memkit try`'s latest
+    bottom line per command on this host, where there are any), memkit's
+    losses, then what was fastest where, then each experiment's status and
+    its other verdicts."""
     losses = [(r.name, v["text"]) for r in results for v in r.verdicts if v.get("kind") == "loss"]
     fastest = [(r.name, v["text"]) for r in results for v in r.verdicts if v.get("kind") == "fastest"]
-    out = ["memkit's losses (slower than the best other method beyond the noise):"]
+    out = []
+    if tried:
+        out.append("real programs (memkit try on this host, the latest of each):")
+        out += [f"  {text} (run {run_id})" for run_id, text in tried]
+    out.append("memkit's losses (slower than the best other method beyond the noise):")
     out += [f"  {n}: {t}" for n, t in losses] or ["  none"]
     out.append("fastest where:")
     out += [f"  {n}: {t}" for n, t in fastest] or ["  (no experiment said)"]
@@ -75,10 +82,10 @@ def _summary_lines(results) -> list[str]:
     return out
 
 
-def _print_summary(results, run_id, where, host, busy, previous):
+def _print_summary(results, run_id, where, host, busy, previous, tried=()):
     print()
     print(f"== summary: run {run_id} of {host} (stored in {where}) ==")
-    for line in _summary_lines(results):
+    for line in _summary_lines(results, tried):
         print(line)
     if busy:
         print(f"note: the machine was busy during this run ({busy}): expect more noise")
@@ -93,9 +100,14 @@ def main(args) -> int:
     exps = lab.select(lab.discover(lab.find_bench_dir(args.build)), names)
     extra_args = {e.name: exp_args.get(e.name) or ([] if args.quick else lab.SUITE_ARGS.get(e.name, []))
                   for e in exps}
+    if "size-distributions" in extra_args:   # a recording replays at its own working sets
+        extra_args["size-distributions"] = recording.replay_arguments(extra_args["size-distributions"],
+                                                                      os.environ.get("MEMKIT_DATA"))
     # A wrong argument (reps=0, budget=nan, a distribution file with an
-    # alignment of 0) stops the run before anything runs or is stored, as
-    # one line, not minutes into it as a failed experiment stored in a run.
+    # alignment of 0, a peer= file that is no library) stops the run before
+    # anything runs or is stored, as one line, not minutes into it as a
+    # failed experiment stored in a run.  Every experiment is asked, even one
+    # given no arguments ($MEMKIT_DATA may name bad files).
     for e in exps:
         lab.check_arguments(e, args.quick, extra_args[e.name])
     path = db_path(args)
@@ -143,7 +155,8 @@ def main(args) -> int:
                               command=shlex.join(map(safe_url, sys.argv)),
                               load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
         previous = next((r["id"] for r in reversed(db.runs()) if r["id"] != run_id), None)
-    _print_summary(results, run_id, db.path, host, busy, previous)
+        tried = whole_program.latest_bottom_lines(db, host)
+    _print_summary(results, run_id, db.path, host, busy, previous, tried)
     failed = [r for r in results if r.status != "ok"]
     if failed:
         raise MemkitError(f"{len(failed)} experiment(s) did not finish: " +

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memkit import whole_program
 from memkit.commands._common import add_db_option, db_path
 from memkit.db import Database
 from memkit.terminal import printable
@@ -28,6 +29,11 @@ def main(args) -> int:
                 "id": r["id"], "started_at": r["started_at"], "finished_at": r["finished_at"],
                 "quick": bool(r["quick"]), "experiments": [e["name"] for e in exps],
                 "failed": [e["name"] for e in exps if e["status"] != "ok"],
+                # a `memkit try` by the program it ran
+                "labels": [whole_program.label(e) for e in exps],
+                "tried": next((whole_program.tried_argv(e) for e in exps if whole_program.is_try(e)), None),
+                "bottom_line": whole_program.stored_bottom_line(db, r["id"])
+                if any(whole_program.is_try(e) for e in exps) else None,
                 "cpu_model": fp.get("cpu_model"), "microcode": fp.get("microcode"),
                 "memkit_commit": fp.get("memkit_commit"), "tunables": fp.get("tunables"),
                 "hostname": r.get("hostname"), "load_avg": r.get("load_avg"),
@@ -43,10 +49,14 @@ def main(args) -> int:
     width = max(len("host"), *map(len, hosts.values()))
     print(f"{'run':>4}  {'started (UTC)':<25} {'host':<{width}} {'grid':<7} {'commit':<9} experiments")
     for row in rows:
-        names = ", ".join(n + (" (failed)" if n in row["failed"] else "") for n in row["experiments"])
+        names = ", ".join(printable(label) + (" (failed)" if n in row["failed"] else "")
+                          for n, label in zip(row["experiments"], row["labels"]))
+        grid = "-" if row["tried"] is not None else "quick" if row["quick"] else "default"
         print(f"{row['id']:>4}  {row['started_at']:<25} {hosts[row['id']]:<{width}} "
-              f"{'quick' if row['quick'] else 'default':<7} "
+              f"{grid:<7} "
               f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
+        if row["bottom_line"]:
+            print(f"{'':>6}{printable(row['bottom_line'])}")
         if row["busy"]:
             print(f"{'':>6}busy: {row['busy']}")
     return 0

@@ -7,10 +7,11 @@ tuning grid's, and where it helped or hurt."""
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from pathlib import Path
 
-from memkit import lab, tune, tune_probe
+from memkit import lab, recording, tune, tune_probe
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.terminal import ProgressLine
@@ -33,6 +34,10 @@ def add_arguments(p):
                    help="the profile to write (or --check) (default: $MEMKIT_PROFILE, else "
                         "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write nothing")
+    p.add_argument("--for", dest="for_recording", metavar="DIR",
+                   help="tune for one program: time only the sizes its `memkit record` directory DIR "
+                        "calls, keep a threshold move only if it saves time on those calls, and write "
+                        "the profile to DIR/profile (unless --out)")
     p.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
@@ -79,14 +84,15 @@ def settings(args, fp: dict) -> dict:
     return s
 
 
-def method_text(s: dict, grid: list[int]) -> str:
+def method_text(s: dict, grid: list[int], program: bool = False) -> str:
     need = tune.wins_needed(s["rounds"])
     rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
             f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
             f"at least {tune.MARGIN:.0%} at the median" if need is not None else
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
-    return (f"memkit's own mk_memset, mk_memcpy and mk_parallel_*, each strategy forced through MEMKIT_TUNABLES in its own "
+    what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
+    return (f"memkit's own {what}, each strategy forced through MEMKIT_TUNABLES in its own "
             f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
             f"{len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}; {rule}")
 
@@ -123,30 +129,66 @@ def describe_picks(label: str, picks: list[tune.Pick]) -> str:
     return f"  {label:<28} {text}" + (f"   ({moved} size(s) off the default)" if moved else "   (= default)")
 
 
+def load_recording(d: Path) -> tuple[dict, dict]:
+    """(summary.json, function -> {size: probability}) of a `memkit record` directory."""
+    if not recording.is_recording(d):
+        raise MemkitError(f"--for {d}: not a `memkit record` directory (no summary.json and size files)")
+    summary = recording.load_summary(d)
+    dists = {op: recording.read_distribution(d / f) for op, f in recording.FILES.items() if (d / f).is_file()}
+    return summary, dists
+
+
+def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
+    """The recording's summary and what to time for it; prints which sizes and why."""
+    summary, dists = load_recording(Path(args.for_recording))
+    lo = parse_size(args.min_size) if args.min_size else 1 << 10
+    hi = parse_size(args.max_size) if args.max_size else None
+    plan = tune.plan_for(dists, summary.get("calls") or {}, defaults, lo, hi)
+    print(f"tuning for the program recorded in {args.for_recording} "
+          f"({shlex.join(summary.get('command') or ['?'])}):")
+    for line in plan.notes:
+        print(f"  {line}")
+    return summary, plan
+
+
 def tune_main(args, probe: Path, fp: dict) -> int:
-    out = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
+    defaults = tune.parse_tunables(fp.get("tunables", ""))
+    summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
+    if plan and plan.nothing:
+        print(plan.nothing)
+        return 0
+    out = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if plan
+           else tune.default_profile_path(dict(os.environ)))
     if not args.dry_run:
         check_writable(out)
     s = settings(args, fp)
-    grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"])
-    defaults = tune.parse_tunables(fp.get("tunables", ""))
+    grid = (sorted(set().union(*plan.grids.values())) if plan
+            else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
     defaults["pool_threads"] = tune_probe.pool_threads(probe)
     cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
-    print(f"method: {method_text(s, grid)}", flush=True)
+    print(f"method: {method_text(s, grid, bool(plan))}", flush=True)
     progress = ProgressLine()
     choices = []
-    families = list(tune.DECIDERS)
+    # For a program: only the families its calls run (the preload never uses the pool).
+    families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
+    weighed = []
     for i, family in enumerate(families, 1):
-        fgrid = tune.family_grid(family, grid)
+        fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
         times = measure_family(probe, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
         if not times:
             continue
         got, picks = tune.DECIDERS[family](times, fgrid, defaults)
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
+        if plan:
+            weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family])
         choices += got
+    if plan:
+        print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
+        for line in weighed or ["no threshold moved on the measured sizes"]:
+            print(f"  {line}")
 
     print()
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
@@ -155,12 +197,23 @@ def tune_main(args, probe: Path, fp: dict) -> int:
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
-    tune.write_profile(out, choices, fp, method_text(s, grid))
+    method = method_text(s, grid, bool(plan))
+    if plan:
+        method += (f"; for the program recorded in {args.for_recording}: only the sizes holding >= "
+                   f"{tune.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
+                   "if it saves time on the recorded calls")
+    tune.write_profile(out, choices, fp, method)
     check_loads(probe, out)
     moved = sum(c.moved for c in choices)
     print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
           "(MEMKIT_TUNABLES still overrides it).")
-    print("`memkit tune --check` measures it against the defaults.")
+    if plan and not moved:
+        print("it changes nothing for this program: memkit runs its calls as the defaults do.")
+    elif plan:
+        print("check it on the program:")
+        print(f"  memkit try --profile {shlex.quote(str(out))} -- {shlex.join(summary.get('command') or ['PROGRAM'])}")
+    else:
+        print("`memkit tune --check` measures it against the defaults.")
     return 0
 
 
@@ -185,7 +238,8 @@ def check_loads(probe: Path, path: Path) -> dict:
 
 
 def check_main(args, probe: Path, fp: dict) -> int:
-    path = Path(args.out) if args.out else tune.default_profile_path(dict(os.environ))
+    path = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if args.for_recording
+            else tune.default_profile_path(dict(os.environ)))
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)

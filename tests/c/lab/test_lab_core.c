@@ -1,8 +1,12 @@
 /* The lab's core: the interleaved rounds are shuffled and warm each method
  * before timing it, every ratio is a speed-up, arguments outside the
- * declared table are refused with a message that names them. */
+ * declared table are refused with a message that names them, working sets
+ * are sized from the caches and place every call inside them. */
 #include "lab.h"
 #include "distribution.h"
+#include "working_set.h"
+
+#include "memkit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,11 +203,12 @@ static void test_args_refused(void)
 }
 
 /* ---- distribution files ---- */
-static lab_distribution sizes, overlap, align;
+static lab_distribution sizes, overlap, align, src_align;
 
 static int parse(const char *text, char *err, size_t errlen, char *warn, size_t warnlen)
 {
-    return lab_dist_parse(text, strlen(text), &sizes, &overlap, &align, err, errlen, warn, warnlen);
+    return lab_dist_parse(text, strlen(text), &sizes, &overlap, &align, &src_align, err, errlen, warn,
+                          warnlen);
 }
 
 static void test_distribution_files(void)
@@ -239,6 +244,20 @@ static void test_distribution_files(void)
           "sum 1.2: '%s'", warn);
     CHECK(parse("8:0.999999\n0:1.000001\n8:1\n", err, sizeof err, warn, sizeof warn) == 0 && !warn[0],
           "six-digit rounding warned: '%s'", warn);
+    /* the optional fourth line (memkit record's): the sources' alignments apart */
+    CHECK(parse("8:1\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 0 && src_align.n == 0,
+          "three lines: no source alignments");
+    CHECK(parse("8:1\n0:1\n8:1\n16:0.5,64:0.5\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              src_align.n == 2 && src_align.value[0] == 16 && align.n == 1,
+          "a fourth line: '%s'", err);
+    CHECK(parse("8:1\n0:1\n8:1\n \r\n", err, sizeof err, warn, sizeof warn) == 0 && src_align.n == 0,
+          "a blank fourth line counts as absent: '%s'", err);
+    CHECK(parse("8:1\n0:1\n8:1\n0:1\n", err, sizeof err, warn, sizeof warn) == 4 &&
+              !strcmp(err, "alignment 0 is not a power of two from 1 to 64"),
+          "source alignment 0: '%s'", err);
+    CHECK(parse("8:1\n0:1\n8:1\n8:0.5\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              strstr(warn, "line 4 (source alignments)"),
+          "fourth line's sum: '%s'", warn);
     uint64_t rng = 1;
     parse("8:0.5,64:0.5\n0:1\n1:0.25,64:0.75\n", err, sizeof err, warn, sizeof warn);
     int ones = 0;
@@ -250,6 +269,85 @@ static void test_distribution_files(void)
     CHECK(ones > 800 && ones < 1200, "1 drawn %d of 4000 times, expected ~1000", ones);
 }
 
+/* ---- working sets ---- */
+static void test_working_set_levels(void)
+{
+    const mk_cpu_info *c = mk_cpu();
+    lab_ws ws[LAB_WS_MAX];
+    char err[256];
+    int n = lab_ws_parse("hot,l1,l2,l3,dram,256K,262143", ws, err, sizeof err);
+    CHECK(n == 7, "7 working sets, got %d (%s)", n, err);
+    if (n == 7 && c->l1d_bytes && c->l2_bytes && c->l3_bytes) {
+        CHECK(!strcmp(ws[0].name, "hot") && ws[0].bytes == 0, "hot is the experiment's own");
+        CHECK(ws[1].bytes == c->l1d_bytes / 4 && ws[2].bytes == c->l2_bytes / 4 &&
+                  ws[3].bytes == c->l3_bytes / 8 && ws[4].bytes == 2 * c->l3_bytes,
+              "levels: %zu %zu %zu %zu for caches %zu %zu %zu", ws[1].bytes, ws[2].bytes,
+              ws[3].bytes, ws[4].bytes, c->l1d_bytes, c->l2_bytes, c->l3_bytes);
+        CHECK(!strcmp(ws[5].name, "256K") && ws[5].bytes == 262144 &&
+                  !strcmp(ws[6].name, "262143") && ws[6].bytes == 262143,
+              "sizes named as sizes: %s %s", ws[5].name, ws[6].name);
+    }
+    static const char *const bad[][2] = {
+        {"hot,l4", "unknown working set 'l4'"}, {"l3,l3", "lists l3 twice"},
+        {"32", "64 bytes to 1G"},             {"2G", "64 bytes to 1G"},
+        {"", "names no working set"},         {"hot,,dram", "unknown working set ''"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECK(lab_ws_parse(bad[i][0], ws, err, sizeof err) == -1 && strstr(err, bad[i][1]),
+              "ws=%s: '%s', expected '%s'", bad[i][0], err, bad[i][1]);
+    }
+    CHECK(lab_pages_check("4k", err, sizeof err) == 0 && lab_pages_check("huge", err, sizeof err) == 0
+              && lab_pages_check("2M", err, sizeof err) == -1,
+          "pages: 4k or huge");
+}
+
+static void test_arena_placement(void)
+{
+    lab_arena a;
+    lab_arena_new(&a, 64 << 10, 2, 1000, 0);
+    CHECK(!strcmp(a.pages, "4k") && a.stride >= a.span && a.len == 2 * a.stride,
+          "a 4k arena of two sides: pages %s, stride %zu, len %zu", a.pages, a.stride, a.len);
+    uint64_t rng = 42;
+    size_t lines_seen[1024] = {0}, distinct = 0;
+    for (int i = 0; i < 20000; i++) {
+        size_t n = (size_t)(lab_rand(&rng) % 1000), in = (size_t)(lab_rand(&rng) % 64);
+        size_t o = lab_arena_place(&a, 1, 64, in, 0, n, &rng);
+        CHECK(o % 64 == in && o >= a.stride && o + n <= a.stride + a.span,
+              "call of %zu at %zu (line offset %zu) outside side 1 [%zu, %zu)", n, o, in,
+              a.stride, a.stride + a.span);
+        size_t line = (o - a.stride) / 64;
+        distinct += line < 1024 && !lines_seen[line]++;
+    }
+    CHECK(distinct > 900, "placements reach only %zu of 1024 lines: not spread", distinct);
+    /* an overlapping pair: room below the source for a backward distance */
+    for (int i = 0; i < 1000; i++) {
+        size_t o = lab_arena_place(&a, 0, 64, 5, 700, 900, &rng);
+        CHECK(o % 64 == 5 && o >= 700 && o + 900 <= a.span, "pair at %zu does not fit", o);
+    }
+    /* pages: the page offset kept, the call inside */
+    for (int i = 0; i < 1000; i++) {
+        size_t o = lab_arena_place(&a, 0, 4096, 4095, 0, 4096, &rng);
+        CHECK(o % 4096 == 4095 && o + 4096 <= a.span, "page-offset call at %zu", o);
+    }
+    /* larger than the span: clamped to its start, and still mapped */
+    lab_arena small;
+    lab_arena_new(&small, 256, 1, 1000, 0);
+    size_t o = lab_arena_place(&small, 0, 64, 3, 0, 1000, &rng);
+    CHECK(o == 3 && o + 1000 <= small.len, "an oversized call at %zu of a %zu-byte mapping", o,
+          small.len);
+    /* windows: together they touch what the sides hold, 2 at least */
+    CHECK(lab_arena_windows(&a, 2, 16 << 10) == 8 && lab_arena_windows(&a, 1, 1 << 20) == 2 &&
+              lab_arena_windows(&a, 2, 1) == LAB_WS_MAX_WINDOWS,
+          "windows %zu %zu %zu", lab_arena_windows(&a, 2, 16 << 10),
+          lab_arena_windows(&a, 1, 1 << 20), lab_arena_windows(&a, 2, 1));
+    CHECK(lab_lines_touched(0, 10) == 0 && lab_lines_touched(1, 63) == 64 &&
+              lab_lines_touched(2, 63) == 128 && lab_lines_touched(64, 0) == 64,
+          "lines touched");
+    lab_arena_free(&a);
+    lab_arena_free(&small);
+}
+
 int main(void)
 {
     test_interleave();
@@ -258,6 +356,8 @@ int main(void)
     test_args();
     test_args_refused();
     test_distribution_files();
+    test_working_set_levels();
+    test_arena_placement();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else

@@ -1,0 +1,485 @@
+/* copy-read: a copy that is read right after it is made, by size, against
+ * the same copy left alone; non-temporal against cached stores.
+ *
+ * Why (DESIGN.md: a copy that is read right after is a workload of its
+ * own): non-temporal stores skip the read-for-ownership of every destination
+ * line and leave the caches to other data, so a copy alone gains from them
+ * once it outgrows the cache; but they leave the copy in DRAM, and a
+ * program that reads it next pays DRAM reads where cached stores left it in
+ * the L2 or L3.  numpy copying 16 MiB arrays and reading them ran 10%
+ * slower with memkit preloaded (issue 23), whose memcpy streams from
+ * nt_copy_threshold (L3/2 on Zen 4).  The verdicts say, per size band, which
+ * store kind is faster when the copy is read right after (and when it is
+ * not), and from which size non-temporal stores win: what nt_copy_threshold
+ * should be on this machine.
+ *
+ * The unit: copy n bytes src -> dst, then (then=read) read the whole
+ * destination forward, as a program consuming its copy would (a vectorised
+ * sum of 64-bit words, checked against the source's: a wrong copy stops the
+ * run); then=none times the copy alone, in the same rounds.  Before each
+ * unit, untimed, the destination leaves the caches: a word of each of its
+ * pages is overwritten (a copy that skips a page fails the check), then
+ * every line is flushed (no line the method before left dirty is written
+ * back on this one's time).  dst=cold, the default, leaves it there: a big
+ * array's copy goes to memory the program has not touched lately.
+ * dst=warm reads it back after the source: memory an allocator hands back
+ * right after the program used it (a loop copying into an array freed and
+ * allocated again).  The source is read first (src=warm: in the caches
+ * where it fits, as data the program just made or used; above the L3 it is
+ * cold anyway) or flushed too (src=cold).  Buffers are page-aligned: the
+ * same page offset, as large allocations of one allocator usually are.
+ *
+ * Methods, the rows of one table: glibc's memcpy; memkit (mk_memcpy, what
+ * its thresholds choose); memkit's two store kinds at every size:
+ * cached-stores (mk_memcpy called on pieces below its nt_copy_threshold, so
+ * it takes its cached path: what nt_copy_threshold=never gives, a tunable
+ * read only when the library loads, which cannot be raced in one process
+ * beside the default) and nt-stores (mk_memcpy_nt); peers (peer=LIB.so),
+ * their memcpy.
+ *
+ * Method: per size, the lab's interleaved rounds over every (method, then)
+ * pair, shuffled; a pass is as many units as make BATCH_BYTES (one from
+ * there up), their timed parts summed, after an untimed warm-up unit (none
+ * for a unit of a pass on its own); GB/s = bytes copied / time, copy and
+ * read; the speed-up over glibc per round.  Arguments: see --help. */
+#include "lab.h"
+#include "memkit.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_BYTES ((size_t)8 << 20)   /* per timed pass: >> the timer, a few ms */
+#define GRANULE     256                 /* sizes are whole 256-byte blocks: the sum reads 128 */
+#define PAGE        4096
+#define POISON      0x5afe5afe5afe5afeull
+#define MAX_METHODS 16
+#define MAX_SIZES   256
+
+typedef void *(*memcpy_fn)(void *, const void *, size_t);
+#define COPY(f) ((void (*)(void))(f))
+
+/* ---- what follows the copy ---- */
+
+enum { THEN_READ, THEN_NONE, NTHEN };
+static const char *const then_names[NTHEN] = {"read", "none"};
+
+static int then_index(const char *name, size_t len)
+{
+    for (int t = 0; t < NTHEN; t++)
+        if (strlen(then_names[t]) == len && !strncmp(name, then_names[t], len))
+            return t;
+    return -1;
+}
+
+/* then=read,none: each known once; the order given is the table's */
+static int parse_then(const char *list, int *out, char *err, size_t errlen)
+{
+    int n = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int t = then_index(p, len);
+        for (int i = 0; i < n && t >= 0; i++)
+            if (out[i] == t) {
+                snprintf(err, errlen, "'%.*s' twice", (int)len, p);
+                return -1;
+            }
+        if (t < 0) {
+            snprintf(err, errlen, "'%.*s' is neither read nor none", (int)len, p);
+            return -1;
+        }
+        out[n++] = t;
+        p += len + (p[len] == ',');
+    }
+    if (!n) {
+        snprintf(err, errlen, "read, none or read,none");
+        return -1;
+    }
+    return n;
+}
+
+static int then_check(const char *value, char *err, size_t errlen)
+{
+    int t[NTHEN + 1];
+    return parse_then(value, t, err, errlen) < 0 ? -1 : 0;
+}
+
+/* src= and dst=: warm or cold */
+static int warmth_check(const char *value, char *err, size_t errlen)
+{
+    return lab_one_of(value, "warm|cold", err, errlen);
+}
+
+static const lab_arg args[] = {
+    {"min", LAB_SIZE, "256K", NULL, "smallest copy", GRANULE, 1e12},
+    {"max", LAB_SIZE, NULL, NULL, "largest copy (unset: 4 x the L3)", GRANULE, 1e12},
+    {"per_octave", LAB_INT, "3", "1", "sizes per doubling", 1, 16},
+    {"then", LAB_TEXT, "read,none", NULL,
+     "after the copy: read (the whole destination, timed), none (the copy alone), or both",
+     0, 0, then_check},
+    {"src", LAB_TEXT, "warm", NULL,
+     "the source before each copy: warm (read first: cached where it fits) or cold (flushed)",
+     0, 0, warmth_check},
+    {"dst", LAB_TEXT, "cold", NULL,
+     "the destination before each copy: cold (flushed: memory not used lately) or warm (read "
+     "after the source: memory the allocator hands back right after the program used it)",
+     0, 0, warmth_check},
+    {"rounds", LAB_INT, "11", "5", "interleaved rounds per size (each process)", 1, 1000},
+};
+
+/* ---- the methods ---- */
+
+/* mk_memcpy on pieces below its nt_copy_threshold: its cached path at any
+ * size (the piece: the largest power of two under the threshold). */
+static size_t cached_piece;
+
+static void *copy_cached(void *dst, const void *src, size_t n)
+{
+    for (size_t done = 0; done < n; done += cached_piece)
+        mk_memcpy((char *)dst + done, (const char *)src + done,
+                  n - done < cached_piece ? n - done : cached_piece);
+    return dst;
+}
+
+enum { GLIBC, MEMKIT, CACHED, NT };
+static lab_method methods[MAX_METHODS] = {
+    {"glibc", COPY(memcpy), 0, NULL, NULL},
+    {"memkit", COPY(mk_memcpy), 0, NULL, NULL},
+    {"cached-stores", COPY(copy_cached), 0, NULL, NULL},
+    {"nt-stores", COPY(mk_memcpy_nt), 0, NULL, NULL},
+};
+static size_t nmethods = NT + 1;
+
+/* ---- the unit ---- */
+
+/* The read: 64-bit words summed in four vectors (n a multiple of 128), as
+ * fast as the caches deliver: 32-byte AVX2 loads where the CPU has them
+ * (the compiler's clone, chosen at load time), SSE2 else. */
+typedef uint64_t u64x4 __attribute__((vector_size(32)));
+__attribute__((target_clones("avx2", "default"), noinline))
+static uint64_t sum_words(const void *p, size_t n)
+{
+    const u64x4 *v = p;
+    u64x4 a = {0}, b = {0}, c = {0}, d = {0};
+    for (size_t i = 0; i < n / sizeof *v; i += 4) {
+        a += v[i];
+        b += v[i + 1];
+        c += v[i + 2];
+        d += v[i + 3];
+    }
+    a += b + c + d;
+    return a[0] + a[1] + a[2] + a[3];
+}
+
+static void flush(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 64)
+        _mm_clflush(p + i);
+    _mm_mfence();   /* flushed before the timer starts */
+}
+
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t n, units;     /* units per timed pass */
+    uint64_t expect;     /* the source's sum */
+    int src_warm, dst_warm;
+    const int *then;     /* then[m->kind]: THEN_READ or THEN_NONE */
+} point;
+
+/* One unit of method m (see the top); the nanoseconds of its timed part. */
+static double unit(const lab_method *m, const point *p)
+{
+    for (size_t i = 0; i < p->n; i += PAGE)
+        *(volatile uint64_t *)(p->dst + i) = POISON;
+    *(volatile uint64_t *)(p->dst + p->n - 8) = POISON;
+    flush(p->dst, p->n);   /* warm or not, no line left dirty by the method before */
+    if (!p->src_warm)
+        flush(p->src, p->n);
+    else if (sum_words(p->src, p->n) != p->expect) {
+        fprintf(stderr, "error: the source changed\n");
+        exit(3);
+    }
+    if (p->dst_warm) {   /* the most recently used: the program's last buffer */
+        uint64_t s = sum_words(p->dst, p->n);
+        lab_escape(&s);
+    }
+    int read = p->then[m->kind] == THEN_READ;
+    double t0 = lab_now_ns();
+    ((memcpy_fn)m->fn)(p->dst, p->src, p->n);
+    uint64_t sum = read ? sum_words(p->dst, p->n) : 0;
+    double ns = lab_now_ns() - t0;
+    if (!read)
+        sum = sum_words(p->dst, p->n);
+    if (sum != p->expect) {
+        fprintf(stderr, "error: method %s copied %zu bytes wrong\n", m->name, p->n);
+        exit(3);
+    }
+    return ns;
+}
+
+/* A pass: `units` units, GB/s over their timed parts; the warm-up is one
+ * unit, none where a pass is one unit (it would only double the time). */
+static double pass(const lab_method *m, void *arg, int warm)
+{
+    const point *p = arg;
+    if (warm) {
+        if (p->units > 1)
+            unit(m, p);
+        return 0;
+    }
+    double ns = 0;
+    for (size_t u = 0; u < p->units; u++)
+        ns += unit(m, p);
+    return (double)p->n * (double)p->units / ns;
+}
+
+/* ---- the verdicts ---- */
+
+/* nt-stores over cached-stores at one size, paired per round: > 1 the
+ * non-temporal copy was faster; judged 1, -1 or 0 (lab_judge). */
+typedef struct {
+    double ratio;
+    int judged;
+} store_race;
+
+/* A size as a multiple of the L3: "0.5", "1.26", "0.00781". */
+static const char *of_l3(size_t n, size_t l3, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.3g", (double)n / (double)l3);
+    return buf;
+}
+
+/* "at 8 MiB (0.25x the L3)" or "from 2 MiB to 8 MiB (0.0625-0.25x the L3)" */
+static const char *sizes_text(size_t a, size_t b, size_t l3, char *buf, size_t len)
+{
+    char sa[32], sb[32], fa[16], fb[16];
+    lab_fmt_size(a, sa, sizeof sa);
+    of_l3(a, l3, fa, sizeof fa);
+    if (a == b)
+        snprintf(buf, len, "at %s (%sx the L3)", sa, fa);
+    else
+        snprintf(buf, len, "from %s to %s (%s-%sx the L3)", sa, lab_fmt_size(b, sb, sizeof sb),
+                 fa, of_l3(b, l3, fb, sizeof fb));
+    return buf;
+}
+
+/* "1.06x" or "1.06-1.34x" */
+static const char *factor_text(double lo, double hi, char *buf, size_t len)
+{
+    if (fabs(hi - lo) < 0.005)
+        snprintf(buf, len, "%.2fx", lo);
+    else
+        snprintf(buf, len, "%.2f-%.2fx", lo, hi);
+    return buf;
+}
+
+/* Per then mode: first the size from which non-temporal stores won (and
+ * cached stores never again, up to the largest size), against memkit's
+ * threshold; then the bands of consecutive sizes where one store kind was
+ * faster beyond the noise, or neither, and by how much (the range of the
+ * sizes' median speed-ups). */
+static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, size_t nsizes,
+                          const store_race *race, size_t l3)
+{
+    char where[160], by[32], bands[3000] = "";
+    size_t from = nsizes, last_cached = nsizes;
+    for (size_t i = nsizes; i-- > 0 && race[i].judged >= 0;)
+        if (race[i].judged > 0)
+            from = i;
+    for (size_t i = 0; i < nsizes; i++)
+        if (race[i].judged < 0)
+            last_cached = i;
+    for (size_t i = 0; i < nsizes;) {
+        size_t j = i;
+        double lo = race[i].ratio, hi = race[i].ratio;
+        while (j + 1 < nsizes && race[j + 1].judged == race[i].judged) {
+            j++;
+            lo = fmin(lo, race[j].ratio);
+            hi = fmax(hi, race[j].ratio);
+        }
+        size_t len = strlen(bands);
+        sizes_text(sizes[i], sizes[j], l3, where, sizeof where);
+        if (race[i].judged < 0)
+            snprintf(bands + len, sizeof bands - len, "%scached faster %s by %s", len ? "; " : "",
+                     where, factor_text(1 / hi, 1 / lo, by, sizeof by));
+        else if (race[i].judged > 0)
+            snprintf(bands + len, sizeof bands - len, "%snon-temporal faster %s by %s",
+                     len ? "; " : "", where, factor_text(lo, hi, by, sizeof by));
+        else
+            snprintf(bands + len, sizeof bands - len, "%sneither beyond the noise %s "
+                     "(non-temporal/cached %s)", len ? "; " : "", where,
+                     factor_text(lo, hi, by, sizeof by));
+        i = j + 1;
+    }
+
+    char cross[400], last[160] = "", top[32], sz[32], f[16];
+    lab_fmt_size(sizes[nsizes - 1], top, sizeof top);
+    if (from == nsizes)
+        snprintf(cross, sizeof cross, "non-temporal stores did not win from any size on, up to "
+                 "%s (%sx the L3)", top, of_l3(sizes[nsizes - 1], l3, f, sizeof f));
+    else
+        snprintf(cross, sizeof cross, "non-temporal stores win from %s (%sx the L3) on, up to "
+                 "%s", lab_fmt_size(sizes[from], sz, sizeof sz),
+                 of_l3(sizes[from], l3, f, sizeof f), top);
+    if (last_cached < nsizes)
+        snprintf(last, sizeof last, "; cached stores last won %s",
+                 sizes_text(sizes[last_cached], sizes[last_cached], l3, where, sizeof where));
+    size_t thr = mk_tunables_get()->nt_copy_threshold;
+    char t[64] = "never";
+    if (thr != SIZE_MAX)
+        snprintf(t, sizeof t, "%s (%.3gx the L3)", lab_fmt_size(thr, sz, sizeof sz),
+                 (double)thr / (double)l3);
+    lab_verdict(ctx, "%s: %s%s; memkit's nt_copy_threshold is %s. Non-temporal (nt-stores) "
+                "against cached stores (cached-stores), per size: %s", what, cross, last, t, bands);
+}
+
+/* ---- main ---- */
+
+static int run(lab_ctx *ctx)
+{
+    const mk_cpu_info *cpu = mk_cpu();
+    size_t l3 = cpu->l3_bytes ? cpu->l3_bytes : (size_t)32 << 20;
+    size_t min = lab_size(ctx, "min"), max = lab_text(ctx, "max") ? lab_size(ctx, "max") : 4 * l3;
+    const char *src_kind = lab_text(ctx, "src"), *dst_kind = lab_text(ctx, "dst");
+    size_t rounds = (size_t)lab_int(ctx, "rounds");
+    int thens[NTHEN + 1];
+    char err[160];   /* then= was checked with the arguments */
+    int nthen = parse_then(lab_text(ctx, "then"), thens, err, sizeof err);
+    if (max < min) {
+        fprintf(stderr, "error: need min <= max\n");
+        return 2;
+    }
+
+    /* the piece: below the threshold, so every call takes the cached path
+     * (at least a page: a threshold as low is no CPU's, and the note says so) */
+    size_t thr = mk_tunables_get()->nt_copy_threshold;
+    for (cached_piece = (size_t)1 << 62; cached_piece >= thr && cached_piece > PAGE;)
+        cached_piece >>= 1;
+    nmethods = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, methods, NT + 1, MAX_METHODS);
+
+    /* the (method, then) pairs, interleaved in one set of rounds */
+    lab_method pairs[MAX_METHODS * NTHEN];
+    for (size_t m = 0; m < nmethods; m++)
+        for (int t = 0; t < nthen; t++)
+            pairs[m * nthen + t] = (lab_method){methods[m].name, methods[m].fn, t, NULL, NULL};
+    size_t npairs = nmethods * (size_t)nthen;
+
+    size_t sizes[MAX_SIZES];
+    size_t nsizes = lab_octave_sizes(min, max, (unsigned)lab_int(ctx, "per_octave"), GRANULE,
+                                     sizes, MAX_SIZES);
+    size_t cap = sizes[nsizes - 1];
+    char *src = lab_alloc(cap), *dst = lab_alloc(cap);
+    uint64_t rng = 0x636f70792d72656full;
+    for (size_t i = 0; i < cap; i += 8) {
+        uint64_t w = lab_rand(&rng);
+        memcpy(src + i, &w, 8);
+    }
+
+    double *samples = malloc(npairs * rounds * sizeof *samples);
+    double *per_then = malloc(nmethods * rounds * sizeof *per_then);
+    store_race(*race)[MAX_SIZES] = calloc(NTHEN, sizeof *race);
+    lab_ranking *rk[NTHEN];
+    for (int t = 0; t < nthen; t++)
+        rk[t] = lab_ranking_new(thens[t] == THEN_READ ? "copy, then a read of the copy"
+                                                      : "copy alone", 1, 1);
+
+    printf("copy of n bytes (source %s, destination %s), then: read = a read of the whole copy, "
+           "none = nothing; GB/s of n over the timed unit (median of %zu interleaved rounds); "
+           "nt/cached: nt-stores' speed-up over cached-stores per round (nt, cached: faster "
+           "beyond the noise)\n%10s %7s %5s", src_kind, dst_kind, rounds, "size", "x L3", "then");
+    for (size_t m = 0; m < nmethods; m++)
+        printf(" %*s", (int)(strlen(methods[m].name) > 8 ? strlen(methods[m].name) : 8),
+               methods[m].name);
+    printf(" %16s\n", "nt/cached");
+
+    for (size_t i = 0; i < nsizes; i++) {
+        size_t n = sizes[i];
+        char sz[32], xl3[16];
+        lab_progress(ctx, i, nsizes, lab_fmt_size(n, sz, sizeof sz));
+        point p = {dst, src, n, n >= BATCH_BYTES ? 1 : BATCH_BYTES / n, sum_words(src, n),
+                   !strcmp(src_kind, "warm"), !strcmp(dst_kind, "warm"), thens};
+        lab_interleave(ctx, pairs, npairs, rounds, pass, &p, samples);
+        for (int t = 0; t < nthen; t++) {
+            for (size_t m = 0; m < nmethods; m++)
+                memcpy(&per_then[m * rounds], &samples[(m * nthen + t) * rounds],
+                       rounds * sizeof *samples);
+            char params[160];
+            snprintf(params, sizeof params,
+                     "\"size\":%zu,\"then\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\"", n,
+                     then_names[thens[t]], src_kind, dst_kind);
+            lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
+                               .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+            lab_summary sums[MAX_METHODS];
+            lab_emit_methods(ctx, &tmpl, methods, nmethods, rounds, per_then, GLIBC, sums);
+            lab_ranking_add(rk[t], sz, methods, nmethods, MEMKIT, sums, NULL);
+            double lo, hi;
+            store_race *r = &race[thens[t]][i];
+            r->ratio = lab_paired_speedup(&sums[NT], &sums[CACHED], 1, &lo, &hi);
+            r->judged = lab_judge(lo, hi);
+            printf("%10s %7s %5s", sz, of_l3(n, l3, xl3, sizeof xl3), then_names[thens[t]]);
+            for (size_t m = 0; m < nmethods; m++)
+                printf(" %*.2f", (int)(strlen(methods[m].name) > 8 ? strlen(methods[m].name) : 8),
+                       sums[m].value);
+            printf(" %8.2fx %-6s\n", r->ratio,
+                   r->judged > 0 ? "nt" : r->judged < 0 ? "cached" : "");
+            for (size_t m = 0; m < nmethods; m++)
+                lab_summary_free(&sums[m]);
+        }
+        fflush(stdout);
+    }
+    lab_progress(ctx, nsizes, nsizes, "done");
+
+    char piece[160] = "whole (its nt_copy_threshold is never)", t[32] = "never", sz[32];
+    if (thr != SIZE_MAX) {
+        lab_fmt_size(thr, t, sizeof t);
+        snprintf(piece, sizeof piece, "on pieces of %s, %s", lab_fmt_size(cached_piece, sz, sizeof sz),
+                 cached_piece < thr ? "below that threshold"
+                                    : "not below that threshold (no piece under a page): NOT cached");
+    }
+    lab_verdict_kind(ctx, "note", "memkit is mk_memcpy as dispatched (non-temporal from its "
+                     "nt_copy_threshold, %s); cached-stores is mk_memcpy called %s, so it takes "
+                     "its cached path at every size; nt-stores is mk_memcpy_nt (non-temporal at "
+                     "every size); glibc's memcpy chooses by its own thresholds", t, piece);
+    for (int k = 0; k < nthen; k++)
+        lab_ranking_verdicts(ctx, rk[k]);
+    for (int k = 0; k < nthen; k++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s (source %s, destination %s)",
+                 thens[k] == THEN_READ ? "copy, then a read of the copy" : "copy alone",
+                 src_kind, dst_kind);
+        store_verdict(ctx, what, sizes, nsizes, race[thens[k]], l3);
+    }
+    free(race);
+    free(per_then);
+    free(samples);
+    lab_free(src, cap);
+    lab_free(dst, cap);
+    return 0;
+}
+
+/* min <= max, said before any process starts (unset max: 4 x the L3,
+ * checked when it is known) */
+static int check(lab_ctx *ctx)
+{
+    return lab_text(ctx, "max") ? lab_check_order(ctx, "min", "max") : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const lab_info info = {
+        .name = "copy-read",
+        .seed = "(beyond the seeds)",
+        .description = "a copy read right after it is made (and the copy alone), 256 KiB..4x the "
+                       "L3: non-temporal against cached stores, glibc, memkit, peers",
+        .args = args,
+        .nargs = sizeof args / sizeof args[0],
+        .processes = 2,
+        .quick_processes = 1,
+        .check = check,
+        .pinned = 1,
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY),
+    };
+    return lab_main(argc, argv, &info, run);
+}

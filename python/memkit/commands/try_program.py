@@ -1,0 +1,347 @@
+"""memkit try: will memkit make my program faster?  The program itself, run
+as a whole process without and with the preload library, in interleaved
+pairs, its outputs compared; one bottom line, and the run stored.
+
+The runs, the output check, the statistics and what is stored are
+memkit.whole_program's; this is the command: its options, the loop that
+adds pairs, progress and the printed summary."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memkit import lab, load
+from memkit import whole_program as wp
+from memkit.backends import safe_url
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
+from memkit.commands.record import PRELOAD_NAME, find_preload
+from memkit.db import Database
+from memkit.errors import MemkitError
+
+NAME = "try"
+HELP = "will memkit make my program faster? run it with and without the preload library, paired, and say"
+OUTPUTS_DIFFER = 3
+DESCRIPTION = f"""\
+Runs PROGRAM ARGS as a whole process without and with memkit's preload
+library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it
+faster.
+
+It runs the program 2N+2 times (3N+3 with --profile): one untimed warm-up of
+each configuration, then N pairs, one run of each configuration per pair, the
+first of them alternating from pair to pair.  N grows until the ~95% interval
+of the median ratio lies within +-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs
+pairs are done; N is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval),
+unless --runs says fewer.
+
+Every run happens in the current directory, with your environment (with
+memkit, your MEMKIT_TUNABLES and profile apply as they would): anything the
+program writes to files it writes every time, so it must be safe to run
+repeatedly.  Its standard input is --stdin FILE, read afresh by every run,
+or else /dev/null.  The standard output of every run goes to a temporary
+file ($TMPDIR) and is compared byte for byte, with the exit status, with the
+first run's (the warm-up without memkit); a difference is reported with its
+first differing byte and stored, never hidden.  That first run's standard
+output is shown once (not with --no-output), and so is its standard error.
+
+Progress goes to standard error (not with --quiet); each configuration's
+median times, then one line, last, to standard output:
+  PROGRAM: 1.26x faster with memkit (1.17-1.46, 12 pairs)
+  PROGRAM: no difference beyond the noise (0.98-1.02, 20 pairs)
+  PROGRAM: 1.05x slower with memkit (1.03-1.08, 20 pairs)
+(ratio = time without / time with memkit, per pair).  The run is stored in
+the database like any other: `memkit runs`, `compare`, `report` and `fleet`
+show it.
+
+Exit status: 0 when every run's output and exit status agreed (whatever the
+timing says); {OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
+started; 1 for memkit's own errors (no preload library, the database); 130
+when interrupted (nothing is stored)."""
+
+
+def add_arguments(p):
+    p.add_argument("--runs", type=int, metavar="N",
+                   help=f"at most N pairs (default: no limit; fewer than {wp.MIN_PAIRS} give no interval)")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help=f"once {wp.MIN_PAIRS} pairs are done, start no pair that would end past this many "
+                        "seconds from the start (default: 60)")
+    p.add_argument("--profile", metavar="P",
+                   help="also time the preload with MEMKIT_PROFILE=P (a profile `memkit tune` wrote)")
+    p.add_argument("--stdin", metavar="FILE", help="the standard input of every run (default: /dev/null)")
+    p.add_argument("--no-output", action="store_true", help="do not show the program's standard output")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
+    p.add_argument("--preload", metavar="SO",
+                   help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
+    add_build_option(p)
+    add_db_option(p)
+    add_host_option(p)
+    p.add_argument("program", nargs="...", metavar="-- PROGRAM [ARGS...]", help="the program to run")
+
+
+@dataclass
+class Config:
+    series: str
+    env: dict
+    params: dict
+    walls: list = field(default_factory=list)
+    cpus: list = field(default_factory=list)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _readable(path: str, what: str) -> Path:
+    p = Path(path)
+    if not p.is_file() or not os.access(p, os.R_OK):
+        raise MemkitError(f"{what} {path}: not a readable file")
+    return p.resolve()
+
+
+def _configs(argv: list[str], so: Path, profile, stdin) -> list[Config]:
+    env = dict(os.environ)
+    if any(Path(x).name == PRELOAD_NAME for x in env.get("LD_PRELOAD", "").replace(":", " ").split()):
+        raise MemkitError(f"LD_PRELOAD already holds {PRELOAD_NAME}: the runs without memkit would have it "
+                          "too; unset it for `memkit try`")
+    params = {"program": wp.program_name(argv), "argv": argv}
+    if stdin:
+        params["stdin"] = str(stdin)
+    with_env = dict(env, LD_PRELOAD=" ".join(filter(None, [str(so), env.get("LD_PRELOAD", "")])))
+    configs = [Config(wp.WITHOUT, env, params), Config(wp.WITH, with_env, params)]
+    if profile:
+        configs.append(Config(wp.WITH_PROFILE, dict(with_env, MEMKIT_PROFILE=str(profile)),
+                              dict(params, profile=str(profile))))
+    return configs
+
+
+def _check_runnable(program: str):
+    """A program that cannot be started fails before anything else happens
+    (the runs would fail at the first one; this says so without the wait)."""
+    if shutil.which(program) is None:
+        exists = os.path.exists(program) if "/" in program else False
+        raise wp.ProgramNotStarted(f"cannot run {program}: "
+                                   f"{os.strerror(errno.EACCES if exists else errno.ENOENT)}")
+
+
+def _machine_fingerprint(build_option):
+    """The fingerprint any of the lab's experiments reports (None without a build)."""
+    try:
+        bench = lab.find_bench_dir(build_option)
+    except MemkitError:
+        return None
+    exe = next((p for p in sorted(bench.glob(lab.PREFIX + "*")) if os.access(p, os.X_OK)), None)
+    if exe is None:
+        return None
+    try:
+        return lab.fingerprint([lab.Experiment(exe.name[len(lab.PREFIX):], "", "", exe)])
+    except MemkitError:
+        return None
+
+
+def _pass_through(path: Path, stream):
+    stream.flush()
+    with open(path, "rb") as f:
+        shutil.copyfileobj(f, stream.buffer)
+    stream.buffer.flush()
+
+
+def _estimate_text(e: wp.Estimate) -> str:
+    if not e.has_interval:
+        return f"{e.median:.3f}x (an interval from {wp.MIN_PAIRS} pairs)"
+    return f"{e.median:.3f}x ({e.low:.3f}-{e.high:.3f})"
+
+
+class Trial:
+    """One `memkit try`: the warm-ups, the pairs until a stop, and what was
+    seen (times per configuration, the output check, notes)."""
+
+    def __init__(self, argv, configs, stdin, tmp: Path, say):
+        self.argv, self.configs, self.stdin, self.say = argv, configs, stdin, say
+        self.base, self.compared = configs[0], configs[1:]
+        self.reference, self.out = tmp / "reference.out", tmp / "run.out"
+        self.tmp = tmp
+        self.notes: list[str] = []
+        self.check = None
+        self.first = None
+        self.pairs, self.stopped = 0, ""
+
+    def _run(self, c: Config, what: str, err: Path) -> wp.Run:
+        r = wp.run_once(self.argv, c.env, self.stdin, self.out, err)
+        diff = self.check.check(c.series, what, self.out, r.status)
+        if diff:
+            self.say(f"OUTPUT DIFFERS: {diff}", loud=True)
+        return r
+
+    def warm_up(self, show_output: bool) -> float:
+        """One untimed run of each configuration; the first (without memkit)
+        is the reference every later run's output is compared with, and the
+        one whose output is shown.  Returns how long the runs took: a pair's."""
+        self.say(f"warm-up: one run of each configuration ({', '.join(c.series for c in self.configs)})")
+        errs = [self.tmp / f"warm-up-{i}.err" for i in range(len(self.configs))]
+        self.first = wp.run_once(self.argv, self.base.env, self.stdin, self.reference, errs[0])
+        if show_output:
+            _pass_through(self.reference, sys.stdout)
+        _pass_through(errs[0], sys.stderr)
+        self.check = wp.OutputCheck(self.reference, self.first.status)
+        seconds = self.first.wall
+        for c, err in zip(self.compared, errs[1:]):
+            seconds += self._run(c, f"the warm-up run {c.series}", err).wall
+            # Not an output difference: the library's own messages (a bad
+            # tunable, an ignored profile) land here, and they are worth a note.
+            at = wp.first_difference(errs[0], err)
+            if at is not None:
+                self.notes.append(f"the program's standard error differs {c.series} (first runs; not compared "
+                                  f"further): {wp.excerpt(err, at)}")
+                self.say(f"note: {self.notes[-1]}")
+        return seconds
+
+    def estimates(self) -> dict:
+        return {c.series: wp.estimate(wp.paired_ratios(self.base.walls, c.walls)) for c in self.compared}
+
+    def run_pairs(self, t0: float, budget: float, max_pairs):
+        """Pairs until --runs, else (from MIN_PAIRS on) until every interval is
+        within PRECISION or the next pair would end past the budget."""
+        n = len(self.configs)
+        while not self.stopped:
+            # The first of a pair rotates: drift within a pair favours no one.
+            order = self.configs[self.pairs % n:] + self.configs[:self.pairs % n]
+            start = time.monotonic()
+            for c in order:
+                r = self._run(c, f"pair {self.pairs + 1} {c.series}", self.tmp / "run.err")
+                c.walls.append(r.wall)
+                c.cpus.append(r.cpu)
+            self.pairs += 1
+            seconds = time.monotonic() - start
+            ests = self.estimates()
+            self.say(f"pair {self.pairs}: " + ", ".join(f"{c.walls[-1]:.3f} s {c.series}" for c in self.configs)
+                     + "; so far " + ", ".join(_estimate_text(e) for e in ests.values()))
+            enough = self.pairs >= wp.MIN_PAIRS
+            if max_pairs is not None and self.pairs >= max_pairs:
+                self.stopped = f"--runs {max_pairs} reached"
+            elif enough and all(e.precise() for e in ests.values()):
+                self.stopped = f"the interval is within +-{100 * wp.PRECISION:g}% of the median"
+            elif enough and time.monotonic() - t0 + seconds > budget:
+                self.stopped = f"the budget of {budget:g} s is spent"
+
+    def summary(self, seconds: float) -> list[str]:
+        """The lines before the bottom line: how it went, each configuration's
+        median times, the outputs, the notes."""
+        cpu = {c.series: wp.estimate(ratios) for c in self.compared
+               if (ratios := wp.paired_ratios(self.base.cpus, c.cpus)) is not None}
+        k = self.pairs
+        lines = [f"memkit try: {shlex.join(self.argv)} in {os.getcwd()}: {k} pair{'' if k == 1 else 's'} in "
+                 f"{seconds:.1f} s (stopped: {self.stopped}); ratio = time {wp.WITHOUT} / time with, per pair"]
+        for c in self.configs:
+            lines.append(f"  {c.series:<20} wall median {statistics.median(c.walls):.4g} s "
+                         f"({min(c.walls):.4g}-{max(c.walls):.4g}), CPU (user+sys) median "
+                         f"{statistics.median(c.cpus):.4g} s"
+                         + (f"; CPU speed-up {_estimate_text(cpu[c.series])}" if c.series in cpu else ""))
+        if self.check.differs:
+            lines += [f"  OUTPUT DIFFERS: {text}" for text in self.check.first.values()]
+        else:
+            lines.append(f"  outputs: standard output ({self.reference.stat().st_size:,} bytes) and exit status "
+                         f"identical in all {sum(self.check.runs.values()) + 1} runs "
+                         f"({lab.describe_exit(self.first.status)})")
+        return lines + [f"  note: {n}" for n in self.all_notes()]
+
+    def all_notes(self) -> list[str]:
+        if self.first.status != 0 and not self.check.differs:
+            return self.notes + [f"the program ended with {lab.describe_exit(self.first.status)} in every run: "
+                                 "check that it ran as intended"]
+        return self.notes
+
+    def verdicts(self, bottom_line: str) -> list[dict]:
+        """The bottom line first (memkit.whole_program.stored_bottom_line
+        reads it there): a loss when memkit is slower or changed the output."""
+        check = self.check
+        changed_output = check.differs and check.reproducible
+        slower = self.estimates()[wp.WITH].verdict == "slower"
+        out = [{"text": bottom_line, "kind": "loss" if slower or changed_output else "note"}]
+        out += [{"text": f"OUTPUT DIFFERS: {t}", "kind": "loss" if changed_output else "note"}
+                for t in check.first.values()]
+        return out + [{"text": n, "kind": "note"} for n in self.all_notes()]
+
+    def measurements(self) -> list[dict]:
+        out = []
+        for c in self.configs:
+            for metric, values, base_values in (("wall_s", c.walls, self.base.walls),
+                                                ("cpu_s", c.cpus, self.base.cpus)):
+                baseline = None if c is self.base else (self.base.series, self.base.params, base_values)
+                out.append(wp.measurement(c.series, c.params, metric, "s", values, baseline))
+        return out
+
+
+def main(args) -> int:
+    argv = list(args.program)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise MemkitError("no program to try (usage: memkit try [OPTIONS] -- PROGRAM [ARGS...])")
+    if args.runs is not None and args.runs < 1:
+        raise MemkitError("--runs takes at least 1 pair")
+    if args.budget < 0:
+        raise MemkitError("--budget takes a number of seconds, 0 or more")
+    so = find_preload(args.preload, args.build)
+    _check_runnable(argv[0])
+    profile = _readable(args.profile, "the profile") if args.profile else None
+    stdin = _readable(args.stdin, "--stdin") if args.stdin else None
+    configs = _configs(argv, so, profile, stdin)
+
+    def say(text: str, loud: bool = False):
+        if loud or not args.quiet:
+            print(f"memkit try: {text}", file=sys.stderr, flush=True)
+
+    host = host_name(args)
+    # The database before the first run: an unusable path fails now, not
+    # after minutes of runs.
+    with Database(db_path(args), create=True) as db:
+        fingerprint = _machine_fingerprint(args.build)
+        now = load.sample(0.3)
+        if now.busy:
+            say(f"warning: the machine is busy ({now.busy}): the pairs will be noisier; the run records it",
+                loud=True)
+        wp.load_statistics()
+        watch = load.Watch()
+        watch.start_load = now.load_avg   # one load average per run: the one the warning named
+        started, t0 = _now(), time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="memkit-try-") as tmp:
+            trial = Trial(argv, configs, stdin, Path(tmp), say)
+            pair_seconds = trial.warm_up(show_output=not args.no_output)
+            minimum = wp.MIN_PAIRS if args.runs is None else min(wp.MIN_PAIRS, args.runs)
+            if minimum * pair_seconds > args.budget:
+                say(f"a pair takes about {pair_seconds:.1f} s: the {minimum} pairs an interval needs take about "
+                    f"{minimum * pair_seconds:.0f} s, beyond the budget of {args.budget:g} s (--runs N for fewer)")
+            else:
+                say(f"a pair takes about {pair_seconds:.2f} s; pairs until the interval is within "
+                    f"+-{100 * wp.PRECISION:g}%, at most {args.budget:g} s"
+                    + (f" or {args.runs} pairs" if args.runs else ""))
+            trial.run_pairs(t0, args.budget, args.runs)
+            seconds = time.monotonic() - t0
+            lines = trial.summary(seconds)
+        line = wp.bottom_line(wp.program_name(argv), trial.estimates(), trial.check.problem(),
+                              profile.name if profile else "")
+        # The answer is printed before it is stored: a database that fails
+        # now does not take the minutes of runs with it.
+        for text in lines + [line]:
+            print(text)
+        sys.stdout.flush()
+        result = lab.Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
+                            "memkit's preload library, interleaved pairs", "ok", seconds, argv,
+                            fingerprint=fingerprint, measurements=trial.measurements(),
+                            verdicts=trial.verdicts(line), output="\n".join(lines + [line]) + "\n")
+        during = watch.result()
+        busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
+        run_id = db.store_run(started_at=started, finished_at=_now(), quick=False, fingerprint=fingerprint,
+                              results=[result], hostname=host, command=shlex.join(map(safe_url, sys.argv)),
+                              load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
+        say(f"stored as run {run_id} in {db.path}" + (f" (busy machine: {busy})" if busy else ""))
+    return OUTPUTS_DIFFER if trial.check.differs else 0

@@ -1,0 +1,71 @@
+/* Strings without the C library, for the code that runs from the ifunc
+ * resolvers and at load time, before libc (and any sanitizer runtime) is
+ * initialised: the one copy of each helper the library's early code needs. */
+#ifndef MEMKIT_TEXT_H
+#define MEMKIT_TEXT_H
+
+#include "internal.h"
+
+#define MK_TEXT_EARLY MK_EARLY static inline
+
+MK_TEXT_EARLY size_t mk_text_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+/* s[0..n) equals the NUL-terminated t. */
+MK_TEXT_EARLY int mk_text_eq_n(const char *s, size_t n, const char *t)
+{
+    size_t i = 0;
+    for (; i < n; i++)
+        if (t[i] != s[i])
+            return 0;
+    return t[i] == '\0';
+}
+
+MK_TEXT_EARLY int mk_text_eq(const char *a, const char *b)
+{
+    return mk_text_eq_n(a, mk_text_len(a), b);
+}
+
+/* At most n bytes of s (fewer at its NUL) to p, within [p, end), always
+ * NUL-terminated (end > p); returns where the NUL is. */
+MK_TEXT_EARLY char *mk_text_append(char *p, char *end, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i] && p < end - 1; i++)
+        *p++ = s[i];
+    *p = '\0';
+    return p;
+}
+
+/* The same, each byte outside printable ASCII as \xNN: what a user typed,
+ * echoed into a message, cannot move the cursor or ring the terminal. */
+MK_TEXT_EARLY char *mk_text_append_escaped(char *p, char *end, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f) {
+            if (end - p < 2)
+                break;
+            *p++ = (char)c;
+        } else {
+            if (end - p < 5)
+                break;
+            *p++ = '\\', *p++ = 'x', *p++ = hex[c >> 4], *p++ = hex[c & 15];
+        }
+    }
+    *p = '\0';
+    return p;
+}
+
+/* s into dst of cap bytes (cap > 0), cut to fit; returns the length copied. */
+MK_TEXT_EARLY size_t mk_text_copy(char *dst, size_t cap, const char *s)
+{
+    return (size_t)(mk_text_append(dst, dst + cap, s, (size_t)-1) - dst);
+}
+
+#endif
