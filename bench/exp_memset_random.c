@@ -283,12 +283,7 @@ static int run(lab_ctx *ctx)
     unsigned reps = (unsigned)lab_int(ctx, "reps");
     const char *only = lab_text(ctx, "rows");
     lab_ws ws[LAB_WS_MAX];
-    char err[256];
-    int nws = lab_ws_parse(lab_text(ctx, "ws"), ws, err, sizeof err);
-    if (nws < 0) {   /* the argument's check let it through: a bug */
-        fprintf(stderr, "error: %s\n", err);
-        return 70;
-    }
+    int nws = lab_ws_arg(ctx, ws);
 
     size_t nm;
     const memset_method *table = memset_methods(&nm);

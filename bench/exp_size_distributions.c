@@ -420,12 +420,7 @@ static int run(lab_ctx *ctx)
     const char *only = lab_text(ctx, "only"), *dir = data_dir(ctx, &given);
     size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
     lab_ws ws[LAB_WS_MAX];
-    char err[256];
-    int nws = lab_ws_parse(lab_text(ctx, "ws"), ws, err, sizeof err);
-    if (nws < 0) {   /* the argument's check let it through: a bug */
-        fprintf(stderr, "error: %s\n", err);
-        return 70;
-    }
+    int nws = lab_ws_arg(ctx, ws);
     if (given)
         name_data_dir(dir);
     size_t nfiles = 0;

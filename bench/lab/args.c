@@ -10,7 +10,7 @@
 
 static const char *const kind_names[] = {"N", "SIZE", "X", "TEXT"};
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+int lab_fail(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -53,16 +53,16 @@ static int check_value(const lab_arg *a, const char *v, char *err, size_t len)
     if (a->kind == LAB_TEXT) {
         char why[512];
         if (a->check && a->check(v, why, sizeof why))
-            return fail(err, len, "%s: %s", a->key, why);
+            return lab_fail(err, len, "%s: %s", a->key, why);
         return 0;
     }
     double x = 0;
     char shown[128];
     if (parse_number(a, v, &x))
-        return fail(err, len, "bad value '%s' for %s (expected %s)",
+        return lab_fail(err, len, "bad value '%s' for %s (expected %s)",
                     lab_printable(v, shown, sizeof shown), a->key, expected[a->kind]);
     if ((a->min || a->max) && (x < a->min || x > a->max))
-        return fail(err, len, "%s=%s is out of range (%.15g..%.15g)", a->key, v, a->min, a->max);
+        return lab_fail(err, len, "%s=%s is out of range (%.15g..%.15g)", a->key, v, a->min, a->max);
     return 0;
 }
 
@@ -80,7 +80,7 @@ int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
                    const char **values, char *err, size_t errlen)
 {
     if (info->nargs > LAB_MAX_ARGS)
-        return fail(err, errlen, "%s declares %zu arguments (at most %d)", info->name,
+        return lab_fail(err, errlen, "%s declares %zu arguments (at most %d)", info->name,
                     info->nargs, LAB_MAX_ARGS);
     for (size_t i = 0; i < info->nargs; i++) {
         const lab_arg *a = &info->args[i];
@@ -96,14 +96,14 @@ int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
         if (!eq || k == info->nargs) {
             char keys[512], shown[256];
             known_keys(info, keys, sizeof keys);
-            return fail(err, errlen, "%s: unknown argument '%s' (arguments are key=value: %s; "
+            return lab_fail(err, errlen, "%s: unknown argument '%s' (arguments are key=value: %s; "
                                      "see --help)", info->name, lab_printable(s, shown, sizeof shown),
                         keys[0] ? keys : "none");
         }
         /* which one would count is a guess the user should not have to make */
         if (given[k]) {
             char first[128], second[128];
-            return fail(err, errlen, "%s given twice (%s=%s, then %s=%s): give it once",
+            return lab_fail(err, errlen, "%s given twice (%s=%s, then %s=%s): give it once",
                         info->args[k].key, info->args[k].key,
                         lab_printable(given[k], first, sizeof first), info->args[k].key,
                         lab_printable(eq + 1, second, sizeof second));
@@ -191,7 +191,7 @@ int lab_one_of(const char *v, const char *choices, char *err, size_t errlen)
         p += len + (p[len] == '|');
     }
     char shown[64];
-    return fail(err, errlen, "'%s' is not one of %s", lab_printable(v, shown, sizeof shown), choices);
+    return lab_fail(err, errlen, "'%s' is not one of %s", lab_printable(v, shown, sizeof shown), choices);
 }
 
 int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi)

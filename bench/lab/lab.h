@@ -139,6 +139,9 @@ size_t      lab_size(lab_ctx *ctx, const char *key);
 double      lab_real(lab_ctx *ctx, const char *key);
 const char *lab_text(lab_ctx *ctx, const char *key);   /* NULL when unset */
 
+/* err[0..len) = the formatted reason; returns -1 (a refusal's one line). */
+int lab_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Checks key=value arguments against a table and fills values[] (one per
  * table entry); returns 0, or -1 with a message in err.  lab_main uses it;
  * exposed for the tests. */

@@ -29,15 +29,6 @@ const char *lab_peer_ops_text(unsigned ops, char *buf, size_t len)
     return buf;
 }
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* /opt/aocl/lib/libaocl-libmem.so.1 -> "aocl-libmem" */
 static void name_of(const char *path, char *name, size_t len)
 {
@@ -68,11 +59,11 @@ static int load_one(const char *given, unsigned ops, lab_peer *p, char *err, siz
     /* an absolute path: dlopen of a bare name would search the library
      * path, not the directory the user meant */
     if (!realpath(given, abs))
-        return fail(err, errlen, "peer=%s: no such file", given);
+        return lab_fail(err, errlen, "peer=%s: no such file", given);
     void *h = dlopen(abs, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
-        return fail(err, errlen, "peer=%s: not a loadable shared library (%s)", given,
+        return lab_fail(err, errlen, "peer=%s: not a loadable shared library (%s)", given,
                     why ? why : "dlopen failed");
     }
     *p = (lab_peer){0};
@@ -87,7 +78,7 @@ static int load_one(const char *given, unsigned ops, lab_peer *p, char *err, siz
     /* never dlclosed: its functions are methods until the process ends */
     if (!found) {
         char wanted[64];
-        return fail(err, errlen, "peer=%s exports none of %s (its own, not glibc's)", given,
+        return lab_fail(err, errlen, "peer=%s exports none of %s (its own, not glibc's)", given,
                     lab_peer_ops_text(ops, wanted, sizeof wanted));
     }
     return 0;
@@ -99,7 +90,7 @@ int lab_peers_load(const char *list, unsigned ops, lab_peer **out, size_t *n, ch
     *out = NULL;
     *n = 0;
     if (!list || !*list)
-        return fail(err, errlen, "peer= names no library");
+        return lab_fail(err, errlen, "peer= names no library");
     lab_peer *peers = NULL;
     size_t count = 0;
     for (const char *p = list; *p;) {
@@ -112,14 +103,14 @@ int lab_peers_load(const char *list, unsigned ops, lab_peer **out, size_t *n, ch
         peers = realloc(peers, (count + 1) * sizeof *peers);
         if (!peers || load_one(path, ops, &peers[count], err, errlen)) {
             if (!peers)
-                fail(err, errlen, "out of memory");
+                lab_fail(err, errlen, "out of memory");
             free(peers);
             return -1;
         }
         count++;
     }
     if (!count)
-        return fail(err, errlen, "peer= names no library");
+        return lab_fail(err, errlen, "peer= names no library");
     *out = peers;
     *n = count;
     return 0;

@@ -12,15 +12,6 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 #define SMALL_PAGE ((size_t)4096)
 
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* A cache's size as the fingerprint has it (cpuid), else as the C library
  * says; 0 when neither knows. */
 static size_t cache_bytes(size_t from_cpuid, int sysconf_name)
@@ -64,45 +55,56 @@ int lab_ws_parse(const char *list, lab_ws *out, char *err, size_t errlen)
 {
     int n = 0;
     if (!list || !*list)
-        return fail(err, errlen, "names no working set (hot, l1, l2, l3, dram or a size)");
+        return lab_fail(err, errlen, "names no working set (hot, l1, l2, l3, dram or a size)");
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
         char word[16];   /* as long as a name */
         if (len >= sizeof word) {
             char shown[64];
             snprintf(word, sizeof word, "%s", p);
-            return fail(err, errlen, "unknown working set '%s...'",
+            return lab_fail(err, errlen, "unknown working set '%s...'",
                         lab_printable(word, shown, sizeof shown));
         }
         snprintf(word, sizeof word, "%.*s", (int)len, p);
         p += len + (p[len] == ',');
         if (n == LAB_WS_MAX)
-            return fail(err, errlen, "lists more than %d working sets", LAB_WS_MAX);
+            return lab_fail(err, errlen, "lists more than %d working sets", LAB_WS_MAX);
         lab_ws w = {0};
         size_t bytes = level_bytes(word);
         if (!strcmp(word, "hot")) {
             snprintf(w.name, sizeof w.name, "hot");
         } else if (bytes != SIZE_MAX) {
             if (bytes == 0)
-                return fail(err, errlen, "%s: this CPU's cache sizes are unknown; give the "
+                return lab_fail(err, errlen, "%s: this CPU's cache sizes are unknown; give the "
                                          "working set as a size (e.g. 64M)", word);
             snprintf(w.name, sizeof w.name, "%s", word);
             w.bytes = bytes;
         } else if (!lab_try_parse_size(word, &bytes)) {
             if (bytes < 64 || bytes > LAB_WS_LIMIT)
-                return fail(err, errlen, "%s: a working set is 64 bytes to 1G", word);
+                return lab_fail(err, errlen, "%s: a working set is 64 bytes to 1G", word);
             size_name(bytes, w.name, sizeof w.name);
             w.bytes = bytes;
         } else {
             char shown[64];
-            return fail(err, errlen, "unknown working set '%s' (hot, l1, l2, l3, dram, or a "
+            return lab_fail(err, errlen, "unknown working set '%s' (hot, l1, l2, l3, dram, or a "
                                      "size such as 256K or 64M)",
                         lab_printable(word, shown, sizeof shown));
         }
         for (int i = 0; i < n; i++)
             if (!strcmp(out[i].name, w.name))
-                return fail(err, errlen, "lists %s twice", w.name);
+                return lab_fail(err, errlen, "lists %s twice", w.name);
         out[n++] = w;
+    }
+    return n;
+}
+
+int lab_ws_arg(lab_ctx *ctx, lab_ws *out)
+{
+    char err[256];
+    int n = lab_ws_parse(lab_text(ctx, "ws"), out, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "error: %s (a ws= its check let through)\n", err);
+        exit(70);
     }
     return n;
 }

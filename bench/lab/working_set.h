@@ -46,6 +46,10 @@ typedef struct {
 /* "hot,l3,64M" into out[] (at most LAB_WS_MAX); the count, or -1 with a
  * message in err (unknown level, bad or out-of-range size, a repeat). */
 int lab_ws_parse(const char *list, lab_ws *out, char *err, size_t errlen);
+/* The working sets of the experiment's declared ws= argument (LAB_WS_ARGS)
+ * into out[]; the count.  Its check already refused a bad list, so one
+ * here is the lab's bug: said, and the process exits 70. */
+int lab_ws_arg(lab_ctx *ctx, lab_ws *out);
 /* The argument checks of LAB_WS_ARGS (lab_arg.check). */
 int lab_ws_check(const char *value, char *err, size_t errlen);
 int lab_pages_check(const char *value, char *err, size_t errlen);
