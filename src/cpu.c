@@ -58,7 +58,8 @@ MK_EARLY static int read_l2_l3(mk_cpu_info *c, unsigned leaf)
     unsigned r2[4], r3[4];
     cpuid(leaf, 2, r2);
     cpuid(leaf, 3, r3);
-    if ((r2[0] & 0x1f) != 2 /* unified */ && (r2[0] & 0x1f) != 3)
+    enum { UNIFIED = 3 };   /* cache type field: 1 data, 2 instruction, 3 unified */
+    if ((r2[0] & 0x1f) != UNIFIED || (r3[0] & 0x1f) != UNIFIED)
         return 0;
     if (((r2[0] >> 5) & 7) != 2 || ((r3[0] >> 5) & 7) != 3)
         return 0;

@@ -67,12 +67,6 @@ MK_INLINE vec_t vec_load_a(const void *p) { return _mm256_load_si256((const __m2
 MK_INLINE void vec_store(void *p, vec_t v) { _mm256_storeu_si256((__m256i *)p, v); }
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm256_store_si256((__m256i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm256_stream_si256((__m256i *)p, v); }
-#ifdef MK_EVEX
-/* Bytes [0, n) of a vector; n >= 32 (up to 255): all of it. */
-MK_INLINE __mmask32 vec_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
-MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm256_mask_storeu_epi8(p, vec_mask(n), v); }
-MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(vec_mask(n), p); }
-#endif
 #elif MK_VEC_BYTES == 64
 #ifdef MK_EVEX
 #define MK_ISA evex
