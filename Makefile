@@ -36,7 +36,7 @@ venv: deps $(VENV_STAMP)
 
 test: lib venv test-c test-asan test-tsan test-fuzz test-python
 
-test-c: lib
+test-c: lib test-deps
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Every C test again under AddressSanitizer + UndefinedBehaviorSanitizer.

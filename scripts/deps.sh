@@ -30,6 +30,7 @@ fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || want python3-venv "the lab's Python front end lives in ./.venv"
 if [[ "${1:-}" == "--test" ]]; then
   have chromium || want chromium "the test that opens the lab's report in a headless browser"
+  have strace || want strace "the test of what the preload shim asks of the kernel at start-up"
   # The Python tests start a throwaway PostgreSQL server (initdb + pg_ctl).
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null ||
     { want postgresql "the tests of the PostgreSQL results database start a throwaway server"; pg_missing=1; }

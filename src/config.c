@@ -2,15 +2,17 @@
  * defaults derived from the CPU, then the tuned profile written by
  * `memkit tune` (if any), then MEMKIT_TUNABLES, which overrides both.
  * Runs from the ifunc resolvers, before libc is initialised: raw system
- * calls only, problems reported once on stderr, never fatal. */
+ * calls only, problems reported once on stderr, never fatal.  The defaults
+ * sized by the L2 or L3 wait (MK_PENDING) until the first call of
+ * MK_PENDING_FLOOR bytes or more, or anything else asks (mk_config). */
 #include "internal.h"
 #include "text.h"
 #include "once.h"
 
-mk_tunables mk_cfg;
+mk_tunables mk_cfg MK_FIRST_CALL_DATA;
 size_t mk_memset_large_from = SIZE_MAX;
 size_t mk_copy_large_from = SIZE_MAX;
-static int cfg_once;
+static int cfg_once MK_FIRST_CALL_DATA, complete_once;
 
 /* Problems are reported one line each, up to a few: 120 KB of junk settings
  * once printed a thousand lines into the host program's stderr. */
@@ -206,30 +208,66 @@ MK_EARLY static void apply_settings(mk_tunables *cfg, const char *spec)
     }
 }
 
-MK_EARLY static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+/* A pending threshold counts as the floor below every cache-sized one. */
+MK_EARLY static size_t known_or_floor(size_t threshold)
+{
+    return threshold == MK_PENDING ? MK_PENDING_FLOOR : threshold;
+}
+
+MK_EARLY static size_t min_size(size_t a, size_t b)
+{
+    a = known_or_floor(a), b = known_or_floor(b);
+    return a < b ? a : b;
+}
+
+/* The one compare each routine's common path makes for large sizes. */
+MK_EARLY static void set_large_from(void)
+{
+    __atomic_store_n(&mk_memset_large_from,
+                     min_size(min_size(mk_cfg.rep_stosb_threshold, mk_cfg.nt_threshold),
+                              mk_cfg.nt_threshold_zero), __ATOMIC_RELAXED);
+    __atomic_store_n(&mk_copy_large_from,
+                     min_size(mk_cfg.rep_movsb_threshold, mk_cfg.nt_copy_threshold),
+                     __ATOMIC_RELAXED);
+}
 
 MK_EARLY static void config_init(void)
 {
-    mk_tunables_defaults(&mk_cfg, mk_cpu_early());
+    mk_tunables_defaults(&mk_cfg, mk_cpu_early(), MK_CACHES_PENDING);
     /* In a setuid/setgid program the environment and the files it names
      * belong to the invoker: ignored, as glibc ignores GLIBC_TUNABLES. */
     mk_raw_env env;
-    if (!mk_raw_secure_execution() && mk_raw_env_load(&env)) {
+    if (mk_raw_env_open(&env)) {
         apply_profile(&mk_cfg, &env);
         const char *spec = mk_raw_env_get(&env, "MEMKIT_TUNABLES");
         if (spec)
             apply_settings(&mk_cfg, spec);
         mk_raw_env_release(&env);
     }
-    /* The one compare each routine's common path makes for large sizes. */
-    mk_memset_large_from = min_size(min_size(mk_cfg.rep_stosb_threshold, mk_cfg.nt_threshold),
-                                    mk_cfg.nt_threshold_zero);
-    mk_copy_large_from = min_size(mk_cfg.rep_movsb_threshold, mk_cfg.nt_copy_threshold);
+    set_large_from();
+}
+
+MK_EARLY const mk_tunables *mk_config_early(void)
+{
+    mk_once(&cfg_once, config_init);
+    return &mk_cfg;
+}
+
+/* What a setting left at a cache-sized default gets, now that the caches
+ * are read. */
+MK_EARLY static void complete_init(void)
+{
+    mk_cpu_read_caches();
+    mk_tunables full;
+    mk_tunables_defaults(&full, mk_cpu_early(), MK_CACHES_KNOWN);
+    mk_tunables_fill_pending(&mk_cfg, &full);
+    set_large_from();
 }
 
 MK_EARLY const mk_tunables *mk_config(void)
 {
-    mk_once(&cfg_once, config_init);
+    mk_config_early();
+    mk_once(&complete_once, complete_init);
     return &mk_cfg;
 }
 

@@ -5,11 +5,17 @@
 
 #include <cpuid.h>
 
-static mk_cpu_info cpu_info;
-static int cpu_once;
+static mk_cpu_info cpu_info MK_FIRST_CALL_DATA;
+static unsigned max_basic_leaf MK_FIRST_CALL_DATA;   /* cpuid leaf 0's */
+static int cpu_once MK_FIRST_CALL_DATA;
 
+/* In a VM each cpuid traps to the hypervisor (3.6-5.7 us each on the EPYC
+ * VMs, the first in a process ~7 us), paid by every process at its first
+ * call: the C library's copy where the preload shim finds one. */
 MK_EARLY static void cpuid(unsigned leaf, unsigned sub, unsigned r[4])
 {
+    if (sub == 0 && mk_libc_cpuid && mk_libc_cpuid(leaf, r))
+        return;
     __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
 }
 
@@ -50,9 +56,7 @@ MK_EARLY static void read_cache_leaf(mk_cpu_info *c, unsigned leaf)
 
 /* The L2 and L3 only, from subleaves 2 and 3 where the CPU numbers its
  * caches L1d, L1i, L2, L3 (every Zen and every Intel core since Nehalem);
- * returns 0 where it does not.  In a VM each cpuid traps to the hypervisor
- * (3.6-5.7 us each on the EPYC VMs): the dispatch at load time reads only
- * what it decides on (the vendor, family/model, ISA flags, L2/L3). */
+ * returns 0 where it does not. */
 MK_EARLY static int read_l2_l3(mk_cpu_info *c, unsigned leaf)
 {
     unsigned r2[4], r3[4];
@@ -70,17 +74,19 @@ MK_EARLY static int read_l2_l3(mk_cpu_info *c, unsigned leaf)
 
 MK_EARLY static void read_caches(mk_cpu_info *c, int amd);
 
+/* The dispatch reads only what it decides on (the vendor, family/model, ISA
+ * flags: three cpuid); the L2/L3 come at the first call large enough to
+ * need them (mk_config). */
 MK_EARLY static void detect(void)
 {
     mk_cpu_info *c = &cpu_info;
     unsigned r[4];
 
     cpuid(0, 0, r);
-    unsigned max_leaf = r[0];
+    unsigned max_leaf = max_basic_leaf = r[0];
     unsigned vendor_regs[3] = {r[1], r[3], r[2]};
     copy_regs(c->vendor, vendor_regs, 3);
     c->vendor[12] = '\0';
-    int amd = r[1] == 0x68747541u; /* "Auth" */
 
     cpuid(1, 0, r);
     unsigned base_family = (r[0] >> 8) & 0xf, base_model = (r[0] >> 4) & 0xf;
@@ -107,13 +113,26 @@ MK_EARLY static void detect(void)
         c->has_avx512vl = (r[1] >> 31) & 1;
         c->has_fsrm = (r[3] >> 4) & 1;
     }
+}
 
+static int caches_once;
+
+MK_EARLY static void read_l2_l3_once(void)
+{
+    mk_cpu_info *c = &cpu_info;
+    int amd = c->vendor[0] == 'A';   /* "AuthenticAMD" */
     /* Zen (family 0x17 up) always has the 0x8000001D cache leaf. */
     if (amd && c->family >= 0x17 && read_l2_l3(c, 0x8000001Du))
         return;
-    if (!amd && max_leaf >= 4 && read_l2_l3(c, 4))
+    if (!amd && max_basic_leaf >= 4 && read_l2_l3(c, 4))
         return;
     read_caches(c, amd);
+}
+
+MK_EARLY void mk_cpu_read_caches(void)
+{
+    mk_cpu_early();
+    mk_once(&caches_once, read_l2_l3_once);
 }
 
 /* The brand string, and every cache with the L1d and the line size: what
@@ -223,6 +242,7 @@ static void read_brand(mk_cpu_info *c)
 static int details_once;
 static void read_details(void)
 {
+    mk_cpu_read_caches();
     read_brand(&cpu_info);
     if (cpu_info.l1d_bytes == 0)
         read_caches(&cpu_info, cpu_info.vendor[0] == 'A');   /* "AuthenticAMD" */

@@ -23,7 +23,7 @@ MK_EARLY static const mk_variant_row *usable_named(const char *name, const mk_cp
  * row prefers, else the first in isa.def this CPU can run. */
 MK_EARLY const mk_variant_row *mk_pick_variant_row(mk_op op)
 {
-    const mk_tunables *cfg = mk_config();
+    const mk_tunables *cfg = mk_config_early();
     const mk_cpu_info *cpu = mk_cpu_early();
     const char *forced = op == MK_OP_MEMSET ? cfg->force_memset
                        : op == MK_OP_MEMCPY ? cfg->force_memcpy : cfg->force_memmove;

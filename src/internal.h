@@ -41,10 +41,17 @@ static inline __attribute__((always_inline)) int mk_overlaps(const void *dst, co
 #define MK_CONTRACT(cond, msg) ((void)0)
 #endif
 
+/* What a process's first call writes, kept beside the pointers the loader
+ * has already written (.data): spread over .bss between large buffers it
+ * touched three fresh pages, ~1 us each in a VM. */
+#define MK_FIRST_CALL_DATA __attribute__((section(".data.mk_first_call")))
+
 /* ---- cpu.c ---- */
 /* Fills the cpuid part of the CPU info (no libc, no allocation: safe from an
  * ifunc resolver).  Idempotent. */
 MK_HIDDEN const mk_cpu_info *mk_cpu_early(void);
+/* Reads the L2 and L3 sizes into mk_cpu_early()'s record, once. */
+MK_HIDDEN void mk_cpu_read_caches(void);
 
 /* ---- rawio.c: raw system calls, usable before libc is up ---- */
 /* The file's contents, NUL-terminated, or -1 (open or read failed). */
@@ -54,13 +61,17 @@ MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
 MK_HIDDEN long mk_raw_read_regular_file(const char *path, char *buf, size_t cap,
                                         const char **why);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);
-/* The process's initial environment (/proc/self/environ), whole, in memory
- * mapped by mk_raw_env_load and unmapped by mk_raw_env_release. */
+/* The process's environment: the C library's own array once libc has started
+ * (the preload shim, mk_libc_env), else the initial environment read whole
+ * from /proc/self/environ into memory mapped for it. */
 typedef struct {
+    char *const *vars;   /* libc's environ, or NULL: text holds it */
     char  *text;
     size_t len, cap;
 } mk_raw_env;
-MK_HIDDEN int mk_raw_env_load(mk_raw_env *e);
+/* 1 and the environment in e, or 0 when it is not to be read (secure
+ * execution: an invoker's settings) or cannot be; mk_raw_env_release after. */
+MK_HIDDEN int mk_raw_env_open(mk_raw_env *e);
 /* NAME's value (NUL-terminated, inside e), or NULL. */
 MK_HIDDEN const char *mk_raw_env_get(const mk_raw_env *e, const char *name);
 MK_HIDDEN void mk_raw_env_release(mk_raw_env *e);
@@ -71,22 +82,44 @@ MK_HIDDEN int mk_raw_getenv(const char *name, char *buf, size_t cap);
  * setgid, file capabilities: AT_SECURE); then the environment and the
  * invoker's files are not to be trusted. */
 MK_HIDDEN int mk_raw_secure_execution(void);
+/* Defined by the preload shim only (weak here): libc's environment and its
+ * AT_SECURE, read from memory; 1 (e filled), 0 (secure execution), or -1
+ * before libc has started (then the system calls above).  libmemkit's ifunc
+ * resolvers always run before that. */
+MK_HIDDEN int mk_libc_env(mk_raw_env *e) __attribute__((weak));
+/* Also the preload's: cpuid leaf LEAF (subleaf 0) as the C library read it at
+ * start-up, into r (eax, ebx, ecx, edx); 0 where it has none. */
+MK_HIDDEN int mk_libc_cpuid(unsigned leaf, unsigned r[4]) __attribute__((weak));
 
 /* ---- tunables.c ---- */
-MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu);
+/* A threshold the CPU's row derives from the L2 or L3 size while those are
+ * not read yet (see mk_config): in a VM each cpuid traps to the hypervisor
+ * (~4 us), and a process that never copies or fills MK_PENDING_FLOOR bytes
+ * at once never needs the two that read them. */
+#define MK_PENDING ((size_t)-2)
+/* Below every threshold a row derives from a cache (the smallest is a
+ * quarter of an L2 of 256 KiB; test_strategy checks every row). */
+#define MK_PENDING_FLOOR ((size_t)64 << 10)
+typedef enum { MK_CACHES_PENDING, MK_CACHES_KNOWN } mk_caches;
+MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches);
+/* Each size tunable of t still MK_PENDING takes its value from full. */
+MK_HIDDEN void mk_tunables_fill_pending(mk_tunables *t, const mk_tunables *full);
 
 /* ---- strategy.c: the per-CPU table ---- */
 /* Sets the microarchitecture-dependent tunables from the CPU's row. */
-MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu);
+MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches);
 /* The row a CPU gets (mk_strategy() is this for the running CPU). */
 MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
 /* The variant (isa.def row name) the CPU's row prefers; NULL: none. */
 MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu);
 
 /* ---- config.c ----
- * The configuration every routine reads: set once by mk_config() (called by
- * the ifunc resolvers, so before any routine runs), constant afterwards. */
+ * The configuration every routine reads: set once by mk_config_early()
+ * (called by the ifunc resolvers and the preload's first call, so before any
+ * routine runs), its cache-sized thresholds completed once by mk_config()
+ * (called by everything else, and by the routines' large-size paths). */
 MK_HIDDEN extern mk_tunables mk_cfg;
+MK_HIDDEN const mk_tunables *mk_config_early(void);
 MK_HIDDEN const mk_tunables *mk_config(void);
 /* memset sizes from which the thresholds need looking at:
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */

@@ -155,28 +155,30 @@ MK_EARLY static size_t vector_bytes(const mk_cpu_info *c)
     return mk_cpu_satisfies(c, MK_NEED_AVX512) ? 64 : mk_cpu_satisfies(c, MK_NEED_AVX2) ? 32 : 16;
 }
 
-MK_EARLY static size_t eval(rule r, const mk_cpu_info *c)
+MK_EARLY static size_t eval(rule r, const mk_cpu_info *c, mk_caches caches)
 {
     if (r.of == OF_BYTES)
         return r.num;
+    if ((r.of == OF_L2 || r.of == OF_L3) && caches == MK_CACHES_PENDING)
+        return MK_PENDING;
     size_t base = r.of == OF_L2    ? (c->l2_bytes ? c->l2_bytes : KIB(1024))
                 : r.of == OF_L3    ? (c->l3_bytes ? c->l3_bytes : KIB(8192))
                                    : vector_bytes(c) / 16;
     return base * r.num / r.den;
 }
 
-MK_EARLY void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu)
+MK_EARLY void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches)
 {
     const row *r = row_for(cpu);
     /* Without ERMS the rep instructions are microcoded byte loops. */
     int erms = cpu->has_erms;
-    t->rep_stosb_threshold = erms ? eval(r->rep_stosb_from, cpu) : SIZE_MAX;
-    t->rep_movsb_threshold = erms ? eval(r->rep_movsb_from, cpu) : SIZE_MAX;
-    t->rep_movsb_stop = eval(r->rep_movsb_stop, cpu);
+    t->rep_stosb_threshold = erms ? eval(r->rep_stosb_from, cpu, caches) : SIZE_MAX;
+    t->rep_movsb_threshold = erms ? eval(r->rep_movsb_from, cpu, caches) : SIZE_MAX;
+    t->rep_movsb_stop = eval(r->rep_movsb_stop, cpu, caches);
     t->rep_movsb_align = r->rep_movsb_align;
-    t->nt_threshold_zero = eval(r->nt_zero_from, cpu);
-    t->nt_threshold = eval(r->nt_from, cpu);
-    t->nt_copy_threshold = eval(r->nt_copy_from, cpu);
+    t->nt_threshold_zero = eval(r->nt_zero_from, cpu, caches);
+    t->nt_threshold = eval(r->nt_from, cpu, caches);
+    t->nt_copy_threshold = eval(r->nt_copy_from, cpu, caches);
 }
 
 MK_EARLY const char *mk_strategy_variant(const mk_cpu_info *cpu)

@@ -33,16 +33,22 @@ static const tunable_row rows[] = {
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
-MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu)
+MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches)
 {
     *t = (mk_tunables){0};
-    mk_strategy_defaults(t, cpu);   /* the rep and non-temporal choices: strategy.c */
+    mk_strategy_defaults(t, cpu, caches);   /* the rep and non-temporal choices: strategy.c */
     t->parallel_threshold = (size_t)4 << 20;
     t->threads = 0;
 }
 
-/* ---- small string helpers (no libc: this runs before it is ready) ---- */
-
+MK_EARLY void mk_tunables_fill_pending(mk_tunables *t, const mk_tunables *full)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        size_t *field = (size_t *)((char *)t + rows[i].offset);
+        if (rows[i].kind == KIND_SIZE && *field == MK_PENDING)
+            *field = *(const size_t *)((const char *)full + rows[i].offset);
+    }
+}
 
 /* "memkit: MEMKIT_TUNABLES: WHAT 'ITEM': WHY", the item escaped. */
 MK_EARLY static void report_line(void (*report)(void *, const char *), void *ctx,
@@ -170,7 +176,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
                                    : "expected a whole number from 0 to 4096");
                 problems++;
             } else if (row->kind == KIND_SIZE) {
-                *(size_t *)field = v;
+                *(size_t *)field = v >= MK_PENDING ? SIZE_MAX : v;
             } else {
                 *(unsigned *)field = (unsigned)v;
             }

@@ -15,6 +15,12 @@ if(TARGET memkit_preload)
   target_link_libraries(record_probe PRIVATE Threads::Threads)
   target_compile_options(record_probe PRIVATE -O1 -fno-builtin -U_FORTIFY_SOURCE)
 
+  add_executable(preload_one_call preload/one_call.c)
+  target_compile_options(preload_one_call PRIVATE -O1 -fno-builtin -U_FORTIFY_SOURCE)
+  add_test(NAME preload_startup_syscalls
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/startup_syscalls.sh
+            $<TARGET_FILE:memkit_preload> $<TARGET_FILE:preload_one_call>)
+
   add_test(NAME preload_real_programs
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/real_programs.sh $<TARGET_FILE:memkit_preload>)
 endif()

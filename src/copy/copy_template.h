@@ -323,7 +323,7 @@ MK_INLINE int rep_movsb_aligned(const char *d, const char *s, size_t align)
 /* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
 static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
-    const mk_tunables *t = &mk_cfg;   /* set before any variant could be picked */
+    const mk_tunables *t = mk_config();   /* the first large call reads the caches */
     if ((uintptr_t)d - (uintptr_t)s < n)
         copy_backward(d, s, n);
     else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !mk_overlaps(d, s, n) &&
@@ -393,7 +393,7 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         return dst;
     }
 #endif
-    if (MK_UNLIKELY(n >= mk_copy_large_from))
+    if (MK_UNLIKELY(n >= __atomic_load_n(&mk_copy_large_from, __ATOMIC_RELAXED)))
         return MK_FN(copy_large)(d, s, n);   /* a tail call: no frame here */
     copy_loop(d, s, n);
     return dst;

@@ -153,8 +153,8 @@ typedef struct {
     rec_header *file;  /* the file whose slots are being handed out */
 } rec_state;
 
-static int rec_once;
-static int rec_on;
+static int rec_once MK_FIRST_CALL_DATA;
+static int rec_on MK_FIRST_CALL_DATA;
 static char rec_dir[3072];
 static rec_state *state;
 static rec_slot lost;   /* slot of last resort; its counts are never read */
@@ -173,7 +173,7 @@ static mk_rec_copy_fn memcpy_target, memmove_target;
 
 static void rec_init(void)
 {
-    mk_config();   /* the environment is read under the configuration's once */
+    mk_config_early();   /* the environment is read under the configuration's once */
     if (!mk_raw_getenv("MEMKIT_RECORD", rec_dir, sizeof rec_dir) || !rec_dir[0])
         return;
     long p = sys6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

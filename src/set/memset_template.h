@@ -205,11 +205,12 @@ MK_INLINE void set_stream(char *d, size_t n, vec_t v)
  * AVX-512 build keeps clean (see CMakeLists.txt). */
 static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c)
 {
+    const mk_tunables *t = mk_config();   /* the first large call reads the caches */
     vec_t v = vec_splat((uint8_t)c);
-    size_t nt_from = (uint8_t)c == 0 ? mk_cfg.nt_threshold_zero : mk_cfg.nt_threshold;
+    size_t nt_from = (uint8_t)c == 0 ? t->nt_threshold_zero : t->nt_threshold;
     if (n >= nt_from)
         set_stream(d, n, v);
-    else if (n >= mk_cfg.rep_stosb_threshold)
+    else if (n >= t->rep_stosb_threshold)
         set_rep_stosb(d, n, v, c);
     else
         set_loop(d, n, v);
@@ -251,7 +252,7 @@ MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, 
     vec_t v = vec_splat((uint8_t)c);
     if (set_upto_8v(d, n, v))
         return dst;
-    if (MK_UNLIKELY(n >= mk_memset_large_from)) {
+    if (MK_UNLIKELY(n >= __atomic_load_n(&mk_memset_large_from, __ATOMIC_RELAXED))) {
         MK_FN(set_large)(d, n, c);
         return dst;
     }
@@ -287,7 +288,7 @@ MK_HIDDEN void MK_FN(mk_zero_aligned16)(void *dst, size_t n)
         _mm_store_si128((__m128i *)(d + n - 16 - half), z);
         return;
     }
-    if (n > 8 * V || MK_UNLIKELY(n >= mk_memset_large_from)) {
+    if (n > 8 * V || MK_UNLIKELY(n >= __atomic_load_n(&mk_memset_large_from, __ATOMIC_RELAXED))) {
         MK_FN(mk_memset)(dst, 0, n);
         return;
     }

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static mk_cpu_info cpu(const char *vendor, unsigned family, unsigned model, int erms, int fsrm)
@@ -32,12 +33,63 @@ static void expect_row(mk_cpu_info c, const char *want)
 static mk_tunables defaults(mk_cpu_info c)
 {
     mk_tunables t;
-    mk_tunables_defaults(&t, &c);
+    mk_tunables_defaults(&t, &c, MK_CACHES_KNOWN);
     return t;
+}
+
+static const struct { const char *name; size_t offset; } thresholds[] = {
+#define T(f) {#f, offsetof(mk_tunables, f)}
+    T(rep_stosb_threshold), T(nt_threshold), T(nt_threshold_zero), T(rep_movsb_threshold),
+    T(rep_movsb_stop), T(nt_copy_threshold),
+#undef T
+};
+#define FIELD(t, i) (*(const size_t *)((const char *)&(t) + thresholds[i].offset))
+
+/* Before the caches are read, a row's cache-sized thresholds are pending and
+ * the others final; read with the smallest caches such a CPU has (L2 256 KiB,
+ * L3 1 MiB), each pending one is above the floor the routines compare with
+ * until then. */
+static void pending_until_caches(mk_cpu_info c)
+{
+    mk_tunables pending, known;
+    mk_tunables_defaults(&pending, &c, MK_CACHES_PENDING);
+    c.l2_bytes = (size_t)256 << 10;
+    c.l3_bytes = (size_t)1 << 20;
+    mk_tunables_defaults(&known, &c, MK_CACHES_KNOWN);
+    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++) {
+        size_t p = FIELD(pending, i), k = FIELD(known, i);
+        CHECK(p == MK_PENDING ? k >= MK_PENDING_FLOOR && k != MK_PENDING : p == k,
+              "%s family %u model 0x%x: %s is %zu before the caches are read, %zu after",
+              c.vendor, c.family, c.model, thresholds[i].name, p, k);
+    }
+}
+
+/* In this process (the library linked statically, its resolvers run): the
+ * caches are read at the first call that needs a cache-sized threshold, and
+ * the thresholds then are the row's. */
+static void caches_read_at_first_large_call(void)
+{
+    mk_tunables before = mk_cfg;
+    size_t copy_from = mk_copy_large_from;
+    int pending = 0;
+    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++)
+        pending |= FIELD(before, i) == MK_PENDING;
+    CHECK(!pending || copy_from <= MK_PENDING_FLOOR,
+          "with thresholds pending, copies from %zu B call the large path", copy_from);
+    static char a[1 << 20], b[1 << 20];
+    mk_memcpy(a, b, sizeof a);
+    mk_tunables want;
+    mk_tunables_defaults(&want, mk_cpu(), MK_CACHES_KNOWN);
+    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++)
+        CHECK(FIELD(mk_cfg, i) == FIELD(want, i), "after a 1 MiB copy %s is %zu, the row says %zu",
+              thresholds[i].name, FIELD(mk_cfg, i), FIELD(want, i));
+    printf("this process: %s thresholds pending until its first large call\n",
+           pending ? "some" : "no");
 }
 
 int main(void)
 {
+    caches_read_at_first_large_call();   /* first: nothing has asked for mk_config() yet */
     expect_row(cpu("AuthenticAMD", 25, 0x11, 1, 1), "amd-zen4");   /* Genoa */
     expect_row(cpu("AuthenticAMD", 25, 0x61, 1, 1), "amd-zen4");   /* Raphael */
     expect_row(cpu("AuthenticAMD", 25, 0xa0, 1, 1), "amd-zen4");   /* Bergamo */
@@ -61,6 +113,11 @@ int main(void)
     CHECK(!mk_strategy_variant(&turin) && !mk_strategy_variant(&spr) && !mk_strategy_variant(&hygon),
           "Zen 5, Intel and an unknown CPU keep the first variant they can run");
     CHECK(mk_variant_named("evex", 4) != NULL, "the evex routines are built");
+    mk_cpu_info rows[] = {genoa, turin, spr, hygon, cpu("AuthenticAMD", 25, 0x01, 1, 1),
+                          cpu("AuthenticAMD", 23, 0x31, 0, 0), cpu("GenuineIntel", 6, 0x55, 1, 0),
+                          cpu("GenuineIntel", 6, 0x1a, 0, 0)};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        pending_until_caches(rows[i]);
 
     mk_tunables z4 = defaults(cpu("AuthenticAMD", 25, 0x11, 1, 1));
     CHECK(z4.rep_stosb_threshold == SIZE_MAX && z4.rep_movsb_threshold == SIZE_MAX,
