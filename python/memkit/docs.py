@@ -38,6 +38,8 @@ def sections() -> dict:
     """The man page's sections beyond the options, which argparse cannot
     say: the environment, the files, the exit statuses, examples."""
     from memkit import db
+    from memkit.commands import try_program
+    from memkit.whole_program import ProgramNotStarted
     return {
         "ENVIRONMENT": _items([
             ("MEMKIT_DB", "The results database when --db is not given: an SQLite file or "
@@ -79,7 +81,11 @@ def sections() -> dict:
                   "compare --fail-on-regression."),
             ("2", "A usage error: an unknown option, or an argument an experiment refuses (checked before "
                   "anything runs; nothing is stored)."),
+            (str(try_program.OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
+                                               "first run's (the timing is still reported and stored)."),
             ("70", "An internal error (MEMKIT_DEBUG=1 shows where)."),
+            (str(ProgramNotStarted.exit_status), "memkit try: the program could not be started (no such file, "
+                                                 "not executable), as a shell says."),
             ("130", "Interrupted (Ctrl-C): nothing of that run is stored."),
         ]),
         "EXAMPLES": _items([
