@@ -24,7 +24,11 @@
  * array's copy goes to memory the program has not touched lately.
  * dst=warm reads it back after the source: memory an allocator hands back
  * right after the program used it (a loop copying into an array freed and
- * allocated again).  The source is read first (src=warm: in the caches
+ * allocated again).  dst=fresh copies into memory mapped just before the
+ * unit (untimed) and never touched: the copy takes the page faults, and
+ * the kernel zeroes each page (huge pages from 4 MiB, MADV_HUGEPAGE, as
+ * numpy asks for its large arrays) right before the copy's stores reach
+ * it: a new array's first write.  The source is read first (src=warm: in the caches
  * where it fits, as data the program just made or used; above the L3 it is
  * cold anyway) or flushed too (src=cold).  Buffers are page-aligned: the
  * same page offset, as large allocations of one allocator usually are.
@@ -49,6 +53,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BATCH_BYTES ((size_t)8 << 20)   /* per timed pass: >> the timer, a few ms */
 #define GRANULE     256                 /* sizes are whole 256-byte blocks: the sum reads 128 */
@@ -56,6 +61,7 @@
 #define POISON      0x5afe5afe5afe5afeull
 #define MAX_METHODS 16
 #define MAX_SIZES   256
+#define FRESH_HUGE  ((size_t)4 << 20)   /* numpy's threshold for MADV_HUGEPAGE */
 
 typedef void *(*memcpy_fn)(void *, const void *, size_t);
 #define COPY(f) ((void (*)(void))(f))
@@ -105,10 +111,15 @@ static int then_check(const char *value, char *err, size_t errlen)
     return parse_then(value, t, err, errlen) < 0 ? -1 : 0;
 }
 
-/* src= and dst=: warm or cold */
+/* src=: warm or cold; dst=: also fresh */
 static int warmth_check(const char *value, char *err, size_t errlen)
 {
     return lab_one_of(value, "warm|cold", err, errlen);
+}
+
+static int dst_check(const char *value, char *err, size_t errlen)
+{
+    return lab_one_of(value, "warm|cold|fresh", err, errlen);
 }
 
 static const lab_arg args[] = {
@@ -122,9 +133,11 @@ static const lab_arg args[] = {
      "the source before each copy: warm (read first: cached where it fits) or cold (flushed)",
      0, 0, warmth_check},
     {"dst", LAB_TEXT, "cold", NULL,
-     "the destination before each copy: cold (flushed: memory not used lately) or warm (read "
-     "after the source: memory the allocator hands back right after the program used it)",
-     0, 0, warmth_check},
+     "the destination before each copy: cold (flushed: memory not used lately), warm (read "
+     "after the source: memory the allocator hands back right after the program used it) or "
+     "fresh (just mapped, never touched: the copy takes the page faults, as a new array's "
+     "first write does)",
+     0, 0, dst_check},
     {"rounds", LAB_INT, "11", "5", "interleaved rounds per size (each process)", 1, 1000},
 };
 
@@ -184,38 +197,79 @@ typedef struct {
     const char *src;
     size_t n, units;     /* units per timed pass */
     uint64_t expect;     /* the source's sum */
-    int src_warm, dst_warm;
+    int src_warm, dst_warm, dst_fresh;
     const int *then;     /* then[m->kind]: THEN_READ or THEN_NONE */
 } point;
 
-/* One unit of method m (see the top); the nanoseconds of its timed part. */
-static double unit(const lab_method *m, const point *p)
+/* A destination never touched (dst=fresh), mapped outside the timed part. */
+static char *map_fresh(size_t n)
 {
-    for (size_t i = 0; i < p->n; i += PAGE)
-        *(volatile uint64_t *)(p->dst + i) = POISON;
-    *(volatile uint64_t *)(p->dst + p->n - 8) = POISON;
-    flush(p->dst, p->n);   /* warm or not, no line left dirty by the method before */
+    char *d = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (d == MAP_FAILED) {
+        perror("error: mmap of a fresh destination");
+        exit(3);
+    }
+    if (n >= FRESH_HUGE)
+        madvise(d, n, MADV_HUGEPAGE);   /* refused without THP: 4 KiB pages then */
+    return d;
+}
+
+/* The source as src= asks: flushed, or read (and checked: it never changes). */
+static void prepare_source(const point *p)
+{
     if (!p->src_warm)
         flush(p->src, p->n);
     else if (sum_words(p->src, p->n) != p->expect) {
         fprintf(stderr, "error: the source changed\n");
         exit(3);
     }
-    if (p->dst_warm) {   /* the most recently used: the program's last buffer */
-        uint64_t s = sum_words(p->dst, p->n);
-        lab_escape(&s);
-    }
+}
+
+/* The destination poisoned (a copy that skips a page fails the check) and
+ * flushed: warm or not, no line the method before left dirty is written
+ * back on this one's time. */
+static void poison_destination(const point *p)
+{
+    for (size_t i = 0; i < p->n; i += PAGE)
+        *(volatile uint64_t *)(p->dst + i) = POISON;
+    *(volatile uint64_t *)(p->dst + p->n - 8) = POISON;
+    flush(p->dst, p->n);
+}
+
+/* The timed part: the copy into dst and, with then=read, the read; the
+ * copy is checked either way. */
+static double timed_copy(const lab_method *m, const point *p, char *dst)
+{
     int read = p->then[m->kind] == THEN_READ;
     double t0 = lab_now_ns();
-    ((memcpy_fn)m->fn)(p->dst, p->src, p->n);
-    uint64_t sum = read ? sum_words(p->dst, p->n) : 0;
+    ((memcpy_fn)m->fn)(dst, p->src, p->n);
+    uint64_t sum = read ? sum_words(dst, p->n) : 0;
     double ns = lab_now_ns() - t0;
     if (!read)
-        sum = sum_words(p->dst, p->n);
+        sum = sum_words(dst, p->n);
     if (sum != p->expect) {
         fprintf(stderr, "error: method %s copied %zu bytes wrong\n", m->name, p->n);
         exit(3);
     }
+    return ns;
+}
+
+/* One unit of method m (see the top); the nanoseconds of its timed part. */
+static double unit(const lab_method *m, const point *p)
+{
+    if (!p->dst_fresh) {
+        poison_destination(p);
+        prepare_source(p);
+        if (p->dst_warm) {   /* read after the source: the program's last buffer */
+            uint64_t s = sum_words(p->dst, p->n);
+            lab_escape(&s);
+        }
+        return timed_copy(m, p, p->dst);
+    }
+    prepare_source(p);
+    char *dst = map_fresh(p->n);
+    double ns = timed_copy(m, p, dst);
+    munmap(dst, p->n);
     return ns;
 }
 
@@ -399,7 +453,8 @@ static int run(lab_ctx *ctx)
         char sz[32], xl3[16];
         lab_progress(ctx, i, nsizes, lab_fmt_size(n, sz, sizeof sz));
         point p = {dst, src, n, n >= BATCH_BYTES ? 1 : BATCH_BYTES / n, sum_words(src, n),
-                   !strcmp(src_kind, "warm"), !strcmp(dst_kind, "warm"), thens};
+                   !strcmp(src_kind, "warm"), !strcmp(dst_kind, "warm"),
+                   !strcmp(dst_kind, "fresh"), thens};
         lab_interleave(ctx, pairs, npairs, rounds, pass, &p, samples);
         for (int t = 0; t < nthen; t++) {
             for (size_t m = 0; m < nmethods; m++)

@@ -168,6 +168,30 @@ foreach(v IN LISTS VERDICTS)
   endif()
 endforeach()
 
+# ---- a fresh destination: every copy goes to pages never touched (the
+# half-copying peer is caught there too: the check reads the fresh copy) ----
+execute_process(COMMAND ${EXP} --quick min=4M max=4M then=read dst=fresh peer=${OUT}/libtoy.so
+                        --jsonl ${OUT}/fresh.jsonl
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "copy-read dst=fresh failed (${rc}): ${err}")
+endif()
+read_run(${OUT}/fresh.jsonl)
+list(SORT MEASURED)
+set(want "cached-stores|read|4194304|warm|fresh;glibc|read|4194304|warm|fresh;"
+         "memkit|read|4194304|warm|fresh;nt-stores|read|4194304|warm|fresh;"
+         "toy|read|4194304|warm|fresh")
+string(REPLACE ";;" ";" want "${want}")
+if(NOT MEASURED STREQUAL want)
+  message(FATAL_ERROR "dst=fresh: got\n${MEASURED}\nwant\n${want}")
+endif()
+require_verdict("^plain: copy, then a read of the copy \\(source warm, destination fresh\\)")
+execute_process(COMMAND ${EXP} --quick min=256K max=256K dst=fresh peer=${OUT}/libhalf.so
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "method half copied 262144 bytes wrong")
+  message(FATAL_ERROR "dst=fresh: a peer copying half was not caught (exit ${rc}): ${err}")
+endif()
+
 # ---- a copy gone wrong stops the run ----
 execute_process(COMMAND ${EXP} --quick min=256K max=256K peer=${OUT}/libhalf.so
                 RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
@@ -176,7 +200,7 @@ if(rc EQUAL 0 OR NOT err MATCHES "method half copied 262144 bytes wrong")
 endif()
 
 # ---- refused arguments: exit 2, one line, no records ----
-foreach(bad "then=read,read" "then=write" "src=hot" "dst=" "per_octave=0")
+foreach(bad "then=read,read" "then=write" "src=hot" "src=fresh" "dst=" "dst=hot" "per_octave=0")
   execute_process(COMMAND ${EXP} --quick ${bad} --jsonl ${OUT}/bad.jsonl
                   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
   if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: " OR EXISTS ${OUT}/bad.jsonl)
