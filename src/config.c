@@ -227,7 +227,8 @@ MK_EARLY static void set_large_from(void)
                      min_size(min_size(mk_cfg.rep_stosb_threshold, mk_cfg.nt_threshold),
                               mk_cfg.nt_threshold_zero), __ATOMIC_RELAXED);
     __atomic_store_n(&mk_copy_large_from,
-                     min_size(mk_cfg.rep_movsb_threshold, mk_cfg.nt_copy_threshold),
+                     min_size(min_size(mk_cfg.rep_movsb_threshold, mk_cfg.nt_copy_threshold),
+                              MK_FRESH_CHECK_FROM),
                      __ATOMIC_RELAXED);
 }
 

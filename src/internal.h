@@ -61,6 +61,8 @@ MK_HIDDEN long mk_raw_read_file(const char *path, char *buf, size_t cap);
 MK_HIDDEN long mk_raw_read_regular_file(const char *path, char *buf, size_t cap,
                                         const char **why);
 MK_HIDDEN void mk_raw_write_stderr(const char *s);
+/* Whether no page is mapped at p yet (mincore): a buffer never written. */
+MK_HIDDEN int mk_raw_page_untouched(const void *p);
 /* The process's environment: the C library's own array once libc has started
  * (the preload shim, mk_libc_env), else the initial environment read whole
  * from /proc/self/environ into memory mapped for it. */
@@ -97,6 +99,9 @@ MK_HIDDEN int mk_libc_cpuid(unsigned leaf, unsigned r[4]) __attribute__((weak));
  * (~4 us), and a process that never copies or fills MK_PENDING_FLOOR bytes
  * at once never needs the two that read them. */
 #define MK_PENDING ((size_t)-2)
+/* Copies from this size look whether their destination was ever written
+ * (copy_template.h: untouched memory is copied backward). */
+#define MK_FRESH_CHECK_FROM ((size_t)4 << 20)
 /* Below every threshold a row derives from a cache (the smallest is a
  * quarter of an L2 of 256 KiB; test_strategy checks every row). */
 #define MK_PENDING_FLOOR ((size_t)64 << 10)
@@ -125,7 +130,7 @@ MK_HIDDEN const mk_tunables *mk_config(void);
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */
 MK_HIDDEN extern size_t mk_memset_large_from;
 /* memcpy sizes from which the thresholds need looking at:
- * min(rep_movsb_threshold, nt_copy_threshold). */
+ * min(rep_movsb_threshold, nt_copy_threshold, MK_FRESH_CHECK_FROM). */
 MK_HIDDEN extern size_t mk_copy_large_from;
 
 /* ---- threads.c ---- */

@@ -104,6 +104,13 @@ MK_EARLY void mk_raw_write_stderr(const char *s)
     }
 }
 
+MK_EARLY int mk_raw_page_untouched(const void *p)
+{
+    unsigned char resident = 1;
+    long page = (long)((uintptr_t)p & ~(uintptr_t)4095);
+    return raw_syscall3(SYS_mincore, page, 4096, (long)&resident) == 0 && !(resident & 1);
+}
+
 /* ---- the initial environment, whole ---- */
 
 MK_EARLY static void *raw_mmap(size_t n)

@@ -320,6 +320,19 @@ MK_INLINE int rep_movsb_aligned(const char *d, const char *s, size_t align)
     return (((uintptr_t)d - (uintptr_t)s) & (align - 1)) == 0;
 }
 
+/* A destination no one has written yet (a new buffer: numpy's new arrays,
+ * a grown vector): the kernel zeroes each of its pages at the copy's first
+ * store there, the subpages of a huge page in the order that leaves the
+ * faulting one last.  Copied backward, the first store lands at the end of
+ * each page: into fresh huge pages 1.27-1.41x faster than forward at 2-64
+ * MiB, 1.10x with 4 KiB pages, and ahead of non-temporal stores (Zen 4,
+ * docs/strategy.md "copy into fresh memory").  The mincore that tells costs
+ * 1-2 us: from MK_FRESH_CHECK_FROM only. */
+MK_INLINE int destination_untouched(const char *d, const char *s, size_t n)
+{
+    return n >= MK_FRESH_CHECK_FROM && !mk_overlaps(d, s, n) && mk_raw_page_untouched(d + n - 1);
+}
+
 /* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
 static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
@@ -329,6 +342,8 @@ static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s,
     else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !mk_overlaps(d, s, n) &&
              rep_movsb_aligned(d, s, t->rep_movsb_align))
         copy_rep_movsb(d, s, n);
+    else if (destination_untouched(d, s, n))
+        copy_backward(d, s, n);
     else if (n >= t->nt_copy_threshold && !mk_overlaps(d, s, n))
         copy_stream(d, s, n);
     else

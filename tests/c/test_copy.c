@@ -8,12 +8,15 @@
  *    n <= 136 both at a page's end and at its start, so that the masked
  *    and the page-crossing small paths each see every distance), random
  *    distances for larger n, against the C library's memmove;
- *  - random large sizes; and the public routines again with the thresholds
- *    lowered so the rep movsb and non-temporal paths run at small sizes. */
+ *  - random large sizes; copies into memory never written (the backward
+ *    path for fresh destinations), ending at a guard page or starting right
+ *    after one; and the public routines again with the thresholds lowered
+ *    so the rep movsb and non-temporal paths run at small sizes. */
 #include "check.h"
 #include "internal.h"
 #include "memkit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef void *(*copy_fn)(void *, const void *, size_t);
@@ -221,6 +224,36 @@ static void random_large(const routine *r)
     buffers_free(&b);
 }
 
+/* Destinations no one has written, from the size that looks: each placed
+ * against a guard page (a store past either end faults), the source's
+ * bytes checked after.  The test checks that the page was untouched before
+ * the call, so the fresh path is the one that ran. */
+static void fresh_destinations(const routine *r)
+{
+    static const size_t extra[] = {0, 1, 63, 4096 + 17, (size_t)5 << 20};
+    size_t max = MK_FRESH_CHECK_FROM + ((size_t)5 << 20);
+    unsigned char *src = malloc(max);
+    uint64_t rng = 0x66726573682d6473ull;
+    for (size_t i = 0; i < max; i++)
+        src[i] = (unsigned char)test_rand(&rng);
+    for (size_t e = 0; e < sizeof extra / sizeof extra[0]; e++) {
+        size_t n = MK_FRESH_CHECK_FROM + extra[e];
+        for (int high = 0; high < 2; high++) {
+            guarded g = guarded_alloc(n + 64);
+            unsigned a = (unsigned)(test_rand(&rng) & 63);
+            unsigned char *d = high ? g.hi - n : g.lo + a;
+            const unsigned char *s = src + (test_rand(&rng) & 63);
+            CHECK(mk_raw_page_untouched(d + n - 1), "the destination starts untouched");
+            r->fn(d, s, n);
+            CHECK(memcmp(d, s, n) == 0, "%s: %zu bytes into fresh memory (%s, dst %% 64 = %u)",
+                  r->name, n, high ? "ending at a guard page" : "after a guard page",
+                  (unsigned)((uintptr_t)d & 63));
+            guarded_free(&g);
+        }
+    }
+    free(src);
+}
+
 /* The rep movsb and non-temporal paths at sizes the sweep reaches: the
  * thresholds in force are the library's own (the test links it statically). */
 static void lowered_thresholds(void)
@@ -261,6 +294,8 @@ int main(void)
         sweep_disjoint(&routines[r], 1);
         sweep_overlap(&routines[r], routines[r].full ? 520 : 64, 200);
         random_large(&routines[r]);
+        if (routines[r].fn != mk_memcpy_nt)
+            fresh_destinations(&routines[r]);
     }
     printf("thresholds lowered (rep movsb window, non-temporal):\n");
     lowered_thresholds();
