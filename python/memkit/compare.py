@@ -20,7 +20,8 @@ The evidence for a measurement is one of two kinds:
 - **absolute**: the measurement's own samples, for a series that is the
   baseline (no speed-ups, or all of them 1) and records without speed-ups.
 
-A change is decided in these steps:
+A change is decided in these steps (every p-value, interval and robust scale
+by memkit.stats, on scipy.stats):
 
 1. The samples: one value per process where the measurement ran in several
    processes (that spread includes code and data placement, which moves
@@ -103,10 +104,11 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
-from memkit import records
+from memkit import records, stats
 
 BOOTSTRAP = 2000
 FDR = 0.05
@@ -199,7 +201,7 @@ def paired_samples(m: dict) -> Optional[list[float]]:
     if ratios is None or processes < PROCESSES_MIN or len(ratios) % processes:
         return ratios
     n = len(ratios) // processes
-    return [_median(sorted(ratios[i * n:(i + 1) * n])) for i in range(processes)]
+    return [statistics.median(ratios[i * n:(i + 1) * n]) for i in range(processes)]
 
 
 def baseline_key(m: dict) -> tuple:
@@ -215,91 +217,6 @@ def min_effect(m: dict, basis: str) -> float:
     if short:
         return math.inf   # not judged: placement noise between processes
     return PLACEMENT_EFFECT
-
-
-def _normal_two_sided(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2))
-
-
-def bootstrap_ratio(a: list[float], b: list[float], rng) -> tuple[float, float, float, float]:
-    """(median(b)/median(a), interval low, high (95%), two-sided p of ratio = 1)."""
-    import numpy as np
-    a_arr, b_arr = np.asarray(a, float), np.asarray(b, float)
-    point = float(np.median(b_arr) / np.median(a_arr))
-    ia = rng.integers(0, len(a_arr), (BOOTSTRAP, len(a_arr)))
-    ib = rng.integers(0, len(b_arr), (BOOTSTRAP, len(b_arr)))
-    ma = np.median(a_arr[ia], axis=1)
-    mb = np.median(b_arr[ib], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = mb / ma
-    r = r[np.isfinite(r) & (r > 0)]
-    if len(r) == 0:
-        return point, math.nan, math.nan, 1.0
-    lo, hi = (float(x) for x in np.quantile(r, [0.025, 0.975]))
-    tail = min(float(np.mean(r <= 1.0)), float(np.mean(r >= 1.0)))
-    if tail > 0:
-        return point, lo, hi, min(1.0, 2 * tail)
-    # Beyond the resampling's resolution: the normal approximation on the log scale.
-    sd = float(np.std(np.log(r)))
-    p = _normal_two_sided(math.log(point) / sd) if sd > 0 else 0.0
-    return point, lo, hi, min(p, 2.0 / (BOOTSTRAP + 1))
-
-
-def separation_p(n: int, m: int) -> float:
-    """Two-sided p of n and m samples falling completely apart by chance."""
-    return min(1.0, 2 / math.comb(n + m, n))
-
-
-def t3_two_sided(t: float) -> float:
-    """P(|T| >= t) for Student's t with 3 degrees of freedom (closed form)."""
-    u = abs(t) / math.sqrt(3)
-    return max(0.0, 1 - (2 / math.pi) * (u / (1 + u * u) + math.atan(u)))
-
-
-def _median(sorted_xs: list[float]) -> float:
-    n = len(sorted_xs)
-    return (sorted_xs[n // 2] + sorted_xs[(n - 1) // 2]) / 2
-
-
-def _mad_scale(xs, center: float) -> float:
-    return 1.4826 * _median(sorted(abs(x - center) for x in xs))
-
-
-def robust_null(logs: list[float], center: Optional[float] = None) -> tuple[float, float]:
-    """(center, scale) of log-ratios: the median (unless `center` is given)
-    and 1.4826 x the MAD, estimated again over the values within NULL_CLIP
-    scales of the last estimate until that set stops changing."""
-    kept = sorted(logs)
-    for _ in range(len(logs)):
-        mid = _median(kept) if center is None else center
-        scale = _mad_scale(kept, mid)
-        inside = sorted(x for x in logs if abs(x - mid) <= NULL_CLIP * scale)
-        if inside == kept or len(inside) < NULL_MIN:
-            break
-        kept = inside
-    return mid, scale
-
-
-def neighbour_scatter(runs: list[list[float]]) -> Optional[float]:
-    """The noise of log-ratios from the differences between neighbours along
-    each series (None: fewer than NULL_MIN differences)."""
-    diffs = sorted(abs(y - x) for xs in runs for x, y in zip(xs, xs[1:]))
-    if len(diffs) < NULL_MIN:
-        return None
-    return 1.4826 * _median(diffs) / math.sqrt(2)
-
-
-def benjamini_hochberg(ps: list[float]) -> list[float]:
-    """Adjusted p-values (q-values), same order as ps."""
-    n = len(ps)
-    order = sorted(range(n), key=lambda i: ps[i])
-    q = [1.0] * n
-    running = 1.0
-    for rank in range(n, 0, -1):
-        i = order[rank - 1]
-        running = min(running, ps[i] * n / rank)
-        q[i] = running
-    return q
 
 
 @dataclass
@@ -370,13 +287,13 @@ class Comparison:
 
 def _null_p(c: Change, scale: float) -> float:
     floor = math.log1p(c.min_effect) / EFFECT_SDS
-    return t3_two_sided(abs(c.deviation) / max(scale, floor))
+    return stats.t3_two_sided_p(abs(c.deviation) / max(scale, floor))
 
 
 def _decide(cs: list[Change]) -> None:
     """Benjamini-Hochberg over the judged changes, then flags and directions."""
     judged = [c for c in cs if c.judged]
-    for c, q in zip(judged, benjamini_hochberg([c.p for c in judged])):
+    for c, q in zip(judged, stats.benjamini_hochberg([c.p for c in judged])):
         c.q = q
         c.flagged = q < FDR and abs(c.deviation) > math.log1p(c.min_effect) and c.disjoint
         c.direction = "same"
@@ -392,12 +309,12 @@ def _absolute_change(a: dict, b: dict, rng, busy: bool) -> Optional[Change]:
     sb, basis_b = samples_of(b)
     if not sa or not sb or min(sa) <= 0 or min(sb) <= 0:
         return None
-    ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)
+    ratio, lo, hi, p = stats.median_ratio_bootstrap(sa, sb, rng, BOOTSTRAP)
     basis = basis_a if basis_a == basis_b else "range" if "range" in (basis_a, basis_b) else "round"
     if basis == "range":
         # No raw samples: at best the rounds were all apart, whose
         # chance is the exact Mann-Whitney p of complete separation.
-        p = max(p, separation_p(a.get("samples") or 3, b.get("samples") or 3))
+        p = max(p, stats.separation_p(a.get("samples") or 3, b.get("samples") or 3))
     axis = (a.get("axis") or {}).get("name")
     return Change(a["experiment"], a["series"], a["params"], a["metric"], a.get("unit") or "",
                   a["value"], b["value"], ratio, lo, hi, p, basis=basis, better=records.better_direction(a),
@@ -412,7 +329,9 @@ def _paired_ratio(a: dict, b: dict, better: Optional[str], rng) -> Optional[tupl
     sa, sb = paired_samples(a), paired_samples(b)
     if sa is None or sb is None or better is None or a["baseline"] != b["baseline"]:
         return None
-    ratio, lo, hi, p = bootstrap_ratio(sa, sb, rng)
+    if min(sa) <= 0 or min(sb) <= 0:   # a speed-up of 0: a broken record
+        return None
+    ratio, lo, hi, p = stats.median_ratio_bootstrap(sa, sb, rng, BOOTSTRAP)
     if better == "lower":   # a speed-up 2x smaller is a time 2x larger
         return 1 / ratio, 1 / hi, 1 / lo, p
     return ratio, lo, hi, p
@@ -443,7 +362,7 @@ def _judge_absolute(cs: list[Change], out: Comparison) -> None:
     for exp, ecs in _by_experiment(cs).items():
         if len(ecs) < NULL_MIN:
             continue
-        center = robust_null([math.log(c.ratio) for c in ecs])[0]
+        center = stats.clipped_null([math.log(c.ratio) for c in ecs], None, NULL_CLIP, NULL_MIN)[0]
         together: dict = {}
         for c in ecs:
             together.setdefault(json.dumps(c.params, sort_keys=True), []).append(c)
@@ -452,12 +371,13 @@ def _judge_absolute(cs: list[Change], out: Comparison) -> None:
             for c in group:
                 # The others only: a median that holds the measurement itself
                 # pulls towards it and hides the scatter.
-                others = sorted(math.log(o.ratio) for o in group if o is not c)
-                local[id(c)] = _median(others) if len(others) >= LOCAL_MIN else center
+                others = [math.log(o.ratio) for o in group if o is not c]
+                local[id(c)] = statistics.median(others) if len(others) >= LOCAL_MIN else center
         # Each scatter is widened by what the other shift removes (a loaded
         # spell; a local shift taken from others that moved): the smaller.
-        scale = min(robust_null([math.log(c.ratio) - center for c in ecs], center=0.0)[1],
-                    robust_null([math.log(c.ratio) - local[id(c)] for c in ecs], center=0.0)[1])
+        scale = min(stats.clipped_null([math.log(c.ratio) - center for c in ecs], 0.0, NULL_CLIP, NULL_MIN)[1],
+                    stats.clipped_null([math.log(c.ratio) - local[id(c)] for c in ecs], 0.0, NULL_CLIP,
+                                       NULL_MIN)[1])
         out.shifts[exp], out.scatter[exp] = math.exp(center), scale
         for c in ecs:
             low, high = sorted((local[id(c)], center))
@@ -468,22 +388,15 @@ def _judge_absolute(cs: list[Change], out: Comparison) -> None:
                 c.disjoint = b[0] > a[1] * c.shift or b[1] < a[0] * c.shift
 
 
-def _one_sided(c: Change, sign: float) -> float:
-    return c.p / 2 if c.deviation * sign > 0 else 1 - c.p / 2
-
-
 def _coherence(run: list[Change]) -> list[float]:
     """Each change's p-value with its neighbours' evidence (step 4)."""
     out = []
     for i, c in enumerate(run):
         sign = 1.0 if c.deviation > 0 else -1.0
         starts = range(max(0, i - COHERENT + 1), min(i, len(run) - COHERENT) + 1)
-        windows = [2 * max(_one_sided(x, sign) for x in run[s:s + COHERENT]) ** COHERENT for s in starts]
-        if not windows:
-            out.append(c.p)
-            continue
-        looks = 1 + len(windows)
-        out.append(min(1.0, looks * min([c.p] + windows)))
+        windows = [stats.all_lean_p([stats.one_sided_p(x.p, x.deviation * sign > 0) for x in run[s:s + COHERENT]])
+                   for s in starts]
+        out.append(stats.bonferroni_min_p([c.p] + windows) if windows else c.p)
     return out
 
 
@@ -492,9 +405,9 @@ def _judge_paired(cs: list[Change], out: Comparison) -> None:
     for exp, ecs in _by_experiment(cs).items():
         judged = [c for c in ecs if c.judged]
         runs = _series_runs(judged)
-        scale = neighbour_scatter([[c.deviation for c in r] for r in runs])
+        scale = stats.neighbour_scale([[c.deviation for c in r] for r in runs], NULL_MIN)
         if scale is None and len(judged) >= NULL_MIN:
-            scale = robust_null([c.deviation for c in judged], center=0.0)[1]
+            scale = stats.clipped_null([c.deviation for c in judged], 0.0, NULL_CLIP, NULL_MIN)[1]
         if scale is None:
             continue
         out.paired_scatter[exp] = scale
@@ -564,8 +477,8 @@ def speedup_of(c: Change) -> Optional[float]:
 def summarize(changes: list[Change]) -> list[ExperimentSummary]:
     out = []
     for exp, cs in _by_experiment(changes).items():
-        logs = [math.log(s) for s in map(speedup_of, cs) if s and s > 0]
+        ups = [s for s in map(speedup_of, cs) if s and s > 0]
         out.append(ExperimentSummary(
             exp, len(cs), sum(c.direction == "better" for c in cs), sum(c.direction == "worse" for c in cs),
-            sum(c.direction == "changed" for c in cs), math.exp(sum(logs) / len(logs)) if logs else math.nan))
+            sum(c.direction == "changed" for c in cs), statistics.geometric_mean(ups) if ups else math.nan))
     return out

@@ -13,12 +13,13 @@ import html
 import math
 import re
 import shlex
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
 from memkit import compare as cmp
-from memkit import plots, recording_plot, records, whole_program
+from memkit import plots, recording_plot, records, stats, whole_program
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 from memkit.outdir import OutputDir
@@ -230,14 +231,8 @@ def ratio_figure(fig: Figures, rows: list[dict], x: str, xlabel: str, size_axis:
 def middle_half(m: dict) -> Optional[tuple[float, float]]:
     """The 25th..75th percentile of a measurement's per-round ratios (the
     extremes of a few rounds on a busy machine span 0.004..13x)."""
-    rs = sorted(m.get("ratios") or [])
-    if len(rs) < 4:
-        return None
-    def q(f):
-        i = f * (len(rs) - 1)
-        lo = int(i)
-        return rs[lo] + (rs[min(lo + 1, len(rs) - 1)] - rs[lo]) * (i - lo)
-    return q(0.25), q(0.75)
+    rs = m.get("ratios") or []
+    return stats.quartiles(rs) if len(rs) >= 4 else None
 
 
 def worst_over_figure(fig: Figures, ms: list[dict], rows: list[dict], x: str, over: str, levels):
@@ -492,7 +487,7 @@ def band_text(lo: float, hi: float, level: str = "") -> str:
 
 def _geomean(xs):
     xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+    return statistics.geometric_mean(xs) if xs else None
 
 
 def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:

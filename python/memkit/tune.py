@@ -23,8 +23,10 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import median
+from statistics import geometric_mean, median
 from typing import Optional
+
+from memkit import stats
 
 ALPHA = 0.01      # one-sided sign test: how unlikely a win this consistent is by chance
 MARGIN = 0.03     # and the median speed-up must be at least this
@@ -134,17 +136,7 @@ def size_grid(lo: int, hi: int, per_octave: int, offset: float = 0.0) -> list[in
         i += 1
 
 
-# ---- statistics on paired rounds ----
-
-def sign_test(wins: int, n: int) -> float:
-    """One-sided: P(at least `wins` of n fair coin flips)."""
-    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n if n else 1.0
-
-
-def wins_needed(n: int, alpha: float = ALPHA) -> Optional[int]:
-    """Fewest wins of n that the sign test accepts; None when n is too few."""
-    return next((w for w in range(n + 1) if sign_test(w, n) <= alpha), None)
-
+# ---- paired rounds ----
 
 @dataclass
 class Evidence:
@@ -172,11 +164,11 @@ class Evidence:
 
     @property
     def p_faster(self) -> float:
-        return sign_test(self.wins, self.rounds)
+        return stats.sign_test_p(self.wins, self.rounds)
 
     @property
     def p_slower(self) -> float:
-        return sign_test(self.losses, self.rounds)
+        return stats.sign_test_p(self.losses, self.rounds)
 
     def faster(self, alpha=ALPHA, margin=MARGIN) -> bool:
         return self.p_faster <= alpha and self.median >= 1 + margin
@@ -197,8 +189,7 @@ def paired(times: Times, challenger: str, incumbent: str, ops: list[str], size: 
     """Per round, the geometric mean over ops of incumbent/challenger time."""
     per_op = [list(zip(times[incumbent][(op, size)], times[challenger][(op, size)])) for op in ops]
     n = min(len(p) for p in per_op)
-    speedups = [math.exp(sum(math.log(p[k][0] / p[k][1]) for p in per_op) / len(per_op))
-                for k in range(n)]
+    speedups = [geometric_mean(p[k][0] / p[k][1] for p in per_op) for k in range(n)]
     return Evidence(challenger, incumbent, size, speedups)
 
 

@@ -17,7 +17,7 @@ A pair's ratio is the time without memkit divided by the time with it
 
 Statistics.  The median of the pairs' ratios and the distribution-free ~95%
 confidence interval of that median from binomial order statistics
-(scipy.stats.quantile_test): it assumes nothing about the shape of the
+(memkit.stats.median_interval, scipy.stats.quantile_test): it assumes nothing about the shape of the
 noise, which on a shared machine has long tails.  It needs MIN_PAIRS pairs:
 with 5 the widest interval, their whole range, holds the median only
 1 - 2/2^5 = 93.8% of the time.  Pairs are added until the interval lies
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from memkit import records
+from memkit import records, stats
 from memkit.errors import MemkitError
 from memkit.lab import describe_exit
 
@@ -205,22 +205,11 @@ def paired_ratios(base: list[float], values: list[float]) -> Optional[list[float
     return [b / v for b, v in zip(base, values)]
 
 
-def load_statistics():
-    """Imports scipy.stats (about a second on a busy machine), for a caller
-    to pay that before its clock starts rather than between two pairs."""
-    from scipy import stats
-    return stats
-
-
 def estimate(ratios: list[float]) -> Estimate:
-    import numpy as np
-    stats = load_statistics()
-    values = np.asarray(ratios, float)
-    median = float(np.median(values))
-    if len(values) < MIN_PAIRS:
-        return Estimate(median, math.nan, math.nan, len(values))
-    ci = stats.quantile_test(values, q=median, p=0.5).confidence_interval(CONFIDENCE)
-    return Estimate(median, float(ci.low), float(ci.high), len(values))
+    median = statistics.median(ratios)
+    if len(ratios) < MIN_PAIRS:
+        return Estimate(median, math.nan, math.nan, len(ratios))
+    return Estimate(median, *stats.median_interval(ratios, CONFIDENCE), len(ratios))
 
 
 def _digits(*xs: float) -> int:

@@ -25,12 +25,6 @@ def times_of(config_ns: dict, op="set0", size=4096) -> dict:
     return {c: {(op, size): list(ns)} for c, ns in config_ns.items()}
 
 
-def test_sign_test_and_wins_needed():
-    assert tune.sign_test(7, 7) == pytest.approx(1 / 128)
-    assert tune.sign_test(0, 5) == 1.0
-    assert tune.wins_needed(7) == 7 and tune.wins_needed(12) == 11 and tune.wins_needed(5) is None
-
-
 def test_pick_needs_confidence_and_margin():
     inc = [100.0] * 7
     clear = times_of({"memset:loop": inc, "memset:nt": [80.0] * 7})

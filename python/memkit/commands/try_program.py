@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memkit import lab, load
+from memkit import lab, load, stats
 from memkit import whole_program as wp
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
@@ -309,7 +309,7 @@ def main(args) -> int:
         if now.busy:
             say(f"warning: the machine is busy ({now.busy}): the pairs will be noisier; the run records it",
                 loud=True)
-        wp.load_statistics()
+        stats.load()   # about a second: before the clock starts, not between two pairs
         watch = load.Watch()
         watch.start_load = now.load_avg   # one load average per run: the one the warning named
         started, t0 = _now(), time.monotonic()

@@ -11,7 +11,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from memkit import lab, recording, tune, tune_probe
+from memkit import lab, recording, stats, tune, tune_probe
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.terminal import ProgressLine
@@ -85,7 +85,7 @@ def settings(args, fp: dict) -> dict:
 
 
 def method_text(s: dict, grid: list[int], program: bool = False) -> str:
-    need = tune.wins_needed(s["rounds"])
+    need = stats.sign_test_wins_needed(s["rounds"], tune.ALPHA)
     rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
             f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
             f"at least {tune.MARGIN:.0%} at the median" if need is not None else
@@ -289,7 +289,8 @@ def report_check(plan, times, changed, tuned, defaults) -> int:
         print(f"HURT at {len(hurt)} cell(s) beyond noise: the profile is worse than the defaults there; "
               "run `memkit tune` again")
         return 1
-    print(f"hurt nowhere beyond noise (hurt: slower in at least {tune.wins_needed(plan.rounds)}/"
+    need = stats.sign_test_wins_needed(plan.rounds, tune.ALPHA)
+    print(f"hurt nowhere beyond noise (hurt: slower in at least {need}/"
           f"{plan.rounds} rounds and by {tune.MARGIN:.0%} at the median)")
     return 0
 
