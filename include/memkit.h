@@ -1,8 +1,9 @@
 /* memkit — fast memory fill, copy and zero routines for x86-64 Linux.
  *
- * The one public header.  Every routine is safe to call before main(), from
- * any thread, and from signal handlers (none of them allocates or locks),
- * except the thread-pool and page-service functions, which say otherwise.
+ * The one public header (it includes memkit_tunables.def, the tunables'
+ * table).  Every routine is safe to call before main(), from any thread, and
+ * from signal handlers (none of them allocates or locks), except the
+ * thread-pool and page-service functions, which say otherwise.
  */
 #ifndef MEMKIT_H
 #define MEMKIT_H
@@ -63,23 +64,25 @@ const mk_cpu_info *mk_cpu(void);
 
 /* ---- tunables ----
  * MEMKIT_TUNABLES=name=value:name=value (the syntax of GLIBC_TUNABLES), sizes
- * with K/M/G suffixes.  Read once, at load time; a bad name or value is
- * reported once on stderr and the default kept.  Defaults derive from the CPU.
- */
+ * with K/M/G suffixes.  Read once, at load time; a bad name or value, or one
+ * outside the tunable's bounds, is reported once on stderr and the default
+ * kept.  Defaults derive from the CPU.
+ *
+ * One field per row of memkit_tunables.def (installed beside this header: each
+ * tunable's bounds, default and what it controls), in its order: size_t NAME
+ * for a size (SIZE_MAX: never), unsigned NAME for a count, char
+ * force_NAME[16] for a variant ("": the best usable). */
 typedef struct {
-    size_t   rep_stosb_threshold;    /* memset: rep stosb from here (SIZE_MAX: never) */
-    size_t   nt_threshold;           /* memset of a non-zero value: non-temporal from here */
-    size_t   nt_threshold_zero;      /* memset of zero: non-temporal from here */
-    size_t   rep_movsb_threshold;    /* memcpy: rep movsb from here (SIZE_MAX: never) */
-    size_t   rep_movsb_stop;         /* memcpy: ... and below here */
-    size_t   rep_movsb_align;        /* memcpy: ... and only when dst - src is a multiple of this */
-    size_t   nt_copy_threshold;      /* memcpy: non-temporal from here (no overlap) */
-    size_t   parallel_threshold;     /* mk_parallel_*: one thread below this */
-    unsigned threads;                /* default pool size; 0 = derived */
-    char     force_memset[16];       /* "" = best usable; else a variant name */
-    char     force_memcpy[16];
-    char     force_memmove[16];
-    char     profile[256];           /* profile file in force ("" = none) */
+#define MK_TUNABLE(name, kind, bounds, def, help) MK_TUNABLE_FIELD_##kind(name)
+#define MK_TUNABLE_FIELD_SIZE(name) size_t name;
+#define MK_TUNABLE_FIELD_COUNT(name) unsigned name;
+#define MK_TUNABLE_FIELD_VARIANT(name) char force_##name[16];
+#include "memkit_tunables.def"
+#undef MK_TUNABLE
+#undef MK_TUNABLE_FIELD_SIZE
+#undef MK_TUNABLE_FIELD_COUNT
+#undef MK_TUNABLE_FIELD_VARIANT
+    char profile[256];           /* profile file in force ("" = none) */
 } mk_tunables;
 
 const mk_tunables *mk_tunables_get(void);

@@ -27,17 +27,6 @@ MK_EARLY static void report_stderr(void *ctx, const char *line)
     mk_raw_write_stderr("\n");
 }
 
-MK_EARLY static char *put_count(char *p, unsigned v)
-{
-    char digits[12];
-    int n = 0;
-    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 12);
-    while (n > 0)
-        *p++ = digits[--n];
-    *p = '\0';
-    return p;
-}
-
 /* Where the profile lives: $MEMKIT_PROFILE ("" or "none": no profile), else
  * $XDG_CONFIG_HOME/memkit/profile, else $HOME/.config/memkit/profile.
  * Returns 0 when there is none; *named says the path was given explicitly
@@ -200,10 +189,10 @@ MK_EARLY static void apply_settings(mk_tunables *cfg, const char *spec)
     unsigned lines = 0;
     mk_tunables_parse(cfg, spec, report_stderr, &lines);
     if (lines > MAX_REPORTED) {
-        char line[96], *p = line;
-        p += mk_text_copy(p, 40, "memkit: MEMKIT_TUNABLES: ");
-        p = put_count(p, lines - MAX_REPORTED);
-        mk_text_copy(p, 40, " more problems not shown\n");
+        char line[96], *p = line, *end = line + sizeof line;
+        p = mk_text_append(p, end, "memkit: MEMKIT_TUNABLES: ", (size_t)-1);
+        p = mk_text_append_uint(p, end, lines - MAX_REPORTED);
+        mk_text_append(p, end, " more problems not shown\n", (size_t)-1);
         mk_raw_write_stderr(line);
     }
 }

@@ -4,7 +4,7 @@
  *   cpu.c, rawio.c   cpuid; raw system calls
  *   strategy.c       the per-CPU strategy table (the CPU's row)
  *   variants.c       the variant registry: one row per ISA of isa.def
- *   tunables.c       the tunables' table, defaults and parsing
+ *   tunables.c       the tunables' table (memkit_tunables.def), defaults, parsing
  *   config.c         defaults, then the profile, then MEMKIT_TUNABLES
  *   dispatch.c       every ifunc binding, from the configuration and registry */
 #ifndef MEMKIT_INTERNAL_H
@@ -109,14 +109,49 @@ typedef enum { MK_CACHES_PENDING, MK_CACHES_KNOWN } mk_caches;
 MK_HIDDEN void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches);
 /* Each size tunable of t still MK_PENDING takes its value from full. */
 MK_HIDDEN void mk_tunables_fill_pending(mk_tunables *t, const mk_tunables *full);
+/* The tunables' table, a row per row of memkit_tunables.def; MK_T_<name> is
+ * the row's index. */
+enum {
+#define MK_TUNABLE(name, kind, bounds, def, help) MK_T_##name,
+#include "memkit_tunables.def"
+#undef MK_TUNABLE
+    MK_TUNABLE_COUNT
+};
+typedef enum { MK_KIND_SIZE, MK_KIND_COUNT, MK_KIND_VARIANT } mk_tunable_kind;
+typedef struct {
+    const char     *name;
+    mk_tunable_kind kind;
+    size_t          offset;      /* into mk_tunables */
+    size_t          min, max;    /* the bounds of a size or count */
+    int             pow2;        /* ... which must also be a power of two */
+    int             per_cpu;     /* the default is the CPU's strategy row's */
+    size_t          fixed;       /* else this (auto for a variant) */
+    const char     *help;
+} mk_tunable_row;
+MK_HIDDEN extern const mk_tunable_row mk_tunable_rows[MK_TUNABLE_COUNT];
+/* The row's bounds, as the parser's messages and `memkit env --tunables`
+ * say them ("0 to never", "a power of two from 1 to 4K"), at p. */
+MK_HIDDEN char *mk_tunable_bounds_text(const mk_tunable_row *r, char *p, char *end);
+/* The row's value in t for people ("64M", "never", "auto"), at p. */
+MK_HIDDEN char *mk_tunable_value_text(const mk_tunable_row *r, const mk_tunables *t, char *p,
+                                      char *end);
 
 /* ---- strategy.c: the per-CPU table ---- */
-/* Sets the microarchitecture-dependent tunables from the CPU's row. */
-MK_HIDDEN void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches);
+/* The per-CPU tunables' defaults (out[MK_T_name]) from the CPU's row; the
+ * others' entries mean nothing. */
+MK_HIDDEN void mk_strategy_defaults(size_t out[MK_TUNABLE_COUNT], const mk_cpu_info *cpu,
+                                   mk_caches caches);
 /* The row a CPU gets (mk_strategy() is this for the running CPU). */
 MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
 /* The variant (isa.def row name) the CPU's row prefers; NULL: none. */
 MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu);
+/* The table itself, for `memkit env --strategies` and docs/strategy.md:
+ * row i's info, and how it derives tunable t's default ("L3/2", "2 x L3",
+ * "32K", "2048 x V/16", "never"; "" when it does not: not a per-CPU
+ * tunable), at p. */
+MK_HIDDEN extern const size_t mk_strategy_count;
+MK_HIDDEN const mk_strategy_info *mk_strategy_at(size_t i);
+MK_HIDDEN char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end);
 
 /* ---- config.c ----
  * The configuration every routine reads: set once by mk_config_early()

@@ -4,15 +4,19 @@
  * small-size method) in one table keyed by vendor and family/model ranges.
  * The first matching row wins; the last matches every CPU.  Each row names
  * its evidence in one line; docs/strategy.md has the measurements behind it,
- * keyed by experiment.  The tunables' defaults are the row's values
- * (tunables.c); a profile or MEMKIT_TUNABLES overrides them. */
+ * keyed by experiment.  A row gives every per-CPU tunable (PER_CPU in
+ * memkit_tunables.def) its default, T(name) = rule; a profile or
+ * MEMKIT_TUNABLES overrides them.  `memkit env --strategies` prints the
+ * table (docs/strategy.md holds that output). */
 #include "internal.h"
 #include "text.h"
 #include "once.h"
 
-/* A threshold: a fixed size, or a fraction of a cache level, or a multiple
- * of the widest vector the dispatched variants use (glibc's rep movsb rule). */
-typedef enum { OF_BYTES, OF_L2, OF_L3, OF_VEC16 } rule_base;
+/* A default: a fixed size, or a fraction of a cache level, or a multiple of
+ * the widest vector the dispatched variants use (glibc's rep movsb rule).
+ * OF_NONE: the row sets none (test_strategy checks that every row sets
+ * each per-CPU tunable, and no other). */
+typedef enum { OF_NONE, OF_BYTES, OF_L2, OF_L3, OF_VEC16 } rule_base;
 typedef struct {
     rule_base of;
     size_t    num, den;   /* value = base * num / den (OF_BYTES: num) */
@@ -24,6 +28,7 @@ typedef struct {
 #define L3(num, den) {OF_L3, (num), (den)}
 #define PER_VEC16(n) {OF_VEC16, (n), 1}   /* n bytes per 16 bytes of vector */
 #define KIB(n) ((size_t)(n) << 10)
+#define T(name) .sets[MK_T_##name]
 
 typedef struct { unsigned lo, hi; } range;
 enum { MAX_RANGES = 4 };
@@ -34,10 +39,7 @@ typedef struct {
     range       family;
     range       models[MAX_RANGES]; /* {0, 0} ends the list; none: any model */
     int         needs_erms, needs_fsrm;
-    rule        rep_stosb_from;
-    rule        rep_movsb_from, rep_movsb_stop;
-    size_t      rep_movsb_align;    /* rep movsb only when dst - src is a multiple */
-    rule        nt_zero_from, nt_from, nt_copy_from;
+    rule        sets[MK_TUNABLE_COUNT]; /* the per-CPU tunables' defaults, T(name) = ... */
     const char *variant;            /* the routines' ISA (isa.def) when the CPU can run
                                        it; NULL: the first it can run */
 } row;
@@ -60,9 +62,10 @@ static const row table[] = {
       "64 MiB-1 GiB); rep stosb best for 1-24 MiB fills"},
      .vendor = AMD, .family = {26, 26}, .models = ALL_MODELS,
      .needs_erms = 1, .needs_fsrm = 0,
-     .rep_stosb_from = L2(1, 1),
-     .rep_movsb_from = BYTES(KIB(32)), .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 1), .nt_from = L3(1, 1), .nt_copy_from = L3(1, 2)},
+     T(rep_stosb_threshold) = L2(1, 1),
+     T(rep_movsb_threshold) = BYTES(KIB(32)), T(rep_movsb_stop) = NEVER,
+     T(rep_movsb_align) = BYTES(64),
+     T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(1, 1), T(nt_copy_threshold) = L3(1, 2)},
     {.info = {"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_EVEX,
       "copy-sweep, fill-regions on EPYC Zen 4 (family 25 model 17): rep stosb never beat the "
       "vector loop; rep movsb with dst-src not a multiple of 64 ran 5-26x slower; NT zero fills "
@@ -77,9 +80,9 @@ static const row table[] = {
       "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
      .needs_erms = 0, .needs_fsrm = 0,
-     .rep_stosb_from = NEVER,
-     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 2), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2),
+     T(rep_stosb_threshold) = NEVER,
+     T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
+     T(nt_threshold_zero) = L3(1, 2), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2),
      .variant = "evex"},
     {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
       "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "
@@ -88,40 +91,42 @@ static const row table[] = {
       "movsb with dst-src not a multiple of 64 ran 8-40x slower"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}},
      .needs_erms = 0, .needs_fsrm = 0,
-     .rep_stosb_from = NEVER,
-     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 3), .nt_from = L3(1, 2), .nt_copy_from = L3(1, 4)},
+     T(rep_stosb_threshold) = NEVER,
+     T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
+     T(nt_threshold_zero) = L3(1, 3), T(nt_threshold) = L3(1, 2), T(nt_copy_threshold) = L3(1, 4)},
     {.info = {"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
      .vendor = AMD, .family = {0, 255}, .models = ANY_MODEL,
      .needs_erms = 0, .needs_fsrm = 0,
-     .rep_stosb_from = NEVER,
-     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 1), .nt_from = L3(2, 1), .nt_copy_from = L3(1, 2)},
+     T(rep_stosb_threshold) = NEVER,
+     T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
+     T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2)},
     {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
       "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
       "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
      .needs_erms = 1, .needs_fsrm = 1,
-     .rep_stosb_from = BYTES(2048),
-     .rep_movsb_from = BYTES(2112), .rep_movsb_stop = L3(1, 4), .rep_movsb_align = 1,
-     .nt_zero_from = L3(1, 4), .nt_from = L3(1, 4), .nt_copy_from = L3(1, 4)},
+     T(rep_stosb_threshold) = BYTES(2048),
+     T(rep_movsb_threshold) = BYTES(2112), T(rep_movsb_stop) = L3(1, 4),
+     T(rep_movsb_align) = BYTES(1),
+     T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = L3(1, 4)},
     {.info = {"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
       "glibc 2.38+ x86 defaults: rep_movsb_threshold 2048 * (VEC_SIZE / 16), rep_stosb_threshold "
       "2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
      .needs_erms = 1, .needs_fsrm = 0,
-     .rep_stosb_from = BYTES(2048),
-     .rep_movsb_from = PER_VEC16(2048), .rep_movsb_stop = L3(1, 4), .rep_movsb_align = 1,
-     .nt_zero_from = L3(1, 4), .nt_from = L3(1, 4), .nt_copy_from = L3(1, 4)},
+     T(rep_stosb_threshold) = BYTES(2048),
+     T(rep_movsb_threshold) = PER_VEC16(2048), T(rep_movsb_stop) = L3(1, 4),
+     T(rep_movsb_align) = BYTES(1),
+     T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = L3(1, 4)},
     {.info = {"generic", "no row for this CPU: conservative", SMALL_MASKED,
       "no rep instructions (slow on some CPUs); NT from the L3 for fills, L3/2 for copies "
       "(source and destination both in the cache)"},
      .vendor = 0, .family = {0, ~0u}, .models = ANY_MODEL,
      .needs_erms = 0, .needs_fsrm = 0,
-     .rep_stosb_from = NEVER,
-     .rep_movsb_from = NEVER, .rep_movsb_stop = NEVER, .rep_movsb_align = 64,
-     .nt_zero_from = L3(1, 1), .nt_from = L3(1, 1), .nt_copy_from = L3(1, 2)},
+     T(rep_stosb_threshold) = NEVER,
+     T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
+     T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(1, 1), T(nt_copy_threshold) = L3(1, 2)},
 };
 #define NROWS (sizeof table / sizeof table[0])
 
@@ -159,6 +164,8 @@ MK_EARLY static size_t eval(rule r, const mk_cpu_info *c, mk_caches caches)
 {
     if (r.of == OF_BYTES)
         return r.num;
+    if (r.of == OF_NONE)   /* not a per-CPU tunable: the caller keeps its own */
+        return SIZE_MAX;
     if ((r.of == OF_L2 || r.of == OF_L3) && caches == MK_CACHES_PENDING)
         return MK_PENDING;
     size_t base = r.of == OF_L2    ? (c->l2_bytes ? c->l2_bytes : KIB(1024))
@@ -167,18 +174,15 @@ MK_EARLY static size_t eval(rule r, const mk_cpu_info *c, mk_caches caches)
     return base * r.num / r.den;
 }
 
-MK_EARLY void mk_strategy_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches)
+MK_EARLY void mk_strategy_defaults(size_t out[MK_TUNABLE_COUNT], const mk_cpu_info *cpu,
+                                   mk_caches caches)
 {
     const row *r = row_for(cpu);
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
+        out[i] = eval(r->sets[i], cpu, caches);
     /* Without ERMS the rep instructions are microcoded byte loops. */
-    int erms = cpu->has_erms;
-    t->rep_stosb_threshold = erms ? eval(r->rep_stosb_from, cpu, caches) : SIZE_MAX;
-    t->rep_movsb_threshold = erms ? eval(r->rep_movsb_from, cpu, caches) : SIZE_MAX;
-    t->rep_movsb_stop = eval(r->rep_movsb_stop, cpu, caches);
-    t->rep_movsb_align = r->rep_movsb_align;
-    t->nt_threshold_zero = eval(r->nt_zero_from, cpu, caches);
-    t->nt_threshold = eval(r->nt_from, cpu, caches);
-    t->nt_copy_threshold = eval(r->nt_copy_from, cpu, caches);
+    if (!cpu->has_erms)
+        out[MK_T_rep_stosb_threshold] = out[MK_T_rep_movsb_threshold] = SIZE_MAX;
 }
 
 MK_EARLY const char *mk_strategy_variant(const mk_cpu_info *cpu)
@@ -192,3 +196,41 @@ MK_EARLY const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu)
 }
 
 const mk_strategy_info *mk_strategy(void) { return mk_strategy_for(mk_cpu_early()); }
+
+/* ---- the table as text (`memkit env --strategies`, docs/strategy.md) ---- */
+
+const size_t mk_strategy_count = NROWS;
+
+const mk_strategy_info *mk_strategy_at(size_t i) { return &table[i].info; }
+
+char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end)
+{
+    rule r = table[i].sets[t];
+    *p = '\0';
+    switch (r.of) {
+    case OF_NONE:
+        return p;
+    case OF_BYTES:
+        return mk_text_append_size(p, end, r.num);
+    case OF_VEC16:                          /* glibc's "2048 * (VEC_SIZE / 16)" */
+        p = mk_text_append_uint(p, end, r.num);
+        return mk_text_append(p, end, " x V/16", (size_t)-1);
+    case OF_L2:
+    case OF_L3:
+        break;
+    }
+    if (r.num != 1) {                       /* "2 x L3", "3/2 x L3" */
+        p = mk_text_append_uint(p, end, r.num);
+        if (r.den != 1) {
+            p = mk_text_append(p, end, "/", 1);
+            p = mk_text_append_uint(p, end, r.den);
+        }
+        p = mk_text_append(p, end, " x ", 3);
+    }
+    p = mk_text_append(p, end, r.of == OF_L2 ? "L2" : "L3", 2);
+    if (r.num == 1 && r.den != 1) {         /* "L3/2" */
+        p = mk_text_append(p, end, "/", 1);
+        p = mk_text_append_uint(p, end, r.den);
+    }
+    return p;
+}

@@ -62,6 +62,31 @@ MK_TEXT_EARLY char *mk_text_append_escaped(char *p, char *end, const char *s, si
     return p;
 }
 
+/* v in decimal, as mk_text_append. */
+MK_TEXT_EARLY char *mk_text_append_uint(char *p, char *end, size_t v)
+{
+    char digits[24];
+    size_t n = 0;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+    while (n > 0 && p < end - 1)
+        *p++ = digits[--n];
+    *p = '\0';
+    return p;
+}
+
+/* A size as the tunables take it, in the largest unit that keeps it exact:
+ * "never" (SIZE_MAX), "64M", "32K", "2112". */
+MK_TEXT_EARLY char *mk_text_append_size(char *p, char *end, size_t v)
+{
+    if (v == SIZE_MAX)
+        return mk_text_append(p, end, "never", 5);
+    unsigned unit = 0;
+    while (unit < 3 && v && (v & 1023) == 0)
+        v >>= 10, unit++;
+    p = mk_text_append_uint(p, end, v);
+    return unit ? mk_text_append(p, end, &"KMG"[unit - 1], 1) : p;
+}
+
 /* s into dst of cap bytes (cap > 0), cut to fit; returns the length copied. */
 MK_TEXT_EARLY size_t mk_text_copy(char *dst, size_t cap, const char *s)
 {

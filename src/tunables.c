@@ -1,53 +1,82 @@
 /* MEMKIT_TUNABLES: "name=value:name=value", the syntax of GLIBC_TUNABLES.
- * One table row per tunable; parsing never allocates and never aborts, so it
- * can run from an ifunc resolver in any host program. */
+ * The table is memkit_tunables.def's rows; parsing never allocates and never
+ * aborts, so it can run from an ifunc resolver in any host program. */
 #include "internal.h"
 #include "text.h"
 
 #include <stddef.h>
 
-typedef enum { KIND_SIZE, KIND_COUNT, KIND_VARIANT } tunable_kind;
-
-typedef struct {
-    const char  *name;
-    tunable_kind kind;
-    size_t       offset;     /* into mk_tunables */
-    mk_op        op;         /* KIND_VARIANT: which family */
-    const char  *help;
-} tunable_row;
-
-#define ROW(field, kind, op, help) {#field, kind, offsetof(mk_tunables, field), op, help}
-static const tunable_row rows[] = {
-    ROW(rep_stosb_threshold, KIND_SIZE, 0, "memset: rep stosb from this size"),
-    ROW(nt_threshold, KIND_SIZE, 0, "memset (non-zero value): non-temporal stores from this size"),
-    ROW(nt_threshold_zero, KIND_SIZE, 0, "memset (zero): non-temporal stores from this size"),
-    ROW(rep_movsb_threshold, KIND_SIZE, 0, "memcpy: rep movsb from this size"),
-    ROW(rep_movsb_stop, KIND_SIZE, 0, "memcpy: rep movsb below this size"),
-    ROW(rep_movsb_align, KIND_SIZE, 0, "memcpy: rep movsb only when dst - src is a multiple of this"),
-    ROW(nt_copy_threshold, KIND_SIZE, 0, "memcpy: non-temporal stores from this size"),
-    ROW(parallel_threshold, KIND_SIZE, 0, "mk_parallel_*: one thread below this size"),
-    ROW(threads, KIND_COUNT, 0, "default thread-pool size (0: derived)"),
-    {"memset", KIND_VARIANT, offsetof(mk_tunables, force_memset), MK_OP_MEMSET, "force a memset variant"},
-    {"memcpy", KIND_VARIANT, offsetof(mk_tunables, force_memcpy), MK_OP_MEMCPY, "force a memcpy variant"},
-    {"memmove", KIND_VARIANT, offsetof(mk_tunables, force_memmove), MK_OP_MEMMOVE, "force a memmove variant"},
+/* The .def's columns, as mk_tunable_row's fields. */
+#define NEVER SIZE_MAX
+#define RANGE(min, max) (min), (max), 0
+#define POW2(min, max) (min), (max), 1
+#define VARIANTS 0, 0, 0
+#define PER_CPU 1, 0
+#define FIXED(value) 0, (value)
+#define AUTO 0, 0
+#define FIELD_SIZE(name) name
+#define FIELD_COUNT(name) name
+#define FIELD_VARIANT(name) force_##name
+#define MK_TUNABLE(name, kind, bounds, def, help) \
+    {#name, MK_KIND_##kind, offsetof(mk_tunables, FIELD_##kind(name)), bounds, def, help},
+const mk_tunable_row mk_tunable_rows[MK_TUNABLE_COUNT] = {
+#include "memkit_tunables.def"
 };
-#define NROWS (sizeof rows / sizeof rows[0])
+#undef MK_TUNABLE
+
+/* A size or count into its field. */
+MK_EARLY static void set_number(mk_tunables *t, const mk_tunable_row *r, size_t v)
+{
+    char *field = (char *)t + r->offset;
+    if (r->kind == MK_KIND_SIZE)
+        *(size_t *)field = v;
+    else
+        *(unsigned *)field = (unsigned)v;
+}
 
 MK_EARLY void mk_tunables_defaults(mk_tunables *t, const mk_cpu_info *cpu, mk_caches caches)
 {
-    *t = (mk_tunables){0};
-    mk_strategy_defaults(t, cpu, caches);   /* the rep and non-temporal choices: strategy.c */
-    t->parallel_threshold = (size_t)4 << 20;
-    t->threads = 0;
+    size_t per_cpu[MK_TUNABLE_COUNT];
+    mk_strategy_defaults(per_cpu, cpu, caches);
+    *t = (mk_tunables){0};   /* auto for the variants */
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
+        const mk_tunable_row *r = &mk_tunable_rows[i];
+        if (r->per_cpu)
+            set_number(t, r, per_cpu[i]);
+        else if (r->kind != MK_KIND_VARIANT)
+            set_number(t, r, r->fixed);
+    }
 }
 
 MK_EARLY void mk_tunables_fill_pending(mk_tunables *t, const mk_tunables *full)
 {
-    for (size_t i = 0; i < NROWS; i++) {
-        size_t *field = (size_t *)((char *)t + rows[i].offset);
-        if (rows[i].kind == KIND_SIZE && *field == MK_PENDING)
-            *field = *(const size_t *)((const char *)full + rows[i].offset);
+    for (const mk_tunable_row *r = mk_tunable_rows; r < mk_tunable_rows + MK_TUNABLE_COUNT; r++) {
+        size_t *field = (size_t *)((char *)t + r->offset);
+        if (r->kind == MK_KIND_SIZE && *field == MK_PENDING)
+            *field = *(const size_t *)((const char *)full + r->offset);
     }
+}
+
+/* A size is shown as the parser takes it, a count in decimal. */
+MK_EARLY static char *append_number(const mk_tunable_row *r, size_t v, char *p, char *end)
+{
+    return r->kind == MK_KIND_SIZE ? mk_text_append_size(p, end, v) : mk_text_append_uint(p, end, v);
+}
+
+MK_EARLY char *mk_tunable_bounds_text(const mk_tunable_row *r, char *p, char *end)
+{
+    if (r->kind == MK_KIND_VARIANT)
+        return mk_text_append(p, end, "auto or a variant this CPU runs", (size_t)-1);
+    if (r->pow2)
+        p = mk_text_append(p, end, "a power of two from ", (size_t)-1);
+    p = append_number(r, r->min, p, end);
+    p = mk_text_append(p, end, " to ", 4);
+    return append_number(r, r->max, p, end);
+}
+
+MK_EARLY static int in_bounds(const mk_tunable_row *r, size_t v)
+{
+    return v >= r->min && v <= r->max && (!r->pow2 || (v & (v - 1)) == 0);
 }
 
 /* "memkit: MEMKIT_TUNABLES: WHAT 'ITEM': WHY", the item escaped. */
@@ -128,7 +157,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
     int problems = 0;
     /* glibc's rule for GLIBC_TUNABLES: a name given twice takes the last
      * value; said once per name, not counted as a problem. */
-    unsigned char given[NROWS] = {0};
+    unsigned char given[MK_TUNABLE_COUNT] = {0};
     const char *p = spec;
     while (p && *p) {
         const char *item = p;
@@ -149,39 +178,47 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
         }
         const char *val = item + name_len + 1;
         size_t val_len = item_len - name_len - 1;
-        const tunable_row *row = NULL;
-        for (size_t i = 0; i < NROWS; i++)
-            if (mk_text_eq_n(item, name_len, rows[i].name))
-                row = &rows[i];
+        const mk_tunable_row *row = NULL;
+        for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
+            if (mk_text_eq_n(item, name_len, mk_tunable_rows[i].name))
+                row = &mk_tunable_rows[i];
         if (!row) {
             report_problem(report, ctx, "unknown tunable", item, name_len,
                            "not one of memkit's tunables (see README)");
             problems++;
             continue;
         }
-        size_t r = (size_t)(row - rows);
+        size_t r = (size_t)(row - mk_tunable_rows);
         if (given[r] == 1)
             report_line(report, ctx, "given twice", item, item_len, "the last value is used");
         given[r] += given[r] < 2;
         char *field = (char *)t + row->offset;
         size_t v;
         switch (row->kind) {
-        case KIND_SIZE:
-        case KIND_COUNT:
-            if (parse_size(val, val_len, &v) != 0 ||
-                (row->kind == KIND_COUNT && v > 4096)) {
+        case MK_KIND_SIZE:
+        case MK_KIND_COUNT:
+            if (parse_size(val, val_len, &v) != 0) {
                 report_problem(report, ctx, "bad value for", item, item_len,
-                               row->kind == KIND_SIZE
+                               row->kind == MK_KIND_SIZE
                                    ? "expected a size such as 4096, 64K, 32M, 1G or never"
-                                   : "expected a whole number from 0 to 4096");
+                                   : "expected a whole number");
                 problems++;
-            } else if (row->kind == KIND_SIZE) {
-                *(size_t *)field = v >= MK_PENDING ? SIZE_MAX : v;
+                break;
+            }
+            if (row->kind == MK_KIND_SIZE && v >= MK_PENDING)   /* the marker is no size */
+                v = SIZE_MAX;
+            if (!in_bounds(row, v)) {
+                char why[120], *w = why, *end = why + sizeof why;
+                w = mk_text_append(w, end, "out of bounds (", (size_t)-1);
+                w = mk_tunable_bounds_text(row, w, end);
+                mk_text_append(w, end, ")", 1);
+                report_problem(report, ctx, "bad value for", item, item_len, why);
+                problems++;
             } else {
-                *(unsigned *)field = (unsigned)v;
+                set_number(t, row, v);
             }
             break;
-        case KIND_VARIANT: {
+        case MK_KIND_VARIANT: {
             int usable = 0;
             if (mk_text_eq_n(val, val_len, "auto")) {
                 field[0] = '\0';
@@ -203,37 +240,43 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
     return problems;
 }
 
-/* ---- formatting (for the lab's fingerprint) ---- */
+/* ---- formatting (for the lab's fingerprint and `memkit env --tunables`) ---- */
 
-static char *put_uint(char *p, char *end, size_t v)
+/* The row's value in t: sizes in bytes for the fingerprint (its text is
+ * compared between runs), as the parser takes them for people. */
+static char *append_value(const mk_tunable_row *r, const mk_tunables *t, int for_people,
+                          char *p, char *end)
 {
-    char digits[24];
-    int n = 0;
-    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 24);
-    while (n > 0 && p < end - 1)
-        *p++ = digits[--n];
-    *p = '\0';
-    return p;
+    const char *field = (const char *)t + r->offset;
+    switch (r->kind) {
+    case MK_KIND_SIZE: {
+        size_t v = *(const size_t *)field;
+        return for_people || v == SIZE_MAX ? mk_text_append_size(p, end, v)
+                                           : mk_text_append_uint(p, end, v);
+    }
+    case MK_KIND_COUNT:
+        return mk_text_append_uint(p, end, *(const unsigned *)field);
+    case MK_KIND_VARIANT:
+        break;
+    }
+    return mk_text_append(p, end, field[0] ? field : "auto", (size_t)-1);
+}
+
+char *mk_tunable_value_text(const mk_tunable_row *r, const mk_tunables *t, char *p, char *end)
+{
+    return append_value(r, t, 1, p, end);
 }
 
 size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len)
 {
     /* Measure into a scratch buffer big enough for every row, then copy. */
     char tmp[1024], *p = tmp, *end = tmp + sizeof tmp;
-    for (size_t i = 0; i < NROWS; i++) {
-        const char *field = (const char *)t + rows[i].offset;
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
         if (i)
             p = mk_text_append(p, end, ":", 1);
-        p = mk_text_append(p, end, rows[i].name, (size_t)-1);
+        p = mk_text_append(p, end, mk_tunable_rows[i].name, (size_t)-1);
         p = mk_text_append(p, end, "=", 1);
-        if (rows[i].kind == KIND_SIZE) {
-            size_t v = *(const size_t *)field;
-            p = v == SIZE_MAX ? mk_text_append(p, end, "never", 5) : put_uint(p, end, v);
-        } else if (rows[i].kind == KIND_COUNT) {
-            p = put_uint(p, end, *(const unsigned *)field);
-        } else {
-            p = mk_text_append(p, end, field[0] ? field : "auto", (size_t)-1);
-        }
+        p = append_value(&mk_tunable_rows[i], t, 0, p, end);
     }
     size_t need = (size_t)(p - tmp);
     if (len) {

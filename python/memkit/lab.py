@@ -213,6 +213,31 @@ def fingerprint(experiments: list[Experiment]) -> dict:
     return fp
 
 
+TUNABLES_PROGRAM = "memkit-tunables"
+
+
+def tunables(bench_dir: Path) -> dict:
+    """The library's tunables and per-CPU strategy table, printed from its
+    own tables by memkit-tunables (built beside the experiments): see
+    bench/tunables.c.  What the library says of MEMKIT_TUNABLES or the
+    profile goes to our stderr."""
+    prog = bench_dir / TUNABLES_PROGRAM
+    if not prog.is_file():
+        raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
+    try:
+        p = subprocess.run([str(prog)], stdout=subprocess.PIPE, text=True, timeout=30)
+    except OSError as e:
+        raise MemkitError(f"cannot run {prog}: {e.strerror or e}")
+    except subprocess.TimeoutExpired:
+        raise MemkitError(f"{TUNABLES_PROGRAM} did not answer within 30 s")
+    if p.returncode != 0:
+        raise MemkitError(f"{TUNABLES_PROGRAM} failed ({describe_exit(p.returncode)})")
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        raise MemkitError(f"{TUNABLES_PROGRAM} printed no valid JSON")
+
+
 # ---- running one experiment ----
 
 PROGRESS_RE = re.compile(r"^progress: (\S+) (\d+)/(\d+) ([0-9.]+)s ?(.*)$")

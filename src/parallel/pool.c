@@ -16,7 +16,7 @@
 /* DRAM bandwidth is usually saturated by a few streaming cores (this 2-core
  * Zen 4 VM: 2, see the faults experiment's thread scaling); more threads only
  * add wake-ups and contention.  The `threads` tunable overrides it. */
-enum { MK_BANDWIDTH_THREADS = 4, MK_MAX_THREADS = 1024 };
+enum { MK_BANDWIDTH_THREADS = 4 };
 
 typedef struct {
     uintptr_t   base;       /* address of offset 0 */
@@ -158,8 +158,9 @@ mk_pool *mk_pool_create(unsigned threads)
     pthread_once(&atfork_once, register_atfork);
     if (threads == 0)
         threads = default_threads();
-    if (threads > MK_MAX_THREADS)
-        threads = MK_MAX_THREADS;
+    size_t most = mk_tunable_rows[MK_T_threads].max;   /* no more than the threads tunable allows */
+    if (threads > most)
+        threads = (unsigned)most;
     mk_pool *p = calloc(1, sizeof *p);
     pthread_t *tids = threads > 1 ? calloc(threads - 1, sizeof *tids) : NULL;
     if (!p || (threads > 1 && !tids)) {

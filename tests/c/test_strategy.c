@@ -37,13 +37,8 @@ static mk_tunables defaults(mk_cpu_info c)
     return t;
 }
 
-static const struct { const char *name; size_t offset; } thresholds[] = {
-#define T(f) {#f, offsetof(mk_tunables, f)}
-    T(rep_stosb_threshold), T(nt_threshold), T(nt_threshold_zero), T(rep_movsb_threshold),
-    T(rep_movsb_stop), T(nt_copy_threshold),
-#undef T
-};
-#define FIELD(t, i) (*(const size_t *)((const char *)&(t) + thresholds[i].offset))
+/* Tunable i's value in t; the per-CPU ones are sizes (checked below). */
+#define FIELD(t, i) (*(const size_t *)((const char *)&(t) + mk_tunable_rows[i].offset))
 
 /* Before the caches are read, a row's cache-sized thresholds are pending and
  * the others final; read with the smallest caches such a CPU has (L2 256 KiB,
@@ -56,11 +51,13 @@ static void pending_until_caches(mk_cpu_info c)
     c.l2_bytes = (size_t)256 << 10;
     c.l3_bytes = (size_t)1 << 20;
     mk_tunables_defaults(&known, &c, MK_CACHES_KNOWN);
-    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++) {
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
+        if (!mk_tunable_rows[i].per_cpu)
+            continue;
         size_t p = FIELD(pending, i), k = FIELD(known, i);
         CHECK(p == MK_PENDING ? k >= MK_PENDING_FLOOR && k != MK_PENDING : p == k,
               "%s family %u model 0x%x: %s is %zu before the caches are read, %zu after",
-              c.vendor, c.family, c.model, thresholds[i].name, p, k);
+              c.vendor, c.family, c.model, mk_tunable_rows[i].name, p, k);
     }
 }
 
@@ -72,19 +69,76 @@ static void caches_read_at_first_large_call(void)
     mk_tunables before = mk_cfg;
     size_t copy_from = mk_copy_large_from;
     int pending = 0;
-    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++)
-        pending |= FIELD(before, i) == MK_PENDING;
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
+        pending |= mk_tunable_rows[i].per_cpu && FIELD(before, i) == MK_PENDING;
     CHECK(!pending || copy_from <= MK_PENDING_FLOOR,
           "with thresholds pending, copies from %zu B call the large path", copy_from);
     static char a[1 << 20], b[1 << 20];
     mk_memcpy(a, b, sizeof a);
     mk_tunables want;
     mk_tunables_defaults(&want, mk_cpu(), MK_CACHES_KNOWN);
-    for (size_t i = 0; i < sizeof thresholds / sizeof thresholds[0]; i++)
-        CHECK(FIELD(mk_cfg, i) == FIELD(want, i), "after a 1 MiB copy %s is %zu, the row says %zu",
-              thresholds[i].name, FIELD(mk_cfg, i), FIELD(want, i));
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
+        CHECK(!mk_tunable_rows[i].per_cpu || FIELD(mk_cfg, i) == FIELD(want, i),
+              "after a 1 MiB copy %s is %zu, the row says %zu", mk_tunable_rows[i].name,
+              FIELD(mk_cfg, i), FIELD(want, i));
     printf("this process: %s thresholds pending until its first large call\n",
            pending ? "some" : "no");
+}
+
+/* Every row sets a default for each per-CPU tunable (a size) and for no
+ * other: the table has a column per row of memkit_tunables.def marked
+ * PER_CPU, and a row that forgot one would give "never" without a word. */
+static void every_row_sets_the_per_cpu_tunables(void)
+{
+    for (size_t t = 0; t < MK_TUNABLE_COUNT; t++) {
+        const mk_tunable_row *r = &mk_tunable_rows[t];
+        CHECK(!r->per_cpu || r->kind == MK_KIND_SIZE, "%s: per CPU but not a size", r->name);
+        for (size_t i = 0; i < mk_strategy_count; i++) {
+            char text[64];
+            mk_strategy_rule_text(i, t, text, text + sizeof text);
+            CHECK(!text[0] == !r->per_cpu, "row %s: %s is %s", mk_strategy_at(i)->name, r->name,
+                  r->per_cpu ? "not set" : "set, but not per CPU");
+        }
+    }
+}
+
+/* How docs/strategy.md's table shows a row's defaults. */
+static const char *rule_text(const char *row, size_t t)
+{
+    static char text[64];
+    text[0] = '\0';
+    for (size_t i = 0; i < mk_strategy_count; i++)
+        if (!strcmp(mk_strategy_at(i)->name, row))
+            mk_strategy_rule_text(i, t, text, text + sizeof text);
+    return text;
+}
+
+static void rules_as_text(void)
+{
+    static const struct { const char *row; size_t t; const char *want; } cases[] = {
+        {"amd-zen4", MK_T_nt_threshold, "2 x L3"}, {"amd-zen4", MK_T_nt_threshold_zero, "L3/2"},
+        {"amd-zen3", MK_T_nt_threshold_zero, "L3/3"}, {"amd-zen5", MK_T_rep_stosb_threshold, "L2"},
+        {"amd-zen5", MK_T_rep_movsb_threshold, "32K"}, {"amd-zen5", MK_T_rep_movsb_stop, "never"},
+        {"amd-zen5", MK_T_rep_movsb_align, "64"}, {"intel-fsrm", MK_T_rep_movsb_threshold, "2112"},
+        {"intel-erms", MK_T_rep_movsb_threshold, "2048 x V/16"}, {"generic", MK_T_threads, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK(!strcmp(rule_text(cases[i].row, cases[i].t), cases[i].want), "%s %s: '%s', want '%s'",
+              cases[i].row, mk_tunable_rows[cases[i].t].name, rule_text(cases[i].row, cases[i].t),
+              cases[i].want);
+}
+
+static void keep_line(void *ctx, const char *line) { snprintf(ctx, 512, "%s", line); }
+
+/* A row's defaults are within the tunables' bounds: the parser takes them
+ * back without a word. */
+static void defaults_within_bounds(mk_cpu_info c)
+{
+    mk_tunables t = defaults(c);
+    char text[1024], why[512] = "";
+    mk_tunables_format(&t, text, sizeof text);
+    CHECK(mk_tunables_parse(&t, text, keep_line, why) == 0, "row %s: a default is out of bounds: %s",
+          mk_strategy_for(&c)->name, why);
 }
 
 int main(void)
@@ -116,8 +170,19 @@ int main(void)
     mk_cpu_info rows[] = {genoa, turin, spr, hygon, cpu("AuthenticAMD", 25, 0x01, 1, 1),
                           cpu("AuthenticAMD", 23, 0x31, 0, 0), cpu("GenuineIntel", 6, 0x55, 1, 0),
                           cpu("GenuineIntel", 6, 0x1a, 0, 0)};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    size_t rows_seen = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         pending_until_caches(rows[i]);
+        defaults_within_bounds(rows[i]);
+        int first = 1;
+        for (size_t j = 0; j < i; j++)
+            first &= mk_strategy_for(&rows[j]) != mk_strategy_for(&rows[i]);
+        rows_seen += first;
+    }
+    CHECK(rows_seen == mk_strategy_count, "these CPUs meet %zu of the %zu rows", rows_seen,
+          mk_strategy_count);
+    every_row_sets_the_per_cpu_tunables();
+    rules_as_text();
 
     mk_tunables z4 = defaults(cpu("AuthenticAMD", 25, 0x11, 1, 1));
     CHECK(z4.rep_stosb_threshold == SIZE_MAX && z4.rep_movsb_threshold == SIZE_MAX,

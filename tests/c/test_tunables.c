@@ -147,7 +147,49 @@ static void good_and_bad_mixed(void)
           "long value: %s", r.last);
 }
 
-/* format -> parse gives the same tunables back. */
+/* Each tunable's bounds (memkit_tunables.def): a value outside them is
+ * refused like a bad one, the message naming the bound.  rep_movsb_align is
+ * used as a mask (dst - src & (align - 1)): 3 would let rep movsb copy at
+ * odd distances. */
+static void bounds(void)
+{
+    static const struct { const char *spec; const char *bound; } refused[] = {
+        {"rep_movsb_align=3", "a power of two from 1 to 4K"},
+        {"rep_movsb_align=0", "a power of two from 1 to 4K"},
+        {"rep_movsb_align=96", "a power of two from 1 to 4K"},
+        {"rep_movsb_align=8K", "a power of two from 1 to 4K"},
+        {"rep_movsb_align=never", "a power of two from 1 to 4K"},
+        {"threads=2000", "0 to 1024"},   /* was taken, then cut to 1024 by the pool */
+        {"threads=never", "0 to 1024"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        mk_tunables t = base(), before = t;
+        reports r = {0};
+        int problems = mk_tunables_parse(&t, refused[i].spec, collect_report, &r);
+        CHECK(problems == 1 && r.lines == 1, "'%s': %d problems, %d lines", refused[i].spec,
+              problems, r.lines);
+        CHECK(strstr(r.last, refused[i].spec) && strstr(r.last, "out of bounds") &&
+                  strstr(r.last, refused[i].bound) && strstr(r.last, "default kept"),
+              "'%s': want the bound '%s' named: '%s'", refused[i].spec, refused[i].bound, r.last);
+        CHECK(memcmp(&t, &before, sizeof t) == 0, "'%s' changed the tunables", refused[i].spec);
+    }
+    static const struct { const char *spec; size_t align; } accepted[] = {
+        {"rep_movsb_align=1", 1}, {"rep_movsb_align=64", 64}, {"rep_movsb_align=4096", 4096},
+        {"rep_movsb_align=4K", 4096}, {"rep_movsb_align=2", 2},
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        mk_tunables t = base();
+        reports r = {0};
+        CHECK(mk_tunables_parse(&t, accepted[i].spec, collect_report, &r) == 0 && r.lines == 0 &&
+                  t.rep_movsb_align == accepted[i].align,
+              "'%s': align %zu, report '%s'", accepted[i].spec, t.rep_movsb_align, r.last);
+    }
+    mk_tunables t = base();
+    CHECK(mk_tunables_parse(&t, "threads=0:threads=1024:nt_copy_threshold=0:nt_copy_threshold=never",
+                            NULL, NULL) == 0 && t.threads == 1024 && t.nt_copy_threshold == SIZE_MAX,
+          "the bounds themselves are in bounds");
+}
+
 /* glibc's rule for a name given twice: the last value, said once per name;
  * what a user typed is echoed with its control characters escaped. */
 static void repeats_and_escapes(void)
@@ -170,6 +212,7 @@ static void repeats_and_escapes(void)
           "control characters echoed raw: '%s'", r.last);
 }
 
+/* format -> parse gives the same tunables back. */
 static void format_round_trip(void)
 {
     mk_tunables t = base();
@@ -300,6 +343,7 @@ static void end_to_end(void)
         {"memset=avx9000", "avx9000"},
         {"rep_stosb_threshold", "rep_stosb_threshold"},
         {"threads=99999", "threads"},
+        {"rep_movsb_align=3", "power of two"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         child_result r = run_child(bad[i].spec);
@@ -398,6 +442,7 @@ int main(int argc, char **argv)
     names_and_syntax();
     good_and_bad_mixed();
     repeats_and_escapes();
+    bounds();
     format_round_trip();
     end_to_end();
     profile_cpu();

@@ -11,7 +11,7 @@ set(prefix ${WORK}/prefix)
 file(REMOVE_RECURSE ${WORK})
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
-foreach(f ${INCLUDEDIR}/memkit.h ${LIBDIR}/libmemkit.so ${LIBDIR}/libmemkit.a
+foreach(f ${INCLUDEDIR}/memkit.h ${INCLUDEDIR}/memkit_tunables.def ${LIBDIR}/libmemkit.so ${LIBDIR}/libmemkit.a
           ${LIBDIR}/pkgconfig/memkit.pc ${LIBDIR}/cmake/memkit/memkitConfig.cmake
           ${LIBDIR}/cmake/memkit/memkitConfigVersion.cmake
           libexec/memkit/memkit-exp-memset-sizes share/memkit/fleet-size-distributions/Memset_Fleet.csv)

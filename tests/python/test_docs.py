@@ -1,10 +1,15 @@
 """The man page says what argparse cannot: the environment, the files, the
 exit statuses and examples (issue #25), each example a command the parser
-takes."""
+takes; README.md's and docs/strategy.md's tables of the tunables are what
+the library prints of its own tables."""
 
+import difflib
 import re
 import shlex
 
+import pytest
+
+from conftest import REPO, real_bench_dir, run_cli
 from memkit import docs
 from memkit.cli import build_parser
 
@@ -36,3 +41,28 @@ def test_the_man_page_has_environment_files_exit_status_and_examples():
         words = shlex.split(command.split(">")[0])[1:]
         args, unknown = parser.parse_known_args(words)
         assert not unknown and args.command, command
+
+
+def marked_table(text: str, command: str) -> str:
+    """The lines after the comment saying `command` prints them, up to the
+    first blank line."""
+    lines = text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.startswith(f"<!-- `{command}`")]
+    assert len(marks) == 1, f"want one table marked as the output of {command}, found {len(marks)}"
+    table = []
+    for line in lines[marks[0] + 1:]:
+        if not line.strip():
+            break
+        table.append(line)
+    return "".join(table)
+
+
+@pytest.mark.parametrize("doc, command", [("README.md", "memkit env --tunables --markdown"),
+                                          ("docs/strategy.md", "memkit env --strategies --markdown")])
+def test_the_docs_tables_of_tunables_are_the_librarys(doc, command):
+    p = run_cli(*command.split()[1:], "--build", real_bench_dir())
+    assert p.returncode == 0, p.stderr
+    have = marked_table((REPO / doc).read_text(), command)
+    diff = "".join(difflib.unified_diff(have.splitlines(keepends=True), p.stdout.splitlines(keepends=True),
+                                        doc, command))
+    assert have == p.stdout, f"{doc}'s table is not what the code says; put `{command}` there:\n{diff}"

@@ -81,3 +81,25 @@ def test_env_names_the_strategy_row_and_its_evidence():
     text = run_cli("env", "--build", build).stdout
     assert f"strategy     {fp['strategy']} (" in text
     assert f"  evidence   {fp['strategy_evidence']}" in text
+
+
+def test_env_tunables_prints_defaults_values_in_force_and_bounds():
+    build = real_bench_dir()
+    p = run_cli("env", "--build", build, "--tunables",
+                env=cli_env(MEMKIT_TUNABLES="nt_threshold=12M:rep_movsb_align=3", MEMKIT_PROFILE=""))
+    assert p.returncode == 0, p.stderr
+    # the library's own line on the value out of bounds, the default kept
+    assert "'rep_movsb_align=3': out of bounds (a power of two from 1 to 4K); default kept" in p.stderr
+    table = json.loads(run_cli("env", "--build", build, "--tunables", "--json",
+                               env=cli_env(MEMKIT_TUNABLES="nt_threshold=12M", MEMKIT_PROFILE="")).stdout)
+    rows = {t["name"]: t for t in table}
+    assert rows["nt_threshold"]["in_force"] == "12M" and rows["nt_threshold"]["per_cpu"]
+    assert rows["rep_movsb_align"]["in_force"] == rows["rep_movsb_align"]["default"]
+    assert rows["threads"]["bounds"] == "0 to 1024" and rows["parallel_threshold"]["default"] == "4M"
+    lines = {line.split()[0]: line for line in p.stdout.splitlines()}
+    assert set(rows) <= set(lines) and " 12M " in lines["nt_threshold"]
+    assert rows["nt_threshold"]["help"] in lines["nt_threshold"]
+
+    fp = json.loads(run_cli("env", "--build", build, "--json").stdout)
+    p = run_cli("env", "--build", build, "--strategies")
+    assert p.returncode == 0 and f" {fp['strategy']}* " in p.stdout.splitlines()[0] + " ", p.stdout

@@ -49,6 +49,7 @@ def test_installed_memkit_runs_from_anywhere(installed):
     # The experiments run from the package, not from a build tree.
     fp = sh(memkit, "env", "--json", env=env)
     assert '"memkit_version": "0.1.0"' in fp
+    assert "a power of two from 1 to 4K" in sh(memkit, "env", "--tunables", env=env)
 
 
 def test_installed_package_has_its_native_parts(installed):
@@ -57,6 +58,7 @@ def test_installed_package_has_its_native_parts(installed):
                    env=env).strip())
     native = site / "_native"
     for rel in ("lib/libmemkit.so", "lib/libmemkit.a", "lib/libmemkit_preload.so", "include/memkit.h",
+                "include/memkit_tunables.def", "libexec/memkit/memkit-tunables",
                 "libexec/memkit/memkit-exp-size-distributions",
                 "share/memkit/fleet-size-distributions/Memcpy_Fleet.csv",
                 "share/memkit/apps/workloads.sh"):

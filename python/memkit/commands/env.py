@@ -1,9 +1,11 @@
-"""memkit env: this machine's fingerprint, as every run records it."""
+"""memkit env: this machine's fingerprint, as every run records it; or the
+library's tunables and per-CPU strategy table, printed from its code."""
 
 import json
 
 from memkit import lab, load
 from memkit.commands._common import add_build_option
+from memkit.errors import UsageError
 from memkit.fingerprint import describe_lines
 
 NAME = "env"
@@ -12,11 +14,32 @@ HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc, ISA, ca
 
 def add_arguments(p):
     add_build_option(p)
-    p.add_argument("--json", action="store_true", help="print the fingerprint as JSON")
+    p.add_argument("--json", action="store_true", help="print the fingerprint (or the table asked for) as JSON")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--tunables", action="store_true",
+                      help="print each tunable: its default on this CPU, the value in force, its bounds "
+                           "and what it controls")
+    view.add_argument("--strategies", action="store_true",
+                      help="print the per-CPU strategy table: how each row sets the per-CPU tunables' "
+                           "defaults (* the row in force)")
+    p.add_argument("--markdown", action="store_true",
+                   help="with --tunables or --strategies: the Markdown table README.md or "
+                        "docs/strategy.md holds")
 
 
 def main(args) -> int:
+    if args.markdown and not (args.tunables or args.strategies):
+        raise UsageError("--markdown goes with --tunables or --strategies")
     bench_dir = lab.find_bench_dir(args.build)
+    if args.tunables or args.strategies:
+        table = lab.tunables(bench_dir)
+        if args.json:
+            print(json.dumps(table["tunables"] if args.tunables else table["strategies"], indent=2))
+        elif args.markdown:
+            print(tunables_markdown(table) if args.tunables else strategies_markdown(table), end="")
+        else:
+            print(tunables_text(table) if args.tunables else strategies_text(table), end="")
+        return 0
     fp = lab.fingerprint(lab.discover(bench_dir))
     now = load.sample()
     if args.json:
@@ -27,3 +50,54 @@ def main(args) -> int:
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
     return 0
+
+
+def aligned(rows: list[list[str]]) -> str:
+    """Columns padded to their widest cell, two spaces apart."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in rows)
+
+
+def markdown(rows: list[list[str]]) -> str:
+    head = "| " + " | ".join(rows[0]) + " |\n" + "|---" * len(rows[0]) + "|\n"
+    return head + "".join("| " + " | ".join(r) + " |\n" for r in rows[1:])
+
+
+def tunables_text(table: dict) -> str:
+    rows = [["name", "default here", "in force", "bounds", "what"]]
+    for t in table["tunables"]:
+        rows.append([t["name"], t["default"], t["in_force"], t["bounds"], t["help"]])
+    return aligned(rows)
+
+
+def tunables_markdown(table: dict) -> str:
+    """README.md's table: the same on every CPU, so a per-CPU default is
+    "per CPU" (docs/strategy.md's table has the rows' values)."""
+    rows = [["name", "default", "bounds", "what"]]
+    for t in table["tunables"]:
+        rows.append([f"`{t['name']}`", "per CPU" if t["per_cpu"] else f"`{t['default']}`", t["bounds"],
+                     t["help"]])
+    return markdown(rows)
+
+
+def per_cpu_names(table: dict) -> list[str]:
+    return [t["name"] for t in table["tunables"] if t["per_cpu"]]
+
+
+def strategies_text(table: dict) -> str:
+    """One line per per-CPU tunable, a column per row: narrower than the
+    rows as lines."""
+    rows = [["tunable"] + [s["name"] + ("*" if s["name"] == table["strategy"] else "")
+                           for s in table["strategies"]]]
+    for name in per_cpu_names(table):
+        rows.append([name] + [s["defaults"][name] for s in table["strategies"]])
+    return aligned(rows)
+
+
+def strategies_markdown(table: dict) -> str:
+    """docs/strategy.md's table: a line per row, a column per per-CPU tunable."""
+    names = per_cpu_names(table)
+    rows = [["row"] + [f"`{n}`" for n in names]]
+    for s in table["strategies"]:
+        rows.append([f"`{s['name']}`"] + [s["defaults"][n] for n in names])
+    return markdown(rows)
