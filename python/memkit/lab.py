@@ -120,15 +120,19 @@ class Experiment:
     path: Path
 
 
-def _run_quiet(argv: list[str], what: str, timeout: float = 30) -> str:
+def _run_quiet(argv: list[str], what: str, timeout: float = 30, pass_stderr: bool = False) -> str:
+    """A helper program's standard output; its standard error is kept for
+    the error message, or (pass_stderr) goes to ours as it comes."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=None if pass_stderr else subprocess.PIPE,
+                           text=True, timeout=timeout)
     except OSError as e:
         raise MemkitError(f"cannot run {what}: {e.strerror or e}")
     except subprocess.TimeoutExpired:
         raise MemkitError(f"{what} did not answer within {timeout:.0f} s")
     if p.returncode != 0:
-        raise MemkitError(f"{what} failed ({describe_exit(p.returncode)}): {last_line(p.stderr)}")
+        why = "" if pass_stderr else f": {last_line(p.stderr)}"
+        raise MemkitError(f"{what} failed ({describe_exit(p.returncode)}){why}")
     return p.stdout
 
 
@@ -224,16 +228,9 @@ def tunables(bench_dir: Path) -> dict:
     prog = bench_dir / TUNABLES_PROGRAM
     if not prog.is_file():
         raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
+    out = _run_quiet([str(prog)], TUNABLES_PROGRAM, pass_stderr=True)
     try:
-        p = subprocess.run([str(prog)], stdout=subprocess.PIPE, text=True, timeout=30)
-    except OSError as e:
-        raise MemkitError(f"cannot run {prog}: {e.strerror or e}")
-    except subprocess.TimeoutExpired:
-        raise MemkitError(f"{TUNABLES_PROGRAM} did not answer within 30 s")
-    if p.returncode != 0:
-        raise MemkitError(f"{TUNABLES_PROGRAM} failed ({describe_exit(p.returncode)})")
-    try:
-        return json.loads(p.stdout)
+        return json.loads(out)
     except ValueError:
         raise MemkitError(f"{TUNABLES_PROGRAM} printed no valid JSON")
 
