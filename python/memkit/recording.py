@@ -218,10 +218,12 @@ def counting_noise(draws: int, bits: int) -> float:
 
 def region_lines(distinct: float, draws: int, bits: int) -> float:
     """P with P (1 - e^(-draws/P)) = distinct: the lines a window's draws came
-    from; inf where the draws repeat no more than the counting's noise (3
+    from; inf where the draws repeat no more than the counting's noise (5
     standard deviations, and at least 3 draws): no reuse seen, a region
-    larger than the window tells."""
-    if draws - distinct <= max(3.0, 3 * counting_noise(draws, bits)):
+    larger than the window tells.  At 3 standard deviations a stride over
+    256 MiB (~2000 draws) read as a 7 MiB region in 1 recording of 30: the
+    counting's tail is wider than a normal one's."""
+    if draws - distinct <= max(3.0, 5 * counting_noise(draws, bits)):
         return math.inf
     distinct = max(distinct, 1.0)
     lo, hi = distinct, distinct

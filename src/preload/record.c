@@ -69,8 +69,9 @@
 /* The working-set estimate (see the top of this file).  A window of 32768
  * draws, half the bitmap's bits: linear counting stays precise (at most
  * half the bits set; its noise, ~100 lines, is what reuse must exceed), and
- * a full window tells a region of up to ~2M lines (~100 MiB per side) from
- * no reuse at all; a window of K draws, ~K^2/600 lines. */
+ * a full window tells a region of up to ~1M lines (~70 MiB per side) from
+ * no reuse at all; a window of K draws, ~K^2/1000 lines (reuse counts
+ * beyond 5 standard deviations of the counting's noise: recording.py). */
 #define REC_WS_LOG_BITS 16
 #define REC_WS_BITS     (1u << REC_WS_LOG_BITS)
 #define REC_WS_WINDOW   (REC_WS_BITS / 2)
