@@ -2,6 +2,8 @@
  * declared table (see lab.h). */
 #include "lab.h"
 
+#include "memkit.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -147,10 +149,6 @@ double lab_real(lab_ctx *ctx, const char *key) { return number(ctx, key); }
 
 void lab_print_args(const lab_info *info, FILE *f)
 {
-    if (!info->args) {
-        fprintf(f, "  (experiment arguments: see its source)\n");
-        return;
-    }
     for (size_t i = 0; i < info->nargs; i++) {
         const lab_arg *a = &info->args[i];
         char head[64];
@@ -201,4 +199,22 @@ int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi)
     fprintf(stderr, "error: %s: %s=%s is above %s=%s\n", ctx->info->name, lo, lab_text(ctx, lo), hi,
             lab_text(ctx, hi));
     return 2;
+}
+
+int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
+                          size_t errlen)
+{
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char name[64], shown[256];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        const mk_copier *c = mk_copier_find(name);
+        if (!(extra && !strcmp(name, extra)) && (!c || (usable_only && !c->usable))) {
+            snprintf(err, errlen, "no %scopier called '%s'", usable_only ? "usable " : "",
+                     lab_printable(name, shown, sizeof shown));
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
 }

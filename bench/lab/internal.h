@@ -4,8 +4,11 @@
 
 #include "lab.h"
 
+/* ---- JSON values (json.c) ---- */
 void lab_json_string(FILE *f, const char *s);
-void lab_json_number(FILE *f, double v);
+void lab_json_number(FILE *f, double v);   /* null when not finite */
+
+/* The arguments' lines of --help (args.c). */
 void lab_print_args(const lab_info *info, FILE *f);
 /* The note on how far apart the processes' values were (record.c). */
 void lab_spread_note(lab_ctx *ctx);

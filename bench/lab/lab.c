@@ -1,245 +1,14 @@
-/* The lab's shared C core (see lab.h). */
+/* The lab's driver: an experiment's command line, its processes and the
+ * run from the fingerprint to the end record (see lab.h).  What it stands
+ * on (arguments, clocks, records, the fingerprint, ...) is in the files
+ * named for each; none of them calls back in here. */
 #include "internal.h"
 
-#include "memkit.h"
-
 #include <errno.h>
-#include <gnu/libc-version.h>
-#include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
-
-double lab_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-double lab_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-uint64_t lab_rdtsc(void)
-{
-    unsigned lo, hi;
-    __asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-}
-
-/* ---- JSON ---- */
-
-void lab_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-void lab_json_number(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6g", v);
-    else
-        fputs("null", f);
-}
-
-void lab_write_fingerprint(FILE *f)
-{
-    const mk_cpu_info *c = mk_cpu();
-    struct utsname u;
-    uname(&u);
-    char thp[128] = "unknown", gov[64] = "unknown", tun[1024];
-    lab_read_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
-    lab_read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
-    mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
-    char micro[32];
-    snprintf(micro, sizeof micro, "0x%x", c->microcode);
-    fputs("\"cpu_model\":", f); lab_json_string(f, c->brand);
-    fputs(",\"vendor\":", f); lab_json_string(f, c->vendor);
-    fprintf(f, ",\"family\":%u,\"model\":%u,\"stepping\":%u", c->family, c->model, c->stepping);
-    fputs(",\"microcode\":", f); lab_json_string(f, c->microcode ? micro : "unknown");
-    fputs(",\"kernel\":", f); lab_json_string(f, u.release);
-    fputs(",\"glibc\":", f); lab_json_string(f, gnu_get_libc_version());
-    fprintf(f, ",\"isa\":{\"sse2\":%d,\"avx2\":%d,\"avx512f\":%d,\"avx512bw\":%d,"
-               "\"avx512vl\":%d,\"erms\":%d,\"fsrm\":%d,\"os_avx\":%d,\"os_avx512\":%d}",
-            c->has_sse2, c->has_avx2, c->has_avx512f, c->has_avx512bw, c->has_avx512vl,
-            c->has_erms, c->has_fsrm, c->os_avx, c->os_avx512);
-    fprintf(f, ",\"cache\":{\"l1d\":%zu,\"l2\":%zu,\"l3\":%zu,\"line\":%zu}",
-            c->l1d_bytes, c->l2_bytes, c->l3_bytes, c->line_bytes);
-    fprintf(f, ",\"cpus_online\":%ld", sysconf(_SC_NPROCESSORS_ONLN));
-    fputs(",\"thp\":", f); lab_json_string(f, thp);
-    fputs(",\"governor\":", f); lab_json_string(f, gov);
-    fputs(",\"memkit_version\":", f); lab_json_string(f, MEMKIT_VERSION);
-    fputs(",\"memkit_commit\":", f); lab_json_string(f, MEMKIT_GIT_DESCRIBE);
-    fputs(",\"tunables\":", f); lab_json_string(f, tun);
-    fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_get()->profile);
-    fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
-    fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
-    fputs(",\"strategy_evidence\":", f); lab_json_string(f, mk_strategy()->evidence);
-    fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
-            mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
-            mk_selected_variant(MK_OP_MEMMOVE));
-    lab_write_noise_sources(f);
-}
-
-static void verdict(lab_ctx *ctx, const char *kind, const char *fmt, va_list ap)
-{
-    if (ctx->raw)   /* a helper process: the main one says what all of them found */
-        return;
-    char text[4096];
-    vsnprintf(text, sizeof text, fmt, ap);
-    printf("verdict%s%s: %s\n", kind ? " " : "", kind ? kind : "", text);
-    fflush(stdout);
-    if (ctx->jsonl) {
-        fputs("{\"type\":\"verdict\",\"experiment\":", ctx->jsonl);
-        lab_json_string(ctx->jsonl, ctx->info->name);
-        if (kind) {
-            fputs(",\"kind\":", ctx->jsonl);
-            lab_json_string(ctx->jsonl, kind);
-        }
-        fputs(",\"text\":", ctx->jsonl);
-        lab_json_string(ctx->jsonl, text);
-        fputs("}\n", ctx->jsonl);
-        fflush(ctx->jsonl);
-    }
-}
-
-void lab_verdict(lab_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    verdict(ctx, NULL, fmt, ap);
-    va_end(ap);
-}
-
-void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    verdict(ctx, kind, fmt, ap);
-    va_end(ap);
-}
-
-/* With several processes, one count over all of them: the front end's
- * progress bar moves forward only. */
-void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what)
-{
-    double elapsed = (lab_now_ns() - ctx->started_ns) / 1e9;
-    size_t np = ctx->nprocesses > 1 ? ctx->nprocesses : 1;
-    char label[256];
-    if (np > 1)
-        snprintf(label, sizeof label, "process %u/%zu: %s", ctx->process + 1, np, what ? what : "");
-    else
-        snprintf(label, sizeof label, "%s", what ? what : "");
-    fprintf(stderr, "progress: %s %zu/%zu %.1fs %s\n", ctx->info->name,
-            ctx->process * total + done, total * np, elapsed, label);
-    fflush(stderr);
-}
-
-/* ---- memory ---- */
-
-void *lab_alloc(size_t n)
-{
-    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        fprintf(stderr, "error: cannot allocate %zu bytes: %s\n", n, strerror(errno));
-        exit(2);
-    }
-    for (size_t i = 0; i < n; i += 4096)   /* fault it in now, not while timing */
-        ((volatile char *)p)[i] = 1;
-    return p;
-}
-
-void lab_free(void *p, size_t n) { munmap(p, n ? n : 1); }
-
-void lab_flush_caches(void)
-{
-    static char *buf;
-    static size_t len;
-    if (!buf) {
-        size_t l3 = mk_cpu()->l3_bytes;
-        len = 2 * (l3 ? l3 : (size_t)32 << 20);
-        buf = lab_alloc(len);
-    }
-    for (size_t i = 0; i < len; i += 64)
-        buf[i]++;
-    lab_escape(buf);
-}
-
-int lab_try_parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-              : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (shift)
-        end++;
-    if (errno || end == s || *end || s[0] == '-' || v > (SIZE_MAX >> shift))
-        return -1;
-    *out = (size_t)v << shift;
-    return 0;
-}
-
-size_t lab_parse_size(const char *s)
-{
-    size_t v;
-    if (lab_try_parse_size(s, &v)) {
-        fprintf(stderr, "error: bad size '%s' (expected e.g. 4096, 64K, 1M, 1G)\n", s);
-        exit(2);
-    }
-    return v;
-}
-
-const char *lab_fmt_size(size_t n, char *buf, size_t len)
-{
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    double v = (double)n;
-    while (v >= 1024 && u < 4)
-        v /= 1024, u++;
-    if (v == (double)(size_t)v)
-        snprintf(buf, len, "%zu %s", (size_t)v, units[u]);
-    else
-        snprintf(buf, len, "%.1f %s", v, units[u]);
-    return buf;
-}
-
-size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
-                        size_t cap)
-{
-    size_t n = 0;
-    for (unsigned k = 0; n < cap; k++) {
-        double s = (double)min * pow(2.0, (double)k / per_octave);
-        if (s > (double)max * 1.0001)
-            break;
-        size_t r = (size_t)(s + (double)granule / 2) / granule * granule;
-        if (r < granule)
-            r = granule;
-        if (n == 0 || r != out[n - 1])
-            out[n++] = r;
-    }
-    return n;
-}
-
-/* ---- main ---- */
 
 #define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"
 
@@ -383,14 +152,11 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             rest[nrest++] = argv[i];
         }
     }
-    ctx.argc = nrest;
-    ctx.argv = rest;
-    if (info->args) {
-        char err[1024];
-        if (lab_parse_args(info, ctx.quick, nrest - 1, rest + 1, ctx.arg_value, err, sizeof err)) {
-            fprintf(stderr, "error: %s\n", err);
-            return 2;
-        }
+    char arg_err[1024];
+    if (lab_parse_args(info, ctx.quick, nrest - 1, rest + 1, ctx.arg_value, arg_err,
+                       sizeof arg_err)) {
+        fprintf(stderr, "error: %s\n", arg_err);
+        return 2;
     }
     int helper = lab_helper_setup(&ctx);
     if (peer_list) {   /* before anything runs, in every process */
@@ -459,22 +225,4 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     free(ctx.fingerprint);
     free(rest);
     return rc;
-}
-
-int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
-                          size_t errlen)
-{
-    for (const char *p = list; p && *p;) {
-        size_t len = strcspn(p, ",");
-        char name[64], shown[256];
-        snprintf(name, sizeof name, "%.*s", (int)len, p);
-        const mk_copier *c = mk_copier_find(name);
-        if (!(extra && !strcmp(name, extra)) && (!c || (usable_only && !c->usable))) {
-            snprintf(err, errlen, "no %scopier called '%s'", usable_only ? "usable " : "",
-                     lab_printable(name, shown, sizeof shown));
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    return 0;
 }

@@ -80,7 +80,7 @@ typedef struct {
     const char *name;         /* "memset-random" */
     const char *seed;         /* "msrc-faster-amd64-memset" */
     const char *description;  /* one line */
-    const lab_arg *args;      /* NULL: the old free-form arguments (ctx->argc/argv) */
+    const lab_arg *args;      /* NULL: it takes no arguments of its own */
     size_t nargs;
     unsigned processes;       /* > 1: run in that many processes (see above) */
     unsigned quick_processes; /* the same under --quick; 0: processes */
@@ -110,8 +110,6 @@ struct lab_ctx {
     const lab_info *info;
     int   quick;              /* --quick: reduced grid for smoke tests */
     FILE *jsonl;              /* NULL without --jsonl */
-    int   argc;               /* experiment-specific arguments left over (no args table) */
-    char **argv;
     char **full_argv;         /* the command line as given (for re-executing) */
     double started_ns;
     const char *arg_value[LAB_MAX_ARGS];   /* per info->args entry; NULL: unset */
@@ -130,8 +128,14 @@ struct lab_ctx {
     size_t npeers;
 };
 
+/* ---- the driver (lab.c) ---- */
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
+/* Runs this experiment again in this process's place (after the caller
+ * changed the environment, e.g. tunables), keeping this run's fingerprint:
+ * the record describes the machine as the user ran it. */
+void lab_reexec(lab_ctx *ctx);
 
+/* ---- arguments (args.c) ---- */
 /* The value of a declared argument (the default, the quick default, or what
  * was given).  Asking for an undeclared key is a bug: the program stops. */
 long long   lab_int(lab_ctx *ctx, const char *key);
@@ -156,8 +160,13 @@ int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi);
 /* Text a user gave, fit to echo on a terminal: control characters (a
  * newline, an escape sequence) as \xNN.  Into buf; returns buf. */
 const char *lab_printable(const char *s, char *buf, size_t len);
+/* A "COPIER,..." argument: 0 if every name is a copier of mk_copiers() (a
+ * usable one if usable_only) or equals extra (may be NULL); else -1 and
+ * which name is not, in err. */
+int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
+                          size_t errlen);
 
-/* ---- time ---- */
+/* ---- time (clock.c) ---- */
 double   lab_now_ns(void);            /* CLOCK_MONOTONIC */
 double   lab_cpu_ns(void);            /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t lab_rdtsc(void);
@@ -211,12 +220,6 @@ void lab_interleave(lab_ctx *ctx, const lab_method *methods, size_t n, size_t ro
  * place a ratio is computed. */
 void lab_speedups(const double *x, const double *base, size_t n, int higher_is_better,
                   double *out);
-
-/* Sizes from min to max, per_octave of them per doubling (min * 2^(k/per_octave)),
- * each rounded to the nearest multiple of granule (at least granule), repeats
- * dropped; into out[cap]; the count. */
-size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
-                        size_t cap);
 
 /* ---- peers (peers.c) ---- */
 /* Loads peer=LIST for an experiment racing `ops` (LAB_PEER_OP bits): each
@@ -299,32 +302,16 @@ const char *lab_interval_text(double lo, double hi, char *buf, size_t len);
  * below (slower), 0 it spans 1 (too noisy to tell). */
 int lab_judge(double lo, double hi);
 
-/* The legacy record (format 1: "samples" a count, "ratio_to"); kept for
- * experiments not yet on lab_record. */
-typedef struct {
-    const char *series;
-    const char *params_json;
-    const char *metric;
-    const char *unit;
-    const char *stat;
-    double value;
-    lab_stats s;
-    const char *ratio_to;
-    double ratio, ratio_min, ratio_max;
-} lab_measurement;
-void lab_emit(lab_ctx *ctx, const lab_measurement *m);
-
+/* ---- verdicts and progress (messages.c) ---- */
 void lab_verdict(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A verdict of a kind: "loss", "fastest", "note" (see above). */
 void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what);
+
+/* ---- the fingerprint (fingerprint.c) ---- */
 /* Writes the fingerprint's JSON members (no braces) to f. */
 void lab_write_fingerprint(FILE *f);
-/* Runs this experiment again in this process's place (after the caller
- * changed the environment, e.g. tunables), keeping this run's fingerprint:
- * the record describes the machine as the user ran it. */
-void lab_reexec(lab_ctx *ctx);
 
 /* ---- where memkit stands: per grid point, over the points ---- */
 /* Feed every grid point's summaries (from lab_emit_methods); the verdicts
@@ -356,21 +343,25 @@ static inline uint64_t lab_rand(uint64_t *state)
  * (A Zen 5 learnt an 8,192-call batch: glibc memcpy 2.5 ns per call at
  * 1,024 calls per batch, 8.7 at 50,000; the MSRC seed used 50,000.) */
 #define LAB_UNLEARNABLE_CALLS 50000
+
+/* ---- memory (memory.c) ---- */
 /* Page-aligned, pre-faulted memory of n bytes (exits with a message on failure). */
 void *lab_alloc(size_t n);
 void  lab_free(void *p, size_t n);
 /* Evicts the data caches by writing and reading a buffer of 2x the LLC size. */
 void  lab_flush_caches(void);
+
+/* ---- sizes (sizes.c) ---- */
 /* Parses "4096", "64K", "1M"; exits with a message on a bad value. */
 size_t lab_parse_size(const char *s);
 /* The same, returning -1 on a bad value. */
 int lab_try_parse_size(const char *s, size_t *out);
 /* Human size: "4 KiB", "1.5 MiB" into buf. */
 const char *lab_fmt_size(size_t n, char *buf, size_t len);
-/* A "COPIER,..." argument: 0 if every name is a copier of mk_copiers() (a
- * usable one if usable_only) or equals extra (may be NULL); else -1 and
- * which name is not, in err. */
-int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,
-                          size_t errlen);
+/* Sizes from min to max, per_octave of them per doubling (min * 2^(k/per_octave)),
+ * each rounded to the nearest multiple of granule (at least granule), repeats
+ * dropped; into out[cap]; the count. */
+size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t granule, size_t *out,
+                        size_t cap);
 
 #endif

@@ -31,7 +31,7 @@ static void num_member(FILE *f, const char *key, double v)
     lab_json_number(f, v);
 }
 
-/* What both record formats begin with: whose, which series, which point. */
+/* What a record begins with: whose, which series, which point. */
 static void write_head(lab_ctx *ctx, const char *series, const char *params)
 {
     FILE *f = ctx->jsonl;
@@ -203,25 +203,6 @@ void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *me
         else
             lab_summary_free(&s);
     }
-}
-
-/* The format-1 record, for experiments not yet on lab_record. */
-void lab_emit(lab_ctx *ctx, const lab_measurement *m)
-{
-    FILE *f = ctx->jsonl;
-    if (!f)
-        return;
-    write_head(ctx, m->series, m->params_json);
-    str_member(f, "metric", m->metric);
-    str_member(f, "unit", m->unit);
-    write_stat(f, m->stat, m->value, m->s);
-    fprintf(f, ",\"samples\":%zu", m->s.n);
-    if (m->ratio_to) {
-        str_member(f, "ratio_to", m->ratio_to);
-        write_ratio(f, m->ratio, m->ratio_min, m->ratio_max);
-    }
-    fputs("}\n", f);
-    fflush(f);
 }
 
 void lab_summary_free(lab_summary *s)
