@@ -231,7 +231,7 @@ static void random_large(const routine *r)
 static void fresh_destinations(const routine *r)
 {
     static const size_t extra[] = {0, 1, 63, 4096 + 17, (size_t)5 << 20};
-    size_t max = MK_FRESH_CHECK_FROM + ((size_t)5 << 20);
+    size_t max = MK_FRESH_CHECK_FROM + ((size_t)5 << 20) + 64;   /* + the source's offset */
     unsigned char *src = malloc(max);
     uint64_t rng = 0x66726573682d6473ull;
     for (size_t i = 0; i < max; i++)
