@@ -1,4 +1,4 @@
-/* copy-sweep: every copier (mk_copiers(), the seed's methods plus memkit's)
+/* copy-sweep: every copier of the lab (lab_copiers(): memkit's plus the seed's)
  * copying 32 B .. 64 MiB, in GB/s; and, as its own series, each unaligned
  * copier with the destination misaligned by 1..63 bytes against a
  * page-aligned source, as a multiple of its aligned time.
@@ -25,6 +25,7 @@
  *
  * Peers (peer=LIB.so) race with their own memcpy like the unaligned copiers,
  * in both tables.  Arguments: see --help. */
+#include "copy_methods.h"
 #include "lab.h"
 #include "memkit.h"
 
@@ -195,7 +196,7 @@ static int run(lab_ctx *ctx)
     options o;
     get_options(ctx, &o);
     size_t count;
-    const mk_copier *all = mk_copiers(&count);
+    const mk_copier *all = lab_copiers(&count);
     lab_method cs[MAX_COPIERS];
     size_t nc = 0;
     for (size_t i = 0; i < count && nc < MAX_COPIERS; i++)

@@ -24,6 +24,7 @@
  *
  * Arguments: see --help. */
 #include "ipc_ring.h"
+#include "copy_methods.h"
 #include "lab.h"
 #include "memkit.h"
 
@@ -93,7 +94,7 @@ typedef struct {
 typedef struct {
     char name[48];
     const mk_copier *c;
-    unsigned index;     /* in mk_copiers() */
+    unsigned index;     /* in lab_copiers() */
     int mt;
 } method;
 
@@ -166,7 +167,7 @@ static void *private_buffer(void **bufs, const mk_copier *c, unsigned index, siz
 static int subscriber(ipc_ring *r, const options *o)
 {
     size_t count;
-    const mk_copier *cs = mk_copiers(&count);
+    const mk_copier *cs = lab_copiers(&count);
     mk_pool *pool = mk_pool_create(o->threads);
     void *bufs[MAX_METHODS] = {0};
     ipc_message msg;
@@ -585,7 +586,7 @@ static int run(lab_ctx *ctx)
     options o;
     get_options(ctx, &o);
     size_t count;
-    const mk_copier *all = mk_copiers(&count);
+    const mk_copier *all = lab_copiers(&count);
     method ms[MAX_METHODS];
     size_t nm = 0;
     for (size_t i = 0; i < count && nm < MAX_METHODS / 2; i++)

@@ -18,6 +18,8 @@ if(MEMKIT_BUILD_FUZZ)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
     target_link_libraries(${name} PRIVATE memkit_test_support)
   endforeach()
+  # Every copier of the lab (tests/copy_methods.cmake builds them).
+  target_link_libraries(fuzz_copy PRIVATE memkit_test_copy_methods)
   # The lab's distribution-file parser, on its own (the lab is not built here).
   target_sources(fuzz_distribution PRIVATE ${PROJECT_SOURCE_DIR}/bench/lab/distribution.c)
   target_include_directories(fuzz_distribution PRIVATE ${PROJECT_SOURCE_DIR}/bench/lab)

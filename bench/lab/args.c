@@ -1,6 +1,7 @@
 /* The experiments' key=value arguments, checked against each experiment's
  * declared table (see lab.h). */
 #include "lab.h"
+#include "copy_methods.h"
 
 #include "memkit.h"
 
@@ -208,7 +209,7 @@ int lab_copier_list_check(const char *list, int usable_only, const char *extra, 
         size_t len = strcspn(p, ",");
         char name[64], shown[256];
         snprintf(name, sizeof name, "%.*s", (int)len, p);
-        const mk_copier *c = mk_copier_find(name);
+        const mk_copier *c = lab_copier_find(name);
         if (!(extra && !strcmp(name, extra)) && (!c || (usable_only && !c->usable))) {
             snprintf(err, errlen, "no %scopier called '%s'", usable_only ? "usable " : "",
                      lab_printable(name, shown, sizeof shown));

@@ -160,7 +160,7 @@ int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi);
 /* Text a user gave, fit to echo on a terminal: control characters (a
  * newline, an escape sequence) as \xNN.  Into buf; returns buf. */
 const char *lab_printable(const char *s, char *buf, size_t len);
-/* A "COPIER,..." argument: 0 if every name is a copier of mk_copiers() (a
+/* A "COPIER,..." argument: 0 if every name is a copier of lab_copiers() (a
  * usable one if usable_only) or equals extra (may be NULL); else -1 and
  * which name is not, in err. */
 int lab_copier_list_check(const char *list, int usable_only, const char *extra, char *err,

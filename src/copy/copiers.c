@@ -1,40 +1,11 @@
-/* The copiers: every copy method of the lab behind one interface (see
- * memkit.h for the contract), one row each. */
+/* The library's copiers: the copy methods a user would pick, behind one
+ * interface (see memkit.h for the contract and when to pick each), one row
+ * each.  The lab's other contestants are in bench/lab/copy_methods.c. */
 #include "copiers.h"
 #include "../once.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the unaligned methods ---- */
-
-/* The C library's memcpy, found at first use: a direct call would make the
- * library call memcpy, which the preload shim replaces (it would recurse,
- * and the "libc" row would measure memkit). RTLD_NEXT skips this object. */
-typedef void *(*copy_fn)(void *, const void *, size_t);
-static copy_fn libc_memcpy(void)
-{
-    static copy_fn fn;
-    copy_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (copy_fn)dlsym(RTLD_NEXT, "memcpy");
-        if (!f)
-            f = (copy_fn)dlsym(RTLD_DEFAULT, "memcpy");
-        if (!f)
-            f = mk_memcpy;
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
-static int copy_libc(void *dst, const void *src, size_t n)
-{
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
-    libc_memcpy()(dst, src, n);
-    return 0;
-}
 
 static int copy_memkit(void *dst, const void *src, size_t n)
 {
@@ -52,20 +23,9 @@ static int copy_memkit_nt(void *dst, const void *src, size_t n)
     return 0;
 }
 
-/* The seed's Method 1: nothing but the instruction. */
-static int copy_rep_movsb(void *dst, const void *src, size_t n)
-{
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
-    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
-    return 0;
-}
+/* ---- memory, for every copier table ---- */
 
-/* ---- memory ---- */
-
-/* Aligned to max(align, 64), n rounded up to align: one allocator per
- * alignment in use, so that alloc keeps the seed's one-argument form. */
-static void *alloc_aligned(size_t n, size_t align)
+MK_HIDDEN void *mk_copier_alloc(size_t n, size_t align)
 {
     size_t a = align < 64 ? 64 : align;
     if (n > SIZE_MAX - a)
@@ -75,43 +35,32 @@ static void *alloc_aligned(size_t n, size_t align)
     return posix_memalign(&p, a, len ? len : a) == 0 ? p : NULL;
 }
 
-static void free_aligned(void *p, size_t n)
+MK_HIDDEN void mk_copier_free(void *p, size_t n)
 {
     (void)n;
     free(p);
 }
 
-#define ALLOC_FOR(align) \
-    static void *alloc_##align(size_t n) { return alloc_aligned(n, align); }
-ALLOC_FOR(1)
-ALLOC_FOR(32)
-ALLOC_FOR(64)
-ALLOC_FOR(128)
-ALLOC_FOR(256)
+MK_HIDDEN void mk_copier_table_fill(mk_copier *out, const copier_row *rows, size_t n)
+{
+    const mk_cpu_info *cpu = mk_cpu();
+    for (size_t i = 0; i < n; i++)
+        out[i] = (mk_copier){rows[i].name, rows[i].description, rows[i].align,
+                             mk_cpu_satisfies(cpu, rows[i].needs), rows[i].alloc,
+                             rows[i].free, rows[i].copy_in, rows[i].copy_out};
+}
 
 /* ---- the table ---- */
 
-#define ROW(name, desc, align, fn, needs) \
-    {name, desc, align, needs, alloc_##align, free_aligned, fn, fn}
-#define AVX(name, align, desc) ROW(#name, desc, align, mk_copier_##name, MK_NEED_AVX2)
-static const struct {
-    const char *name, *description;
-    size_t align;
-    unsigned needs;
-    void *(*alloc)(size_t);
-    void (*free)(void *, size_t);
-    int (*copy_in)(void *, const void *, size_t), (*copy_out)(void *, const void *, size_t);
-} rows[] = {
-    ROW("libc", "the C library's memcpy", 1, copy_libc, 0),
-    ROW("memkit", "mk_memcpy", 1, copy_memkit, 0),
-    ROW("memkit_nt", "mk_memcpy_nt: non-temporal stores above 8 vectors", 1, copy_memkit_nt, 0),
-    ROW("rep_movsb", "rep movsb alone", 1, copy_rep_movsb, 0),
-    AVX(avx_aligned, 32, "aligned 32-byte loads and stores"),
-    AVX(avx_aligned_unroll4, 128, "avx_aligned, 4 vectors per iteration"),
-    AVX(avx_stream, 32, "streaming loads and non-temporal stores, sfence"),
-    AVX(avx_stream_unroll4, 128, "avx_stream, 4 vectors per iteration"),
-    AVX(avx_stream_prefetch, 64, "non-temporal stores, the next line prefetched"),
-    AVX(avx_stream_prefetch_unroll4, 256, "avx_stream_prefetch, 4 lines per iteration"),
+COPIER_ALLOCATOR(1)
+COPIER_ALLOCATOR(64)
+
+static const copier_row rows[] = {
+    COPIER_ROW("memkit", "mk_memcpy", 1, copy_memkit, 0),
+    COPIER_ROW("memkit_nt", "mk_memcpy_nt: non-temporal stores above 8 vectors", 1,
+               copy_memkit_nt, 0),
+    COPIER_ROW("avx_stream_prefetch", "non-temporal stores, the next line prefetched", 64,
+               mk_copier_avx_stream_prefetch, MK_NEED_AVX2),
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -120,11 +69,7 @@ static int table_once;
 
 static void table_init(void)
 {
-    const mk_cpu_info *cpu = mk_cpu();
-    for (size_t i = 0; i < NROWS; i++)
-        table[i] = (mk_copier){rows[i].name, rows[i].description, rows[i].align,
-                               mk_cpu_satisfies(cpu, rows[i].needs), rows[i].alloc,
-                               rows[i].free, rows[i].copy_in, rows[i].copy_out};
+    mk_copier_table_fill(table, rows, NROWS);
 }
 
 const mk_copier *mk_copiers(size_t *count)

@@ -1,5 +1,7 @@
-/* The copiers' private pieces (src/copy only): the contract check and the
- * seed's aligned AVX methods (copiers_avx2.c). */
+/* The copiers' private pieces: the contract check, the table rows and their
+ * allocators.  Shared by the library's copiers (copiers.c) and the lab's
+ * contestants (bench/lab/copy_methods.c), so that both tables keep the same
+ * contract the same way. */
 #ifndef MEMKIT_COPIERS_H
 #define MEMKIT_COPIERS_H
 
@@ -16,15 +18,35 @@ static inline int copier_accepts(void *dst, const void *src, size_t n, size_t al
     return d - s >= n && s - d >= n;   /* no overlap */
 }
 
-#define AVX_COPIERS(X)                                  \
-    X(avx_aligned, 32)                                  \
-    X(avx_aligned_unroll4, 128)                         \
-    X(avx_stream, 32)                                   \
-    X(avx_stream_unroll4, 128)                          \
-    X(avx_stream_prefetch, 64)                          \
-    X(avx_stream_prefetch_unroll4, 256)
-#define DECLARE(name, align) MK_HIDDEN int mk_copier_##name(void *, const void *, size_t);
-AVX_COPIERS(DECLARE)
-#undef DECLARE
+typedef int (*copier_fn)(void *dst, const void *src, size_t n);
+
+/* One row of a copier table: an mk_copier less `usable`, and what the CPU
+ * must provide (MK_NEED_*) for it to be. */
+typedef struct {
+    const char *name, *description;
+    size_t align;
+    unsigned needs;
+    void *(*alloc)(size_t);
+    void (*free)(void *, size_t);
+    copier_fn copy_in, copy_out;
+} copier_row;
+
+/* Aligned to max(align, 64), n rounded up to align; NULL on failure. */
+MK_HIDDEN void *mk_copier_alloc(size_t n, size_t align);
+MK_HIDDEN void mk_copier_free(void *p, size_t n);
+
+/* alloc keeps the seed's one-argument form: one allocator per alignment a
+ * table uses, named for it (COPIER_ROW finds it by the alignment). */
+#define COPIER_ALLOCATOR(align) \
+    static void *copier_alloc_##align(size_t n) { return mk_copier_alloc(n, align); }
+/* A copier whose copy_in and copy_out are the same function fn. */
+#define COPIER_ROW(name, desc, align, fn, needs) \
+    {name, desc, align, needs, copier_alloc_##align, mk_copier_free, fn, fn}
+
+/* rows[0..n) as copiers, usable where this CPU has what each needs. */
+MK_HIDDEN void mk_copier_table_fill(mk_copier *out, const copier_row *rows, size_t n);
+
+/* The library's streaming copier (copiers_avx2.c). */
+MK_HIDDEN int mk_copier_avx_stream_prefetch(void *dst, const void *src, size_t n);
 
 #endif

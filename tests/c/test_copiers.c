@@ -1,11 +1,14 @@
-/* Every usable copier, both directions: sizes that keep its contract from 0
- * to 4096 and random large ones, at several contract-keeping placements at
- * both ends of guarded regions, with canaries; every way of breaking the
- * contract (misaligned dst or src, n not a multiple, overlap) must give
- * EINVAL and leave dst untouched; a copy cut at multiples of the alignment
- * and done piece by piece in shuffled order (what a multithreaded adapter
- * does) gives the same bytes; alloc's alignment and size. */
+/* Which copiers the library and the lab list; then every usable copier of
+ * the lab (the library's and the lab's contestants), both directions: sizes
+ * that keep its contract from 0 to 4096 and random large ones, at several
+ * contract-keeping placements at both ends of guarded regions, with
+ * canaries; every way of breaking the contract (misaligned dst or src, n
+ * not a multiple, overlap) must give EINVAL and leave dst untouched; a copy
+ * cut at multiples of the alignment and done piece by piece in shuffled
+ * order (what a multithreaded adapter does) gives the same bytes; alloc's
+ * alignment and size. */
 #include "check.h"
+#include "copy_methods.h"
 #include "memkit.h"
 
 #include <errno.h>
@@ -149,17 +152,45 @@ static void pieces(const mk_copier *c)
     c->free(parts, n);
 }
 
-int main(void)
+/* list[0..count) names exactly the copiers in names (in any order), and
+ * find(name) gives each from that list. */
+static void lists_exactly(const char *what, const mk_copier *list, size_t count,
+                          const mk_copier *(*find)(const char *), const char *const *names,
+                          size_t nnames)
 {
+    CHECK(count == nnames, "%s: %zu copiers, expected %zu", what, count, nnames);
+    for (size_t i = 0; i < nnames; i++) {
+        const mk_copier *c = find(names[i]);
+        CHECK(c && c >= list && c < list + count, "%s: copier %s listed and found", what,
+              names[i]);
+    }
+    CHECK(find("no-such-copier") == NULL && find(NULL) == NULL, "%s: unknown names give NULL",
+          what);
+}
+
+static void lists(void)
+{
+    /* What a user would pick: memkit.h says when. */
+    static const char *const library[] = {"memkit", "memkit_nt", "avx_stream_prefetch"};
+    /* What copy-sweep and ipc-copy race: the library's and the lab's own. */
+    static const char *const lab[] = {"libc", "memkit", "memkit_nt", "rep_movsb",
+                                      "avx_aligned", "avx_aligned_unroll4", "avx_stream",
+                                      "avx_stream_unroll4", "avx_stream_prefetch",
+                                      "avx_stream_prefetch_unroll4"};
     size_t count;
     const mk_copier *c = mk_copiers(&count);
-    static const char *const required[] = {"libc", "memkit", "rep_movsb", "avx_aligned",
-                                           "avx_aligned_unroll4", "avx_stream",
-                                           "avx_stream_unroll4", "avx_stream_prefetch",
-                                           "avx_stream_prefetch_unroll4"};
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-        CHECK(mk_copier_find(required[i]) != NULL, "copier %s exists", required[i]);
-    CHECK(mk_copier_find("no-such-copier") == NULL, "unknown names give NULL");
+    lists_exactly("mk_copiers", c, count, mk_copier_find, library,
+                  sizeof library / sizeof library[0]);
+    c = lab_copiers(&count);
+    lists_exactly("lab_copiers", c, count, lab_copier_find, lab, sizeof lab / sizeof lab[0]);
+    CHECK(!strcmp(c[0].name, "libc"), "lab_copiers: libc, the baseline, first");
+}
+
+int main(void)
+{
+    lists();
+    size_t count;
+    const mk_copier *c = lab_copiers(&count);
     for (size_t i = 0; i < count; i++) {
         CHECK(c[i].align && (c[i].align & (c[i].align - 1)) == 0, "%s: align %zu is a power of two",
               c[i].name, c[i].align);

@@ -1,11 +1,12 @@
 /* The ipc-copy experiment's shared-memory ring (bench/ipc_ring.c), on fake
  * small grids: messages arrive intact (every byte checked) through every
- * usable copier and the MT adapter, from parent to child and from child to
+ * usable copier of the lab and the MT adapter, from parent to child and from child to
  * parent, over more laps than the ring has slots and with the message size
  * changing under way; a consumer that dies does not hang its producer, a
  * producer that dies does not hang its consumer (child or parent), and no
  * name is left in /dev/shm, with either backing. */
 #include "check.h"
+#include "copy_methods.h"
 #include "ipc_ring.h"
 #include "memkit.h"
 #include "parallel/pool_internal.h"
@@ -46,7 +47,7 @@ static int copy(const mk_copier *c, int mt, mk_pool *pool, int to_shared, void *
 static uint64_t produce(ipc_ring *r, mk_pool *pool)
 {
     size_t count;
-    const mk_copier *cs = mk_copiers(&count);
+    const mk_copier *cs = lab_copiers(&count);
     uint64_t sent = 0;
     for (size_t i = 0; i < count; i++) {
         if (!cs[i].usable)
@@ -75,7 +76,7 @@ static uint64_t produce(ipc_ring *r, mk_pool *pool)
 static ipc_status consume(ipc_ring *r, mk_pool *pool)
 {
     size_t count;
-    const mk_copier *cs = mk_copiers(&count);
+    const mk_copier *cs = lab_copiers(&count);
     unsigned char *dst[64] = {0};
     ipc_message m;
     ipc_status st;

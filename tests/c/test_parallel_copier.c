@@ -1,9 +1,11 @@
-/* The MT copier adapter: every usable copier, both directions, through a
- * pool with chunks of a page (so pieces are many), at sizes that are
- * multiples of the copier's alignment, between a buffer the copier
- * allocated and a guarded user buffer with canaries; contract violations
- * give EINVAL and leave dst alone. */
+/* The MT copier adapter: every usable copier of the lab (the library's and
+ * the lab's contestants), both directions, through a pool with chunks of a
+ * page (so pieces are many), at sizes that are multiples of the copier's
+ * alignment, between a buffer the copier allocated and a guarded user
+ * buffer with canaries; contract violations give EINVAL and leave dst
+ * alone. */
 #include "check.h"
+#include "copy_methods.h"
 #include "memkit.h"
 #include "parallel/pool_internal.h"
 
@@ -70,7 +72,7 @@ int main(void)
     mk_parallel_chunk = 4096;
     mk_pool *pool = mk_pool_create(3);
     size_t count;
-    const mk_copier *cs = mk_copiers(&count);
+    const mk_copier *cs = lab_copiers(&count);
     CHECK(count > 0, "no copiers");
     for (size_t i = 0; i < count; i++)
         if (cs[i].usable)

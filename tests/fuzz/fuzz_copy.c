@@ -1,13 +1,15 @@
 /* libFuzzer target: every usable memcpy/memmove variant, the public copy
- * routines and every usable copier, against the C library's memmove on a
- * shadow copy, with size, source and destination (overlapping or not) taken
- * from the input, inside one guarded region filled with canaries.  A copier
+ * routines and every usable copier of the lab (lab_copiers()), against the C
+ * library's memmove on a shadow copy, with size, source and destination
+ * (overlapping or not) taken from the input, inside one guarded region
+ * filled with canaries.  A copier
  * must copy when its contract holds and otherwise return EINVAL with the
  * region untouched.
  *
  * The rep movsb and non-temporal paths only run above thresholds, so the
  * target first runs itself again with MEMKIT_TUNABLES lowering them into the
  * fuzzed size range (the library reads the tunables once, at load time). */
+#include "copy_methods.h"
 #include "fuzz_input.h"
 #include "memkit.h"
 
@@ -46,7 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     routines[nroutines++] = (routine){"mk_memcpy", mk_memcpy, NULL};
     routines[nroutines++] = (routine){"mk_memmove", mk_memmove, NULL};
     routines[nroutines++] = (routine){"mk_memcpy_nt", mk_memcpy_nt, NULL};
-    const mk_copier *c = mk_copiers(&count);
+    const mk_copier *c = lab_copiers(&count);
     for (size_t i = 0; i < count && nroutines < 32; i++)
         if (c[i].usable)
             routines[nroutines++] = (routine){c[i].name, NULL, &c[i]};
