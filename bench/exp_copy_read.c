@@ -6,9 +6,10 @@
  * line and leave the caches to other data, so a copy alone gains from them
  * once it outgrows the cache; but they leave the copy in DRAM, and a
  * program that reads it next pays DRAM reads where cached stores left it in
- * the L2 or L3.  numpy copying 16 MiB arrays and reading them ran 10%
- * slower with memkit preloaded (issue 23), whose memcpy streams from
- * nt_copy_threshold (L3/2 on Zen 4).  The verdicts say, per size band, which
+ * the L2 or L3.  (numpy copying 16 MiB arrays and reading them ran 5-10%
+ * slower with memkit preloaded; not for its non-temporal stores, it turned
+ * out, but for copying forward into pages never written: dst=fresh, and
+ * docs/strategy.md "copy into fresh memory".)  The verdicts say, per size band, which
  * store kind is faster when the copy is read right after (and when it is
  * not), and from which size non-temporal stores win: what nt_copy_threshold
  * should be on this machine.

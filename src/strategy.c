@@ -57,8 +57,8 @@ typedef struct {
 
 static const row table[] = {
     {.info = {"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_MASKED,
-      "issue #10's Zen 5 figures (copy-sweep, fill-regions, memset-random), not yet re-measured "
-      "here: rep movsb fastest copy from 32 KiB (~160 GB/s from L2, beats NT 1.13-1.19x at "
+      "one EPYC Zen 5 session's copy-sweep, fill-regions and memset-random (docs/strategy.md, "
+      "Zen 5), not measured since: rep movsb fastest copy from 32 KiB (~160 GB/s from L2, beats NT 1.13-1.19x at "
       "64 MiB-1 GiB); rep stosb best for 1-24 MiB fills"},
      .vendor = AMD, .family = {26, 26}, .models = ALL_MODELS,
      .needs_erms = 1, .needs_fsrm = 0,
