@@ -270,7 +270,7 @@ static double unit(const lab_method *m, const point *p)
     prepare_source(p);
     char *dst = map_fresh(p->n);
     double ns = timed_copy(m, p, dst);
-    munmap(dst, p->n);
+    lab_free(dst, p->n);
     return ns;
 }
 

@@ -74,6 +74,11 @@ MK_EARLY static int read_l2_l3(mk_cpu_info *c, unsigned leaf)
 
 MK_EARLY static void read_caches(mk_cpu_info *c, int amd);
 
+MK_EARLY static int is_amd(const mk_cpu_info *c)
+{
+    return c->vendor[0] == 'A';   /* "AuthenticAMD" */
+}
+
 /* The dispatch reads only what it decides on (the vendor, family/model, ISA
  * flags: three cpuid); the L2/L3 come at the first call large enough to
  * need them (mk_config). */
@@ -120,7 +125,7 @@ static int caches_once;
 MK_EARLY static void read_l2_l3_once(void)
 {
     mk_cpu_info *c = &cpu_info;
-    int amd = c->vendor[0] == 'A';   /* "AuthenticAMD" */
+    int amd = is_amd(c);
     /* Zen (family 0x17 up) always has the 0x8000001D cache leaf. */
     if (amd && c->family >= 0x17 && read_l2_l3(c, 0x8000001Du))
         return;
@@ -140,8 +145,6 @@ MK_EARLY void mk_cpu_read_caches(void)
 MK_EARLY static void read_caches(mk_cpu_info *c, int amd)
 {
     unsigned r[4];
-    cpuid(0, 0, r);
-    unsigned max_leaf = r[0];
     cpuid(0x80000000u, 0, r);
     unsigned max_ext = r[0];
     if (amd) {
@@ -160,7 +163,7 @@ MK_EARLY static void read_caches(mk_cpu_info *c, int amd)
             c->l2_bytes = (size_t)(r[2] >> 16) << 10;
             c->l3_bytes = (size_t)(r[3] >> 18) << 19;
         }
-    } else if (max_leaf >= 4) {
+    } else if (max_basic_leaf >= 4) {
         read_cache_leaf(c, 4);
     }
     if (c->line_bytes == 0)
@@ -245,7 +248,7 @@ static void read_details(void)
     mk_cpu_read_caches();
     read_brand(&cpu_info);
     if (cpu_info.l1d_bytes == 0)
-        read_caches(&cpu_info, cpu_info.vendor[0] == 'A');   /* "AuthenticAMD" */
+        read_caches(&cpu_info, is_amd(&cpu_info));
     cpu_info.microcode = parse_microcode();
 }
 

@@ -71,8 +71,5 @@ const mk_copier *lab_copier_find(const char *name)
 {
     size_t n;
     const mk_copier *c = lab_copiers(&n);
-    for (size_t i = 0; name && i < n; i++)
-        if (strcmp(c[i].name, name) == 0)
-            return &c[i];
-    return NULL;
+    return mk_copier_named(c, n, name);
 }

@@ -50,6 +50,14 @@ MK_HIDDEN void mk_copier_table_fill(mk_copier *out, const copier_row *rows, size
                              rows[i].free, rows[i].copy_in, rows[i].copy_out};
 }
 
+MK_HIDDEN const mk_copier *mk_copier_named(const mk_copier *list, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
 /* ---- the table ---- */
 
 COPIER_ALLOCATOR(1)
@@ -84,8 +92,5 @@ const mk_copier *mk_copier_find(const char *name)
 {
     size_t n;
     const mk_copier *c = mk_copiers(&n);
-    for (size_t i = 0; name && i < n; i++)
-        if (strcmp(c[i].name, name) == 0)
-            return &c[i];
-    return NULL;
+    return mk_copier_named(c, n, name);
 }

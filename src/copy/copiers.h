@@ -45,6 +45,8 @@ MK_HIDDEN void mk_copier_free(void *p, size_t n);
 
 /* rows[0..n) as copiers, usable where this CPU has what each needs. */
 MK_HIDDEN void mk_copier_table_fill(mk_copier *out, const copier_row *rows, size_t n);
+/* The copier of list[0..n) called name, or NULL (the library's and the lab's lookups). */
+MK_HIDDEN const mk_copier *mk_copier_named(const mk_copier *list, size_t n, const char *name);
 
 /* The library's streaming copier (copiers_avx2.c). */
 MK_HIDDEN int mk_copier_avx_stream_prefetch(void *dst, const void *src, size_t n);

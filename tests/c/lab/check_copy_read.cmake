@@ -11,18 +11,9 @@ file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 set(EXP ${BENCH}/memkit-exp-copy-read)
 
-file(WRITE ${OUT}/toy.c [=[
-#include <stddef.h>
-void *memcpy(void *d, const void *s, size_t n)
-{
-    char *a = d;
-    const char *b = s;
-    while (n--)
-        *a++ = *b++;
-    return d;
-}
-]=])
-file(WRITE ${OUT}/half.c [=[
+include(${CMAKE_CURRENT_LIST_DIR}/peer_library.cmake)
+build_peer(toy "${PEER_BYTE_MEMCPY}")
+build_peer(half [=[
 #include <stddef.h>
 void *memcpy(void *d, const void *s, size_t n)
 {
@@ -33,14 +24,6 @@ void *memcpy(void *d, const void *s, size_t n)
     return d;
 }
 ]=])
-foreach(lib toy half)
-  execute_process(COMMAND ${CC} -O2 -shared -fPIC -fno-builtin -fno-tree-loop-distribute-patterns
-                          ${OUT}/${lib}.c -o ${OUT}/lib${lib}.so
-                  RESULT_VARIABLE rc ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "cannot build lib${lib}.so: ${err}")
-  endif()
-endforeach()
 
 # Reads a run's records: MEASURED (series|then|size ...), VERDICTS (kind: text), ENDED.
 function(read_run path)

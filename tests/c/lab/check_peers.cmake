@@ -9,33 +9,9 @@ file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 set(EXP ${BENCH}/memkit-exp-size-distributions)
 
-file(WRITE ${OUT}/toy.c [=[
-#include <stddef.h>
-void *memcpy(void *d, const void *s, size_t n)
-{
-    char *a = d;
-    const char *b = s;
-    while (n--)
-        *a++ = *b++;
-    return d;
-}
-void *memset(void *d, int c, size_t n)
-{
-    char *a = d;
-    while (n--)
-        *a++ = (char)c;
-    return d;
-}
-]=])
-file(WRITE ${OUT}/none.c "int toy_nothing(void) { return 0; }\n")
-foreach(lib toy none)
-  execute_process(COMMAND ${CC} -O2 -shared -fPIC -fno-builtin -fno-tree-loop-distribute-patterns
-                          ${OUT}/${lib}.c -o ${OUT}/lib${lib}.so
-                  RESULT_VARIABLE rc ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "cannot build lib${lib}.so: ${err}")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/peer_library.cmake)
+build_peer(toy "${PEER_BYTE_MEMCPY}${PEER_BYTE_MEMSET}")
+build_peer(none "int toy_nothing(void) { return 0; }\n")
 
 # ---- the toy races: a series per op it exports, none for memmove ----
 execute_process(COMMAND ${EXP} --quick only=_Fleet calls=2000 rounds=3 processes=1 ws=hot,l1
