@@ -3,10 +3,13 @@
  *
  *   LD_PRELOAD=/path/to/libmemkit_preload.so program
  *
- * Each C name is a plain function that jumps through a pointer.  The first
- * call through it picks the variant (the same choice as mk_memset & co.) and
- * stores it; later calls cost one extra, perfectly predicted indirect jump
- * over libc's ifunc'd call.  The names cannot be GNU indirect functions
+ * Each C name jumps to the routine held in a pointer.  The first call picks
+ * the variant (the same choice as mk_memset & co.) and stores it; later calls
+ * compare the pointer with each variant and take a direct jump to the one it
+ * holds (an indirect jump through it, as before, left memmove 5-12% and
+ * memset 4% of their speed-up over glibc on the production distributions:
+ * Zen 4 predicts direct jumps without the bubble of an indirect one).  The
+ * names cannot be GNU indirect functions
  * themselves: a preloaded object is relocated after the libraries it
  * interposes on, so their references would run our resolvers before our own
  * relocations are applied (ld.so warns "Relink ... for IFUNC symbol").
@@ -73,9 +76,10 @@ typedef void *(*copy_fn)(void *, const void *, size_t);
 static void *first_memset(void *dst, int c, size_t n);
 static void *first_memcpy(void *dst, const void *src, size_t n);
 static void *first_memmove(void *dst, const void *src, size_t n);
-static set_fn memset_impl = first_memset;
-static copy_fn memcpy_impl = first_memcpy;
-static copy_fn memmove_impl = first_memmove;
+/* read by name from the jumps below */
+__attribute__((used)) static set_fn memset_impl = first_memset;
+__attribute__((used)) static copy_fn memcpy_impl = first_memcpy;
+__attribute__((used)) static copy_fn memmove_impl = first_memmove;
 
 /* Racing first calls store the same value: the choice is deterministic.
  * Under `memkit record` (MEMKIT_RECORD set) the value is a counting wrapper
@@ -105,22 +109,41 @@ static void *first_memmove(void *dst, const void *src, size_t n)
 
 /* ---- the C names ---- */
 
-void *memset(void *dst, int c, size_t n)
-{
-    return __atomic_load_n(&memset_impl, __ATOMIC_RELAXED)(dst, c, n);
-}
+void *memset(void *dst, int c, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memcpy(void *dst, const void *src, size_t n);
+
+/* NAME loads NAME_impl and, for each variant of isa.def, jumps directly to
+ * ROUTINE_<isa> if that is what it holds; else (the first call, a recording's
+ * wrapper) it jumps through it.  rax and r11 carry no argument. */
+#define MK_ISA_ROW(isa, flags, needs) \
+    "lea " ROUTINE "_" #isa "(%rip), %r11\n\tcmp %r11, %rax\n\tje " ROUTINE "_" #isa "\n\t"
+#if defined(__CET__) && (__CET__ & 1)
+#define ENDBR "endbr64\n\t"   /* built with -fcf-protection: an indirect branch may land here */
+#else
+#define ENDBR ""
+#endif
+#define JUMP_HEAD(name) ".text\n.globl " name "\n.type " name ", @function\n.p2align 4\n" \
+    name ":\n\t" ENDBR "mov " name "_impl(%rip), %rax\n\t"
+#define JUMP_TAIL(name) "jmp *%rax\n.size " name ", . - " name "\n"
+
+#define ROUTINE "mk_memset"
+__asm__(JUMP_HEAD("memset")
+#include "isa.def"
+        JUMP_TAIL("memset"));
+#undef ROUTINE
 
 /* memcpy is memmove: an overlapping memcpy is the caller's bug, and with
  * memkit it stays a correct copy instead of becoming memory corruption. */
-void *memmove(void *dst, const void *src, size_t n)
-{
-    return __atomic_load_n(&memmove_impl, __ATOMIC_RELAXED)(dst, src, n);
-}
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-    return __atomic_load_n(&memcpy_impl, __ATOMIC_RELAXED)(dst, src, n);
-}
+#define ROUTINE "mk_memmove"
+__asm__(JUMP_HEAD("memmove")
+#include "isa.def"
+        JUMP_TAIL("memmove"));
+__asm__(JUMP_HEAD("memcpy")
+#include "isa.def"
+        JUMP_TAIL("memcpy"));
+#undef ROUTINE
+#undef MK_ISA_ROW
 
 void bzero(void *dst, size_t n)
 {
