@@ -25,8 +25,7 @@
  *   MK_SET_MASKED_BYTES   memset: 2V by two masked stores (avx512); 128 by
  *                         four overlapping 32-byte ones (evex, see below)
  *   MK_SET_MASKED_WIDTH   the bytes of one of those masked stores
- *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512); 32 (evex, as two
- *                         16-byte halves) */
+ *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512, evex) */
 #if MK_VEC_BYTES == 16
 #define MK_ISA sse2
 #define MK_SET_MASKED_BYTES 0
@@ -46,15 +45,13 @@ MK_INLINE void vec_stream(void *p, vec_t v) { _mm_stream_si128((__m128i *)p, v);
  * fully masked accesses included, and a 64-byte load costs two: avx512's
  * two masked 64-byte vectors ran small copies at 0.4-0.6x glibc at random
  * lines of a 64 MiB arena (docs/strategy.md, small sizes when the data is
- * cold).  So its copies load 32 bytes at a time, and below 32 bytes two
- * masked 16-byte halves, the second repeating the first below 16 bytes
- * (one masked 32-byte vector ran the shipped copy distributions 5-15%
- * slower in DRAM, as fast in L1); its memset (built with 64-byte vectors, below) masks four
- * 32-byte stores that repeat one store below 32 bytes instead of reaching
- * past [d, d+n), and stores 64 bytes at a time above 128. */
+ * cold).  So its copies load 32 bytes at a time, n <= 64 as two masked
+ * 32-byte vectors that repeat one access below 32 bytes instead of reaching
+ * past it; its memset (built with 64-byte vectors, below) masks four 32-byte
+ * stores the same way up to 128, and stores 64 bytes at a time above. */
 #define MK_ISA evex
 #define MK_SET_MASKED_BYTES 0     /* not built: evex's memset has 64-byte vectors */
-#define MK_COPY_MASKED_BYTES MK_VEC_BYTES
+#define MK_COPY_MASKED_BYTES (2 * MK_VEC_BYTES)
 #else
 #define MK_ISA avx2
 #define MK_SET_MASKED_BYTES 0
@@ -67,6 +64,12 @@ MK_INLINE vec_t vec_load_a(const void *p) { return _mm256_load_si256((const __m2
 MK_INLINE void vec_store(void *p, vec_t v) { _mm256_storeu_si256((__m256i *)p, v); }
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm256_store_si256((__m256i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm256_stream_si256((__m256i *)p, v); }
+#ifdef MK_EVEX
+/* Bytes [0, n) of a vector; n >= 32 (up to 255): all of them. */
+MK_INLINE __mmask32 vec_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
+MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm256_mask_storeu_epi8(p, vec_mask(n), v); }
+MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(vec_mask(n), p); }
+#endif
 #elif MK_VEC_BYTES == 64
 #ifdef MK_EVEX
 #define MK_ISA evex
@@ -109,13 +112,6 @@ MK_INLINE void v32_store_n(void *p, vec_t v, size_t n)
 MK_INLINE __m128i v16_splat(uint8_t b) { return _mm_set1_epi8((char)b); }
 MK_INLINE void v16_store(void *p, __m128i v) { _mm_storeu_si128((__m128i *)p, v); }
 MK_INLINE __m128i v16_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
-#ifdef MK_EVEX
-/* Bytes [0, n) of 16; n >= 16 (up to 255): all of them. */
-MK_INLINE __mmask16 v16_mask(size_t n) { return (__mmask16)_bzhi_u32(0xffff, (unsigned)n); }
-MK_INLINE __m128i v16_load_n(const void *p, size_t n) { return _mm_maskz_loadu_epi8(v16_mask(n), p); }
-MK_INLINE void v16_store_n(void *p, __m128i v, size_t n) { _mm_mask_storeu_epi8(p, v16_mask(n), v); }
-#endif
-
 /* [p, p+span) lies inside one 4 KiB page (span <= 4096). */
 MK_INLINE int mk_in_page(const void *p, size_t span)
 {

@@ -51,7 +51,7 @@ typedef struct {
 #define SMALL_MASKED "AVX-512: n <= 2V by masked loads/stores, masks without branches; " \
                      "else overlapping-store ladders"
 #define SMALL_EVEX "evex (AVX-512 for 64-byte accesses done in halves): copies load 32 bytes " \
-                   "at a time, n <= 32 by two masked 16-byte halves; memset n <= 128 by four masked " \
+                   "at a time, n <= 64 by two masked 32-byte vectors; memset n <= 128 by four masked " \
                    "32-byte stores that stay inside [d, d+n) from 32 B up; else " \
                    "overlapping-store ladders"
 

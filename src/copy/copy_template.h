@@ -1,9 +1,9 @@
 /* memmove (and so memcpy, which is overlap-safe here), written once and
  * instantiated per vector width (see simd.h): memcpy_sse2.c, memcpy_avx2.c,
  * memcpy_evex.c, memcpy_avx512.c.  Built from named pieces, each written once:
- *   copy_masked        n <= 2V (avx512) or 32 (evex): masked loads, then
- *                      masked stores, no branch on n (where no access
- *                      crosses a page)
+ *   copy_masked        n <= 2V (avx512, evex): masked loads, then masked
+ *                      stores, no branch on n (where no access crosses a
+ *                      page)
  *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
  *                      2/4/8, 16-byte, V-byte), loaded before they are stored
  *   copy_4_to_15,      without masks: the memset seed's branch-free
@@ -102,24 +102,25 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
 }
 
 #if MK_COPY_MASKED_BYTES
-/* n <= MK_COPY_MASKED_BYTES (see simd.h), where neither [s, s+span) nor
- * [d, d+span) crosses a page (a masked access crossing a page is slow:
- * docs/strategy.md): loaded before stored, masks from bzhi and a cmov, no
- * branch on n.  avx512: two vectors, the second masked off below V.  evex:
- * two 16-byte halves at 0 and t = n-16 (clamped at 0) with one mask, the
- * same access twice below 16 bytes, so none reaches past s+16 or d+16. */
+/* n <= 2V, where neither [s, s+2V) nor [d, d+2V) crosses a page (a masked
+ * access crossing a page is slow: docs/strategy.md): loaded before stored,
+ * masks from bzhi and a cmov, no branch on n.  avx512: two vectors, the
+ * second masked off below V.  evex: two vectors at 0 and t = n-V (clamped
+ * at 0) with one mask, the same access twice below V, so none reaches past
+ * s+V or d+V (a vector V bytes on would miss one more line when the data is
+ * not cached). */
 MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 {
-#if MK_COPY_MASKED_BYTES == 2 * V
+#ifdef MK_EVEX
+    size_t t = n > V ? n - V : 0;
+    vec_t a = vec_load_n(s, n), b = vec_load_n(s + t, n);
+    vec_store_n(d, a, n);
+    vec_store_n(d + t, b, n);
+#else
     size_t n2 = n > V ? n - V : 0;
     vec_t a = vec_load_n(s, n), b = vec_load_n(s + V, n2);
     vec_store_n(d, a, n);
     vec_store_n(d + V, b, n2);
-#else
-    size_t t = n > 16 ? n - 16 : 0;
-    __m128i a = v16_load_n(s, n), b = v16_load_n(s + t, n);
-    v16_store_n(d, a, n);
-    v16_store_n(d + t, b, n);
 #endif
 }
 #endif
