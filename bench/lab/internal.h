@@ -8,6 +8,12 @@
 void lab_json_string(FILE *f, const char *s);
 void lab_json_number(FILE *f, double v);   /* null when not finite */
 
+/* A verdict whose JSONL line also carries "data": what data(f, arg) writes
+ * (one JSON value): the facts it states, for readers that must not parse
+ * its text (messages.c). */
+void lab_verdict_data(lab_ctx *ctx, const char *kind, void (*data)(FILE *, const void *),
+                      const void *arg, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* The arguments' lines of --help (args.c). */
 void lab_print_args(const lab_info *info, FILE *f);
 /* The note on how far apart the processes' values were (record.c). */

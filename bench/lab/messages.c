@@ -5,7 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static void verdict(lab_ctx *ctx, const char *kind, const char *fmt, va_list ap)
+static void verdict_with(lab_ctx *ctx, const char *kind, void (*data)(FILE *, const void *),
+                         const void *arg, const char *fmt, va_list ap)
 {
     if (ctx->raw)   /* a helper process: the main one says what all of them found */
         return;
@@ -22,6 +23,10 @@ static void verdict(lab_ctx *ctx, const char *kind, const char *fmt, va_list ap)
         }
         fputs(",\"text\":", ctx->jsonl);
         lab_json_string(ctx->jsonl, text);
+        if (data) {
+            fputs(",\"data\":", ctx->jsonl);
+            data(ctx->jsonl, arg);
+        }
         fputs("}\n", ctx->jsonl);
         fflush(ctx->jsonl);
     }
@@ -31,7 +36,7 @@ void lab_verdict(lab_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    verdict(ctx, NULL, fmt, ap);
+    verdict_with(ctx, NULL, NULL, NULL, fmt, ap);
     va_end(ap);
 }
 
@@ -39,7 +44,16 @@ void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    verdict(ctx, kind, fmt, ap);
+    verdict_with(ctx, kind, NULL, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void lab_verdict_data(lab_ctx *ctx, const char *kind, void (*data)(FILE *, const void *),
+                      const void *arg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verdict_with(ctx, kind, data, arg, fmt, ap);
     va_end(ap);
 }
 

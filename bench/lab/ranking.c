@@ -98,6 +98,42 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     p->slower = 1 / median;
 }
 
+/* The ranking as the "fastest" verdict's data, the one judgement the report
+ * and the summary read: {"what", "ordered", "memkit", "loss_min", "points":
+ * [{"at", "fastest", "tied": [...], "rival", "verdict", "slower"}]}, where
+ * verdict is memkit against the fastest other method (1 faster, -1 slower
+ * beyond the noise and by LOSS_MIN, 0 neither) and slower its median. */
+static void write_ranking(FILE *f, const void *arg)
+{
+    const lab_ranking *rk = arg;
+    fputs("{\"what\":", f);
+    lab_json_string(f, rk->what);
+    fprintf(f, ",\"ordered\":%s,\"memkit\":", rk->ordered ? "true" : "false");
+    lab_json_string(f, rk->memkit);
+    fputs(",\"loss_min\":", f);
+    lab_json_number(f, LOSS_MIN);
+    fputs(",\"points\":[", f);
+    for (size_t i = 0; i < rk->n; i++) {
+        const point *p = &rk->p[i];
+        fputs(i ? ",{\"at\":" : "{\"at\":", f);
+        lab_json_string(f, p->label);
+        fputs(",\"fastest\":", f);
+        lab_json_string(f, p->fastest);
+        fputs(",\"tied\":[", f);
+        for (size_t t = 0; t < p->ntied; t++) {
+            if (t)
+                fputc(',', f);
+            lab_json_string(f, p->tied[t]);
+        }
+        fputs("],\"rival\":", f);
+        lab_json_string(f, p->rival);
+        fprintf(f, ",\"verdict\":%d,\"slower\":", p->verdict);
+        lab_json_number(f, p->slower);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
 static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
 {
     size_t l = strlen(buf);
@@ -170,9 +206,9 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
                     append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
         }
     if (*text)
-        lab_verdict_kind(ctx, "fastest", "%s, fastest by the statistic%s: %s", rk->what,
-                         rk->ordered ? " (a range goes on while its method is within the noise "
-                                       "of the fastest)" : "", text);
+        lab_verdict_data(ctx, "fastest", write_ranking, rk, "%s, fastest by the statistic%s: %s",
+                         rk->what, rk->ordered ? " (a range goes on while its method is within "
+                                                 "the noise of the fastest)" : "", text);
     free(rk->p);
     free(rk);
 }

@@ -6,7 +6,7 @@ the current directory.  A path is an SQLite file (the embedded default); a
 postgresql://USER@HOST:PORT/DB URL is a PostgreSQL database that many
 machines write to (memkit.backends holds what differs between the two).
 
-Schema (version 4: SQLite's PRAGMA user_version, PostgreSQL's one row of
+Schema (version 5: SQLite's PRAGMA user_version, PostgreSQL's one row of
 memkit_schema):
 
   fingerprints  one row per distinct machine state
@@ -36,7 +36,8 @@ memkit_schema):
     version 4: contract (what the series' method needs of its inputs,
     e.g. aligned buffers; NULL: any input)
   verdicts      run_id, experiment, seq, text, kind ('loss', 'fastest',
-    'note' or NULL; from version 2)
+    'note' or NULL; from version 2); from version 5: data (JSON: the facts
+    the verdict states, e.g. a "fastest" verdict's ranking, or NULL)
 
 Versions: a database is created at version 1 and brought forward by the
 MIGRATIONS (portable SQL: ALTER TABLE ... ADD COLUMN), so a new database and
@@ -63,7 +64,7 @@ from memkit import records
 from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RESULTS_IN_CHECKOUT = "results"
 DB_FILE = "memkit.db"
 # For --help: where the database goes by default (results_dir()).
@@ -145,6 +146,9 @@ MIGRATIONS = {
     ],
     4: [
         "ALTER TABLE measurements ADD COLUMN contract TEXT",
+    ],
+    5: [
+        "ALTER TABLE verdicts ADD COLUMN data TEXT",
     ],
 }
 
@@ -313,8 +317,10 @@ class Database:
                     ((run_id, r.name, canonical_params(m.get("params"))) +
                      tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_NEWER_COLUMNS)
                      for m in map(records.normalized, r.measurements)))
-                b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind) VALUES (?, ?, ?, ?, ?)",
-                              ((run_id, r.name, i, v["text"], v["kind"])
+                b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind, data) "
+                              "VALUES (?, ?, ?, ?, ?, ?)",
+                              ((run_id, r.name, i, v["text"], v["kind"],
+                                None if v["data"] is None else json.dumps(v["data"], sort_keys=True))
                                for i, v in enumerate(map(records.verdict, r.verdicts))))
             b.execute("COMMIT")
             return run_id
@@ -401,13 +407,19 @@ class Database:
         return out
 
     def verdict_records(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
-        """[{"experiment", "text", "kind"}] in the order the experiments wrote them."""
-        sql = "SELECT experiment, text, kind FROM verdicts WHERE run_id = ?"
+        """[{"experiment", "text", "kind"}, and "data" where the verdict has
+        some] in the order the experiments wrote them."""
+        sql = "SELECT experiment, text, kind, data FROM verdicts WHERE run_id = ?"
         args = [run_id]
         if experiment is not None:
             sql += " AND experiment = ?"
             args.append(experiment)
-        return self._query(sql + " ORDER BY experiment, seq", args)
+        out = self._query(sql + " ORDER BY experiment, seq", args)
+        for v in out:
+            data = v.pop("data")
+            if data:
+                v["data"] = json.loads(data)
+        return out
 
     def verdicts(self, run_id: int, experiment: Optional[str] = None) -> list[str]:
         return [v["text"] for v in self.verdict_records(run_id, experiment)]

@@ -110,11 +110,14 @@ def normalized(m: dict) -> dict:
 
 
 def verdict(rec) -> dict:
-    """{"text", "kind"} from a verdict record (or a bare text)."""
+    """{"text", "kind", "data"} from a verdict record (or a bare text); data:
+    the facts the verdict states (a "fastest" verdict's ranking), or None."""
     if isinstance(rec, str):
-        return {"text": rec, "kind": None}
+        return {"text": rec, "kind": None, "data": None}
     kind = rec.get("kind")
-    return {"text": rec.get("text", ""), "kind": kind if kind in VERDICT_KINDS else None}
+    data = rec.get("data")
+    return {"text": rec.get("text", ""), "kind": kind if kind in VERDICT_KINDS else None,
+            "data": data if isinstance(data, dict) else None}
 
 
 def speedup(m: dict) -> Optional[float]:

@@ -13,13 +13,12 @@ import html
 import math
 import re
 import shlex
-import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
 from memkit import compare as cmp
-from memkit import plots, recording_plot, records, stats, whole_program
+from memkit import plots, ranking, recording_plot, records, stats, whole_program
 from memkit.compare import params_text
 from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
 from memkit.outdir import OutputDir
@@ -31,13 +30,6 @@ MAX_SPLIT_FIGURES = 6
 FOLD_ROWS = 12
 MAX_TABLE_ROWS = 400
 LOSSES_SHOWN = 5      # the rest folded: the headline stays one screen
-LOSS_MARK = 0.95      # memkit below this share of the fastest's speed is shown as a loss
-# A method with a contract (aligned buffers, whole blocks) competes for
-# "fastest" only from this size up: below it its loop runs inline, without
-# the call and size dispatch any memcpy pays (the lab's
-# LAB_CONTRACT_RANKED_FROM, issue #10's rule for plain loops).
-CONTRACT_RANKED_FROM = 4096
-MEMKIT_SERIES = re.compile(r"(^|[^a-z])(memkit|mk_)", re.I)
 
 # Where an experiment's main result is not its first metric against its
 # axis: which metric, which x, which rows, and what to draw besides.
@@ -62,10 +54,6 @@ RECIPROCAL = {"GB/CPU-s": ("CPU-s/GB", "CPU seconds per GB")}
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower() or "x"
-
-
-def is_memkit(series: str) -> bool:
-    return bool(MEMKIT_SERIES.search(series or ""))
 
 
 def _num(v) -> bool:
@@ -373,10 +361,11 @@ def ws_order(ms: list[dict]) -> list:
     return sorted(sizes, key=lambda w: (w != "hot", sizes[w]))
 
 
-def working_set_rows(exp: str, ms: list[dict]) -> list[dict]:
+def working_set_rows(exp: str, ms: list[dict], memkit: set[str]) -> list[dict]:
     """Per working set (and operation): memkit's geometric-mean speed-up
     over the baseline, its worst point, and every other series' geometric
-    mean; [] where the experiment measured no working sets."""
+    mean; [] where the experiment measured no working sets.  memkit: the
+    names the lab's rankings gave memkit's routine (memkit.ranking)."""
     rows = [m for m in choose_rows(ms, preferences(exp, ms)) if records.speedup(m) is not None]
     if not any("ws" in m["params"] for m in rows):
         return []
@@ -392,25 +381,25 @@ def working_set_rows(exp: str, ms: list[dict]) -> list[dict]:
             by_series = defaultdict(list)
             for m in gms:
                 by_series[m["series"]].append(m)
-            mk = [s for s in by_series if is_memkit(s)]
+            mk = [s for s in by_series if s in memkit]
             if not mk:
                 continue
-            # the dispatched routine (mk_memset, memkit memcpy), not a variant named after it
-            main = min(mk, key=len)
+            main = mk[0]
             worst = min(by_series[main], key=lambda m: m["ratio"])
             out.append({"ws": ws, "ws_bytes": gms[0]["params"].get("ws_bytes"), "op": op, "memkit": main,
                         "baseline": worst.get("ratio_to"),
-                        "geomean": _geomean([m["ratio"] for m in by_series[main]]),
+                        "geomean": stats.geomean([m["ratio"] for m in by_series[main]]),
                         "points": len(by_series[main]), "worst": worst["ratio"],
                         "worst_at": compact(worst["params"], point_keys),
-                        "others": {s: _geomean([m["ratio"] for m in ss]) for s, ss in by_series.items()
+                        "others": {s: stats.geomean([m["ratio"] for m in ss]) for s, ss in by_series.items()
                                    if s != main}})
     return out
 
 
-def working_set_html(exp: str, ms: list[dict]) -> list[str]:
-    """The experiment's working sets as one table: memkit per level, its worst, the others."""
-    rows = working_set_rows(exp, ms)
+def working_set_html(exp: str, ms: list[dict], memkit: set[str]) -> list[str]:
+    """The experiment's working sets as one table: memkit per level, its
+    worst, the others.  It describes; the losses are the lab's verdicts."""
+    rows = working_set_rows(exp, ms, memkit)
     if not rows:
         return []
     e = html.escape
@@ -419,15 +408,14 @@ def working_set_html(exp: str, ms: list[dict]) -> list[str]:
            "<th>the others (geometric mean)</th></tr>"]
     for r in rows:
         size = "in cache" if r["ws"] == "hot" else f"{fmt_size(r['ws_bytes'])} per side"
-        cls = " class='loss'" if r["worst"] < LOSS_MARK else ""
         others = ", ".join(f"{s} {g:.2f}x" for s, g in r["others"].items() if g)
         out.append(f"<tr><td>{e(r['ws'])} ({e(size)})</td>" + (f"<td>{e(r['op'] or '')}</td>" if any(
             x["op"] for x in rows) else "") +
             f"<td>{r['geomean']:.2f}x ({e(r['memkit'])} vs {e(r['baseline'] or '?')}, {r['points']} points)</td>"
-            f"<td{cls}>{r['worst']:.2f}x ({e(r['worst_at'])})</td><td>{e(others)}</td></tr>")
+            f"<td>{r['worst']:.2f}x ({e(r['worst_at'])})</td><td>{e(others)}</td></tr>")
     out.append("</table><p class='meta'>speed-ups over the baseline (&gt; 1: faster): the median of each point's "
-               "paired rounds, their geometric mean over the points; memkit's worst below "
-               f"{LOSS_MARK:.2f}x in red</p>")
+               "paired rounds, their geometric mean over the points; where memkit is slower than the fastest "
+               "method beyond the noise: the headline and the verdicts</p>")
     return out
 
 
@@ -465,91 +453,6 @@ def try_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
 
 # ---- the headline ----
 
-def size_bands(levels) -> list[tuple[float, float, str]]:
-    """[(low exclusive, high inclusive, cache level)]: small sizes, then the caches."""
-    bands = [(-1, 64, ""), (64, 1024, "")]
-    lo = 1024
-    for name, b in levels:
-        if b > lo:
-            bands.append((lo, b, name))
-            lo = b
-    bands.append((lo, math.inf, "RAM" if levels else ""))
-    return bands
-
-
-def band_text(lo: float, hi: float, level: str = "") -> str:
-    low = fmt_size(max(lo, 0))
-    text = f"above {low}" if hi == math.inf else f"{low}..{fmt_size(hi)}"
-    if lo < 0 and hi == math.inf:
-        text = "all sizes"
-    return f"{text} ({level})" if level else text
-
-
-def _geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return statistics.geometric_mean(xs) if xs else None
-
-
-def fastest_rows(exp: str, ms: list[dict], levels) -> list[dict]:
-    """[{"operation", "sizes", "fastest", "memkit", "ratio"}]: per group
-    (the experiment and its parameters other than the axis) and size band,
-    the fastest series (best geometric mean of its speed relative to the best
-    at each point) and memkit's speed relative to it.  Methods with a
-    contract take part from CONTRACT_RANKED_FROM bytes up."""
-    pref = preferences(exp, ms)
-    rows = [m for m in choose_rows(ms, pref) if speed(m) is not None]
-    if not rows or not any(is_memkit(m["series"]) for m in rows):
-        return []
-    x, _ = axis_of(rows, pref)
-    if x and len({m["params"].get(x) for m in rows}) < 3:
-        x = None
-    group_keys = [k for k in varying(rows, skip=(x,) + tuple(pref.get("ignore", ()))) if k != x]
-    # Without an axis every category is a point; the group is the operation ("op") and the
-    # working set ("ws") where there are.
-    if not x:
-        group_keys = [k for k in group_keys if k in ("op", "ws")]
-    groups = defaultdict(list)
-    for m in rows:
-        groups[compact(m["params"], group_keys) if group_keys else ""].append(m)
-    out = []
-    for gname, gms in groups.items():
-        points = defaultdict(dict)
-        for m in gms:
-            point = m["params"].get(x) if x else compact(m["params"], varying(gms))
-            if m.get("contract") and x == "size" and _num(point) and point < CONTRACT_RANKED_FROM:
-                continue
-            points[point][m["series"]] = speed(m)
-        if x:
-            bands = [((lo, hi, lvl), [p for p in points if _num(p) and lo < p <= hi])
-                     for lo, hi, lvl in size_bands(levels)]
-        else:
-            bands = [(f"{len(points)} cases", list(points))]
-        for band, pts in bands:
-            if not pts:
-                continue
-            series = dict.fromkeys(s for p in pts for s in points[p])
-            score = {s: _geomean([points[p][s] / max(points[p].values()) for p in pts if s in points[p]])
-                     for s in series}
-            best = max(score, key=lambda s: score[s] or 0)
-            mk = [s for s in series if is_memkit(s)]
-            if not mk:
-                continue
-            mk_s = max(mk, key=lambda s: score[s] or 0)
-            ratio = _geomean([points[p][mk_s] / points[p][best] for p in pts if mk_s in points[p] and best in points[p]])
-            op = exp + (f" {gname}" if gname else "")
-            prev = out[-1] if out else None
-            # Neighbouring bands with the same answer read as one range.
-            if prev and prev["operation"] == op and prev["fastest"] == best and prev["memkit"] == mk_s and \
-                    ratio is not None and prev["ratio"] is not None and abs(prev["ratio"] - ratio) < 0.05:
-                prev["band"] = (prev["band"][0], band[1], "")
-                prev["ratio"] = math.sqrt(prev["ratio"] * ratio)
-                continue
-            out.append({"operation": op, "band": band, "fastest": best, "memkit": mk_s, "ratio": ratio})
-    for r in out:
-        r["sizes"] = band_text(*r.pop("band")) if isinstance(r["band"], tuple) else r.pop("band")
-    return out
-
-
 def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     e = html.escape
     run_id = run["id"]
@@ -558,27 +461,25 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
     if exps and all(whole_program.is_try(x) for x in exps):
         parts += ["<h3>Since the previous try of this command</h3>"] + changes_html(db, run)
         return parts + ["</section>"]
-    rows = []
-    for x in exps:
-        if not whole_program.is_try(x):
-            rows += fastest_rows(x["name"], db.measurements(run_id, x["name"]), levels)
+    verdicts = db.verdict_records(run_id)
+    rows = ranking.headline_rows(verdicts)
     if rows:
-        parts.append("<table class='fastest'><tr><th>operation</th><th>sizes</th><th>fastest here</th>"
-                     "<th>memkit's speed vs the fastest</th></tr>")
+        parts.append("<table class='fastest'><tr><th>operation</th><th>where</th><th>fastest here</th>"
+                     "<th>memkit</th></tr>")
         for r in rows:
-            ratio = r["ratio"]
-            cls = " class='loss'" if ratio is not None and ratio < LOSS_MARK else ""
-            text = "-" if ratio is None else (f"{ratio:.2f}x ({e(r['memkit'])})" if r["fastest"] != r["memkit"]
-                                              else f"fastest ({e(r['memkit'])})")
-            parts.append(f"<tr><td>{e(r['operation'])}</td><td>{e(r['sizes'])}</td><td>{e(r['fastest'])}</td>"
-                         f"<td{cls}>{text}</td></tr>")
-        parts.append("</table><p class='meta'>fastest: best geometric mean of speed relative to the best at "
-                     f"each size; memkit below {LOSS_MARK:.2f}x of it in red</p>")
+            cls = " class='loss'" if ranking.is_loss(r) else ""
+            parts.append(f"<tr><td>{e(r['experiment'])}: {e(r['what'])}</td><td>{e(r['where'])}</td>"
+                         f"<td>{e(r['fastest'])}</td><td{cls}>{e(r['memkit'])}: "
+                         f"{e(ranking.standing_text(r))}</td></tr>")
+        parts.append("</table><p class='meta'>as each experiment judged it (its \"fastest\" verdict): a range "
+                     "goes on while its method is the fastest or within its noise; memkit slower than the "
+                     "fastest other method beyond the noise in red, each such point one of the losses "
+                     "below</p>")
     else:
-        parts.append("<p>No experiment of this run timed memkit beside other methods.</p>")
+        parts.append("<p>No experiment of this run ranked memkit beside other methods.</p>")
     parts.append("<h3>Since the previous run</h3>")
     parts += changes_html(db, run)
-    losses = [v for v in db.verdict_records(run_id) if v.get("kind") == "loss"]
+    losses = [v for v in verdicts if v.get("kind") == "loss"]
     parts.append("<h3>memkit's losses</h3>")
     if losses:
         items = [f"<li><b>{e(v['experiment'])}</b>: {e(v['text'])}</li>" for v in losses]
@@ -586,7 +487,7 @@ def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
         if len(items) > LOSSES_SHOWN:
             parts.append(f"<details><summary>{len(items) - LOSSES_SHOWN} more</summary><ul class='losses'>"
                          + "".join(items[LOSSES_SHOWN:]) + "</ul></details>")
-    elif any(v.get("kind") for v in db.verdict_records(run_id)):
+    elif any(v.get("kind") for v in verdicts):
         parts.append("<p>None: no experiment found memkit slower than the best other method beyond the noise.</p>")
     else:
         parts.append("<p>The experiments of this run do not classify their verdicts; the table above shows "
@@ -739,7 +640,7 @@ def _write_report(db, run: dict, out: Path):
             parts.append(lst if len(vs) <= FOLD_ROWS else
                          f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
         ms = db.measurements(run_id, name)
-        parts += working_set_html(name, ms)
+        parts += working_set_html(name, ms, ranking.memkit_series(db.verdict_records(run_id, name)))
         if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
             figures, rows = try_figures(name, ms, plot_dir), ms
         else:

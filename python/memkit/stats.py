@@ -184,3 +184,9 @@ def quartiles(xs) -> tuple[float, float]:
     import numpy as np
     q1, q3 = np.quantile(np.asarray(xs, float), [0.25, 0.75])
     return float(q1), float(q3)
+
+
+def geomean(xs) -> Optional[float]:
+    """The geometric mean of the positive values (scipy.stats.gmean); None without any."""
+    xs = [x for x in xs if x and x > 0]
+    return float(load().gmean(xs)) if xs else None
