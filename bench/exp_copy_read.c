@@ -381,7 +381,7 @@ static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, s
     if (last_cached < nsizes)
         snprintf(last, sizeof last, "; cached stores last won %s",
                  sizes_text(sizes[last_cached], sizes[last_cached], l3, where, sizeof where));
-    size_t thr = mk_tunables_get()->nt_copy_threshold;
+    size_t thr = lab_tunable("nt_copy_threshold");
     char t[64] = "never";
     if (thr != SIZE_MAX)
         snprintf(t, sizeof t, "%s (%.3gx the L3)", lab_fmt_size(thr, sz, sizeof sz),
@@ -409,7 +409,7 @@ static int run(lab_ctx *ctx)
 
     /* the piece: below the threshold, so every call takes the cached path
      * (at least a page: a threshold as low is no CPU's, and the note says so) */
-    size_t thr = mk_tunables_get()->nt_copy_threshold;
+    size_t thr = lab_tunable("nt_copy_threshold");
     for (cached_piece = (size_t)1 << 62; cached_piece >= thr && cached_piece > PAGE;)
         cached_piece >>= 1;
     nmethods = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, methods, NT + 1, MAX_METHODS);

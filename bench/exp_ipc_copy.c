@@ -375,7 +375,7 @@ static void report_size(lab_ctx *ctx, const options *o, const char *pages, const
         sum->pub_wait[g] = value[2];
         sum->sub_copy[g] = value[3];
         sum->ratio[g] = i == libc ? 1 : sums[i].has_ratio ? sums[i].ratio : 0;
-        if (ms[g].mt && n < mk_tunables_get()->parallel_threshold)
+        if (ms[g].mt && n < lab_tunable("parallel_threshold"))
             sum->ratio[g] = 0;   /* one thread: its base copier again, not a candidate */
         sum->ratio_lo[g] = sums[i].has_ratio ? sums[i].ratio_lo : 1;
         sum->ratio_hi[g] = sums[i].has_ratio ? sums[i].ratio_hi : 1;
@@ -474,7 +474,7 @@ static range_view range_ratio(const size_t *sizes, size_t ns, const size_summary
 static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *sizes, size_t ns,
                        const size_summary *sum)
 {
-    size_t threshold = mk_tunables_get()->parallel_threshold, first = 0, from = 0, best = 0;
+    size_t threshold = lab_tunable("parallel_threshold"), first = 0, from = 0, best = 0;
     while (first < ns && sizes[first] < threshold)
         first++;
     char sz[32], bsz[32], tsz[32];
@@ -652,7 +652,7 @@ static int run(lab_ctx *ctx)
         }
     }
     printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
-           mk_pool_threads(pub.pool), mk_tunables_get()->parallel_threshold);
+           mk_pool_threads(pub.pool), lab_tunable("parallel_threshold"));
 
     rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
     double *gbps = malloc(MAX_METHODS * MAX_ROUNDS * sizeof *gbps);

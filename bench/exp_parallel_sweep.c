@@ -72,7 +72,7 @@ static int run(lab_ctx *ctx)
     /* The library keeps small calls on one thread; this sweep wants to see
      * what threads would do there, so it lifts the threshold for itself
      * (the record keeps the fingerprint of the run as the user started it). */
-    if (mk_tunables_get()->parallel_threshold > 0 && !getenv("MEMKIT_PARALLEL_SWEEP_CHILD")) {
+    if (lab_tunable("parallel_threshold") > 0 && !getenv("MEMKIT_PARALLEL_SWEEP_CHILD")) {
         const char *old = getenv("MEMKIT_TUNABLES");
         char spec[1024];
         snprintf(spec, sizeof spec, "%s%sparallel_threshold=0", old ? old : "", old && *old ? ":" : "");

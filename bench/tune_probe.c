@@ -94,7 +94,7 @@ int main(int argc, char **argv)
             char tun[1024];
             const mk_tunables *t = mk_tunables_get();
             mk_tunables_format(t, tun, sizeof tun);
-            printf("tunables %s  profile %s\n", tun, t->profile);
+            printf("tunables %s  profile %s\n", tun, mk_tunables_profile(t));
         } else if (sscanf(line, "time %15s %llu %llu %llu", op, &n, &reps, &k) >= 3 &&
                    n <= max_size && reps >= 1 && k >= 1) {
             double ns = time_batch(op, (size_t)n, (unsigned long)reps);

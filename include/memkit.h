@@ -1,9 +1,10 @@
 /* memkit — fast memory fill, copy and zero routines for x86-64 Linux.
  *
- * The one public header (it includes memkit_tunables.def, the tunables'
- * table).  Every routine is safe to call before main(), from any thread, and
+ * The one public header (memkit_tunables.def, installed beside it, lists the
+ * tunables).  Every routine is safe to call before main(), from any thread, and
  * from signal handlers (none of them allocates or locks), except the
- * thread-pool and page-service functions, which say otherwise.
+ * thread-pool and page-service functions and mk_tunables_copy, which say
+ * otherwise.
  */
 #ifndef MEMKIT_H
 #define MEMKIT_H
@@ -15,10 +16,10 @@
 extern "C" {
 #endif
 
-#define MEMKIT_VERSION "0.1.0"
+#define MEMKIT_VERSION "0.2.0"
 
 /* The library's own version and the commit it was built from, e.g.
- * "0.1.0 (commit 93ed201)": what is loaded, which MEMKIT_VERSION (the
+ * "0.2.0 (commit 93ed201)": what is loaded, which MEMKIT_VERSION (the
  * header's) need not be. */
 const char *mk_version(void);
 
@@ -68,24 +69,45 @@ const mk_cpu_info *mk_cpu(void);
  * outside the tunable's bounds, is reported once on stderr and the default
  * kept.  Defaults derive from the CPU.
  *
- * One field per row of memkit_tunables.def (installed beside this header: each
- * tunable's bounds, default and what it controls), in its order: size_t NAME
- * for a size (SIZE_MAX: never), unsigned NAME for a count, char
- * force_NAME[16] for a variant ("": the best usable). */
-typedef struct {
-#define MK_TUNABLE(name, kind, bounds, def, help) MK_TUNABLE_FIELD_##kind(name)
-#define MK_TUNABLE_FIELD_SIZE(name) size_t name;
-#define MK_TUNABLE_FIELD_COUNT(name) unsigned name;
-#define MK_TUNABLE_FIELD_VARIANT(name) char force_##name[16];
-#include "memkit_tunables.def"
-#undef MK_TUNABLE
-#undef MK_TUNABLE_FIELD_SIZE
-#undef MK_TUNABLE_FIELD_COUNT
-#undef MK_TUNABLE_FIELD_VARIANT
-    char profile[256];           /* profile file in force ("" = none) */
-} mk_tunables;
+ * A set of tunables is opaque: read it by a tunable's name (the rows of
+ * memkit_tunables.def, installed beside this header: each tunable's kind,
+ * bounds, default and what it controls), so a new tunable changes no
+ * caller's code and not the library's ABI. */
+typedef struct mk_tunables mk_tunables;
 
+/* The tunables in force (the library's own: never freed or written). */
 const mk_tunables *mk_tunables_get(void);
+
+/* A copy of t on the heap, e.g. of mk_tunables_get() to try settings on
+ * with mk_tunables_parse; NULL when out of memory.  Free it with
+ * mk_tunables_free (NULL: nothing).  These two allocate: not from a signal
+ * handler. */
+mk_tunables *mk_tunables_copy(const mk_tunables *t);
+void         mk_tunables_free(mk_tunables *t);
+
+/* The value of the size or count tunable called name (a size in bytes,
+ * SIZE_MAX for never) into *out: 0, or -1 (*out untouched) when no size or
+ * count tunable has that name. */
+int mk_tunables_number(const mk_tunables *t, const char *name, size_t *out);
+/* The variant the variant tunable called name forces ("sse2", ...), or
+ * "auto" (the best usable); NULL when no variant tunable has that name.
+ * Valid while t is. */
+const char *mk_tunables_variant(const mk_tunables *t, const char *name);
+/* The path of the profile file t was read from, "" for none.  Valid while t
+ * is. */
+const char *mk_tunables_profile(const mk_tunables *t);
+
+/* Parses a MEMKIT_TUNABLES-style string into *t (a copy: mk_tunables_copy),
+ * starting from its current values.  Each problem is described by one line
+ * passed to report (may be NULL).  Returns the number of problems; good
+ * settings are applied anyway. */
+int mk_tunables_parse(mk_tunables *t, const char *spec,
+                      void (*report)(void *ctx, const char *line), void *ctx);
+
+/* Writes "name=value:name=value..." for t's tunables, every row of
+ * memkit_tunables.def in its order (sizes in bytes or never: what
+ * mk_tunables_parse takes back); returns the length it needed (as snprintf). */
+size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len);
 
 /* The row of the per-CPU strategy table the defaults came from
  * (docs/strategy.md): which microarchitecture, why it matched, the small-size
@@ -97,16 +119,6 @@ typedef struct {
     const char *evidence;   /* experiment, CPU, figure */
 } mk_strategy_info;
 const mk_strategy_info *mk_strategy(void);
-
-/* Parses a MEMKIT_TUNABLES-style string into *t (starting from its current
- * values).  Each problem is described by one line passed to report (may be
- * NULL).  Returns the number of problems; good settings are applied anyway. */
-int mk_tunables_parse(mk_tunables *t, const char *spec,
-                      void (*report)(void *ctx, const char *line), void *ctx);
-
-/* Writes "name=value:name=value..." for the tunables in force; returns the
- * length it needed (as snprintf). */
-size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len);
 
 /* ---- parallel engine ---- */
 

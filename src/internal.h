@@ -94,6 +94,24 @@ MK_HIDDEN int mk_libc_env(mk_raw_env *e) __attribute__((weak));
 MK_HIDDEN int mk_libc_cpuid(unsigned leaf, unsigned r[4]) __attribute__((weak));
 
 /* ---- tunables.c ---- */
+/* The tunables: one field per row of memkit_tunables.def, in its order:
+ * size_t NAME for a size (SIZE_MAX: never), unsigned NAME for a count, char
+ * force_NAME[16] for a variant ("": the best usable).  memkit.h declares the
+ * struct only, so the library's code reads the fields directly (the
+ * routines' hot paths cost no call) while a new row changes no caller's
+ * ABI (callers ask by name: mk_tunables_number and the like). */
+struct mk_tunables {
+#define MK_TUNABLE(name, kind, bounds, def, help) MK_TUNABLE_FIELD_##kind(name)
+#define MK_TUNABLE_FIELD_SIZE(name) size_t name;
+#define MK_TUNABLE_FIELD_COUNT(name) unsigned name;
+#define MK_TUNABLE_FIELD_VARIANT(name) char force_##name[16];
+#include "memkit_tunables.def"
+#undef MK_TUNABLE
+#undef MK_TUNABLE_FIELD_SIZE
+#undef MK_TUNABLE_FIELD_COUNT
+#undef MK_TUNABLE_FIELD_VARIANT
+    char profile[256];           /* profile file in force ("" = none) */
+};
 /* A threshold the CPU's row derives from the L2 or L3 size while those are
  * not read yet (see mk_config): in a VM each cpuid traps to the hypervisor
  * (~4 us), and a process that never copies or fills MK_PENDING_FLOOR bytes

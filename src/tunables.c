@@ -5,6 +5,7 @@
 #include "text.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* The .def's columns, as mk_tunable_row's fields. */
 #define NEVER SIZE_MAX
@@ -287,3 +288,46 @@ size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len)
     }
     return need;
 }
+
+/* ---- the public accessors: a set of tunables read by a row's name ----
+ * Callers outside the library see mk_tunables as an opaque type; these read
+ * it through the table, so a new row needs no new function. */
+
+static const mk_tunable_row *row_named(const char *name)
+{
+    for (size_t i = 0; name && i < MK_TUNABLE_COUNT; i++)
+        if (mk_text_eq(name, mk_tunable_rows[i].name))
+            return &mk_tunable_rows[i];
+    return NULL;
+}
+
+mk_tunables *mk_tunables_copy(const mk_tunables *t)
+{
+    mk_tunables *copy = t ? malloc(sizeof *copy) : NULL;
+    if (copy)
+        *copy = *t;
+    return copy;
+}
+
+void mk_tunables_free(mk_tunables *t) { free(t); }
+
+int mk_tunables_number(const mk_tunables *t, const char *name, size_t *out)
+{
+    const mk_tunable_row *r = row_named(name);
+    if (!t || !r || r->kind == MK_KIND_VARIANT)
+        return -1;
+    const char *field = (const char *)t + r->offset;
+    *out = r->kind == MK_KIND_SIZE ? *(const size_t *)field : *(const unsigned *)field;
+    return 0;
+}
+
+const char *mk_tunables_variant(const mk_tunables *t, const char *name)
+{
+    const mk_tunable_row *r = row_named(name);
+    if (!t || !r || r->kind != MK_KIND_VARIANT)
+        return NULL;
+    const char *field = (const char *)t + r->offset;
+    return field[0] ? field : "auto";   /* as mk_tunables_parse takes it */
+}
+
+const char *mk_tunables_profile(const mk_tunables *t) { return t ? t->profile : NULL; }

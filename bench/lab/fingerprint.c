@@ -6,6 +6,7 @@
 
 #include <gnu/libc-version.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ void lab_write_fingerprint(FILE *f)
     fputs(",\"memkit_version\":", f); lab_json_string(f, MEMKIT_VERSION);
     fputs(",\"memkit_commit\":", f); lab_json_string(f, MEMKIT_GIT_DESCRIBE);
     fputs(",\"tunables\":", f); lab_json_string(f, tun);
-    fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_get()->profile);
+    fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_profile(mk_tunables_get()));
     fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
     fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
     fputs(",\"strategy_evidence\":", f); lab_json_string(f, mk_strategy()->evidence);
@@ -46,4 +47,14 @@ void lab_write_fingerprint(FILE *f)
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));
     lab_write_noise_sources(f);
+}
+
+size_t lab_tunable(const char *name)
+{
+    size_t v;
+    if (mk_tunables_number(mk_tunables_get(), name, &v) != 0) {
+        fprintf(stderr, "error: libmemkit has no size or count tunable '%s'\n", name);
+        exit(2);
+    }
+    return v;
 }

@@ -312,6 +312,9 @@ void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what);
 /* ---- the fingerprint (fingerprint.c) ---- */
 /* Writes the fingerprint's JSON members (no braces) to f. */
 void lab_write_fingerprint(FILE *f);
+/* The size or count tunable called name in force (mk_tunables_number);
+ * exits with an error when the library has none by that name. */
+size_t lab_tunable(const char *name);
 
 /* ---- where memkit stands: per grid point, over the points ---- */
 /* Feed every grid point's summaries (from lab_emit_methods); the verdicts

@@ -178,11 +178,19 @@ static void random_large(void)
     arena_free(&a);
 }
 
+/* The size tunable in force called name (SIZE_MAX: none by that name). */
+static size_t tunable(const char *name)
+{
+    size_t v = SIZE_MAX;
+    CHECK(mk_tunables_number(mk_tunables_get(), name, &v) == 0, "no tunable %s", name);
+    return v;
+}
+
 /* The dispatched routine at sizes around each threshold in force. */
 static void around_thresholds(void)
 {
-    const mk_tunables *t = mk_tunables_get();
-    size_t marks[] = {t->rep_stosb_threshold, t->nt_threshold, t->nt_threshold_zero};
+    size_t marks[] = {tunable("rep_stosb_threshold"), tunable("nt_threshold"),
+                      tunable("nt_threshold_zero")};
     for (size_t m = 0; m < 3; m++) {
         if (marks[m] == SIZE_MAX || marks[m] > ((size_t)256 << 20) || marks[m] < 2)
             continue;
@@ -245,9 +253,8 @@ int main(int argc, char **argv)
 {
     collect();
     if (argc > 1 && !strcmp(argv[1], "--low-thresholds")) {
-        const mk_tunables *t = mk_tunables_get();
-        CHECK(t->rep_stosb_threshold == 1000 && t->nt_threshold == 2500 &&
-                  t->nt_threshold_zero == 1800,
+        CHECK(tunable("rep_stosb_threshold") == 1000 && tunable("nt_threshold") == 2500 &&
+                  tunable("nt_threshold_zero") == 1800,
               "MEMKIT_TUNABLES=%s not in force", LOW_THRESHOLDS);
         printf("-- again with MEMKIT_TUNABLES=%s\n", LOW_THRESHOLDS);
         run_all();

@@ -321,7 +321,9 @@ static void default_pool(void)
 {
     unsigned t = mk_pool_threads(NULL);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    CHECK((t >= 1 && t <= 4 && (long)t <= (cpus > 1 ? cpus : 1)) || mk_tunables_get()->threads,
+    size_t asked = 0;   /* the threads tunable: 0 unless MEMKIT_TUNABLES sets it */
+    CHECK(mk_tunables_number(mk_tunables_get(), "threads", &asked) == 0, "no threads tunable");
+    CHECK((t >= 1 && t <= 4 && (long)t <= (cpus > 1 ? cpus : 1)) || asked,
           "default pool has %u threads on %ld CPUs", t, cpus);
 }
 

@@ -323,7 +323,7 @@ static int report_main(const char *mode)
     mk_memset(buf, 1, sizeof buf);
     char tun[2048];
     mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
-    printf("tunables %s\nprofile %s\n", tun, mk_tunables_get()->profile);
+    printf("tunables %s\nprofile %s\n", tun, mk_tunables_profile(mk_tunables_get()));
     if (mode && !strcmp(mode, "stdin")) {
         char in[64] = "";
         ssize_t got = read(0, in, sizeof in - 1);

@@ -1,9 +1,11 @@
 /* MEMKIT_TUNABLES: the parser on good and bad input (unit level, through
- * mk_tunables_parse), then end to end: this test runs itself with
- * MEMKIT_TUNABLES set and checks what the library did at load time — the
- * one stderr line per problem, the default kept, good values applied, a
- * forced variant honoured, never a crash. */
+ * mk_tunables_parse, reading the struct's fields: internal.h), the public
+ * accessors against those fields for every row, then end to end: this test
+ * runs itself with MEMKIT_TUNABLES set and checks what the library did at
+ * load time — the one stderr line per problem, the default kept, good
+ * values applied, a forced variant honoured, never a crash. */
 #include "check.h"
+#include "internal.h"
 #include "memkit.h"
 
 #include <fcntl.h>
@@ -232,6 +234,140 @@ static void format_round_trip(void)
           "truncated format");
 }
 
+/* ---- the public accessors: what a caller outside the library reads ---- */
+
+/* A size or count row: mk_tunables_number gives the field, and it is no
+ * variant. */
+static void expect_number(const mk_tunables *t, const char *name, size_t field)
+{
+    size_t got = 0xdead;
+    CHECK(mk_tunables_number(t, name, &got) == 0 && got == field, "%s: %zu, the field %zu", name,
+          got, field);
+    CHECK(mk_tunables_variant(t, name) == NULL, "%s: a variant", name);
+}
+
+/* A variant row: mk_tunables_variant gives the field ("auto" for ""), and it
+ * is no number (*out untouched). */
+static void expect_variant(const mk_tunables *t, const char *name, const char *field)
+{
+    const char *got = mk_tunables_variant(t, name);
+    CHECK(got && !strcmp(got, field[0] ? field : "auto"), "%s: '%s', the field '%s'", name,
+          got ? got : "(null)", field);
+    size_t out = 77;
+    CHECK(mk_tunables_number(t, name, &out) == -1 && out == 77, "%s: a number", name);
+}
+
+/* Every row of memkit_tunables.def, its field named by the row itself (not
+ * through the library's table of offsets). */
+static void expect_every_row(const mk_tunables *t)
+{
+    size_t rows = 0;
+#define EXPECT_SIZE(name) expect_number(t, #name, t->name)
+#define EXPECT_COUNT(name) expect_number(t, #name, t->name)
+#define EXPECT_VARIANT(name) expect_variant(t, #name, t->force_##name)
+#define MK_TUNABLE(name, kind, bounds, def, help) EXPECT_##kind(name), rows++;
+#include "memkit_tunables.def"
+#undef MK_TUNABLE
+#undef EXPECT_SIZE
+#undef EXPECT_COUNT
+#undef EXPECT_VARIANT
+    CHECK(rows == MK_TUNABLE_COUNT, "%zu rows, the table has %d", rows, MK_TUNABLE_COUNT);
+    CHECK(mk_tunables_profile(t) == t->profile, "profile: not the field");
+}
+
+static void accessors(void)
+{
+    expect_every_row(mk_tunables_get());
+
+    /* A distinct value in every field, so a row read for another shows. */
+    mk_tunables *c = mk_tunables_copy(mk_tunables_get());
+    CHECK(c != NULL && c != mk_tunables_get(), "copy: %p", (void *)c);
+    if (!c)
+        return;
+    size_t i = 1;
+#define SET_SIZE(name) c->name = 1000 + i++
+#define SET_COUNT(name) c->name = (unsigned)(1000 + i++)
+#define SET_VARIANT(name) snprintf(c->force_##name, sizeof c->force_##name, "v%zu", i++)
+#define MK_TUNABLE(name, kind, bounds, def, help) SET_##kind(name);
+#include "memkit_tunables.def"
+#undef MK_TUNABLE
+#undef SET_SIZE
+#undef SET_COUNT
+#undef SET_VARIANT
+    snprintf(c->profile, sizeof c->profile, "/some/profile");
+    expect_every_row(c);
+    CHECK(!strcmp(mk_tunables_profile(c), "/some/profile"), "profile '%s'", mk_tunables_profile(c));
+    mk_tunables_free(c);
+
+    /* Names: exactly a row's, in its kind. */
+    static const char *unknown[] = {"bogus", "", "NT_THRESHOLD", "nt_thresh", "nt_threshold ",
+                                    "nt_threshold=1", "force_memset", "profile"};
+    for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; k++) {
+        size_t out = 5;
+        CHECK(mk_tunables_number(mk_tunables_get(), unknown[k], &out) == -1 && out == 5,
+              "'%s' read as a number", unknown[k]);
+        CHECK(mk_tunables_variant(mk_tunables_get(), unknown[k]) == NULL, "'%s' read as a variant",
+              unknown[k]);
+    }
+    size_t out = 5;
+    CHECK(mk_tunables_number(mk_tunables_get(), NULL, &out) == -1 && out == 5 &&
+              mk_tunables_variant(mk_tunables_get(), NULL) == NULL,
+          "a NULL name read");
+    CHECK(mk_tunables_copy(NULL) == NULL, "a copy of NULL");
+    mk_tunables_free(NULL);
+}
+
+/* Settings tried on a copy (copy, parse, format, parse back) leave the
+ * tunables in force as they were. */
+static void copies_leave_the_library_alone(void)
+{
+    char in_force[1024], before[1024], after[1024], again[1024];
+    mk_tunables_format(mk_tunables_get(), in_force, sizeof in_force);
+    size_t threshold_in_force = 0;
+    mk_tunables_number(mk_tunables_get(), "nt_threshold", &threshold_in_force);
+
+    mk_tunables *c = mk_tunables_copy(mk_tunables_get());
+    CHECK(c != NULL, "copy failed");
+    if (!c)
+        return;
+    mk_tunables_format(c, before, sizeof before);
+    CHECK(!strcmp(before, in_force), "the copy formats as '%s', the original as '%s'", before,
+          in_force);
+    CHECK(!strcmp(mk_tunables_profile(c), mk_tunables_profile(mk_tunables_get())),
+          "the copy's profile '%s'", mk_tunables_profile(c));
+
+    size_t threshold = threshold_in_force == 12345 ? 54321 : 12345;
+    char spec[128];
+    snprintf(spec, sizeof spec, "nt_threshold=%zu:memset=sse2:threads=5", threshold);
+    CHECK(mk_tunables_parse(c, spec, NULL, NULL) == 0, "'%s' refused", spec);
+    size_t v = 0, n = 0;
+    CHECK(mk_tunables_number(c, "nt_threshold", &v) == 0 && v == threshold &&
+              mk_tunables_number(c, "threads", &n) == 0 && n == 5 &&
+              !strcmp(mk_tunables_variant(c, "memset"), "sse2"),
+          "the copy after '%s': nt_threshold %zu, threads %zu, memset %s", spec, v, n,
+          mk_tunables_variant(c, "memset"));
+
+    /* format -> parse into another copy -> format: the same text */
+    mk_tunables_format(c, after, sizeof after);
+    CHECK(strcmp(after, before) != 0 && strstr(after, "memset=sse2"), "the copy's text '%s'", after);
+    mk_tunables *back = mk_tunables_copy(mk_tunables_get());
+    CHECK(back && mk_tunables_parse(back, after, NULL, NULL) == 0, "'%s' does not parse back", after);
+    if (back) {
+        mk_tunables_format(back, again, sizeof again);
+        CHECK(!strcmp(again, after), "round trip: '%s' came back as '%s'", after, again);
+    }
+
+    mk_tunables_free(back);
+    mk_tunables_free(c);
+    char now[1024];
+    mk_tunables_format(mk_tunables_get(), now, sizeof now);
+    v = 0;
+    CHECK(!strcmp(now, in_force) &&
+              mk_tunables_number(mk_tunables_get(), "nt_threshold", &v) == 0 &&
+              v == threshold_in_force,
+          "the tunables in force changed: '%s', were '%s'", now, in_force);
+}
+
 /* ---- end to end: the library reading MEMKIT_TUNABLES at load time ---- */
 
 typedef struct {
@@ -303,7 +439,8 @@ static int report_main(void)
     }
     char tun[1024];
     mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
-    printf("tunables %s\nmemset %s\n", tun, mk_selected_variant(MK_OP_MEMSET));
+    printf("tunables %s\nmemset %s\nforced memset %s\n", tun, mk_selected_variant(MK_OP_MEMSET),
+           mk_tunables_variant(mk_tunables_get(), "memset"));
     return 0;
 }
 
@@ -332,8 +469,11 @@ static void end_to_end(void)
     CHECK(child_has(&good, "nt_threshold=12582912") && child_has(&good, "rep_stosb_threshold=3000"),
           "good values not applied: %s", good.out);
 
+    CHECK(strstr(plain.out, "\nforced memset auto\n"), "plain run forces a variant: '%s'",
+          plain.out);
     child_result forced = run_child("memset=sse2");
-    CHECK(exited_ok(&forced) && forced.err[0] == '\0' && strstr(forced.out, "memset sse2\n"),
+    CHECK(exited_ok(&forced) && forced.err[0] == '\0' && strstr(forced.out, "\nmemset sse2\n") &&
+              strstr(forced.out, "\nforced memset sse2\n"),
           "memset=sse2 not honoured: status 0x%x, out '%s', err '%s'", forced.status, forced.out,
           forced.err);
 
@@ -444,6 +584,8 @@ int main(int argc, char **argv)
     repeats_and_escapes();
     bounds();
     format_round_trip();
+    accessors();
+    copies_leave_the_library_alone();
     end_to_end();
     profile_cpu();
     check_finish();

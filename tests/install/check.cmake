@@ -11,7 +11,8 @@ set(prefix ${WORK}/prefix)
 file(REMOVE_RECURSE ${WORK})
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
-foreach(f ${INCLUDEDIR}/memkit.h ${INCLUDEDIR}/memkit_tunables.def ${LIBDIR}/libmemkit.so ${LIBDIR}/libmemkit.a
+foreach(f ${INCLUDEDIR}/memkit.h ${INCLUDEDIR}/memkit_tunables.def ${LIBDIR}/libmemkit.so
+          ${LIBDIR}/libmemkit.so.${SOVERSION} ${LIBDIR}/libmemkit.a
           ${LIBDIR}/pkgconfig/memkit.pc ${LIBDIR}/cmake/memkit/memkitConfig.cmake
           ${LIBDIR}/cmake/memkit/memkitConfigVersion.cmake
           libexec/memkit/memkit-exp-memset-sizes share/memkit/fleet-size-distributions/Memset_Fleet.csv)
@@ -37,10 +38,16 @@ run("CMake example: build" ${CMAKE_COMMAND} --build ${WORK}/cmake)
 run("CMake example: run against libmemkit.so" ${WORK}/cmake/fill)
 run("CMake example: run against libmemkit.a" ${WORK}/cmake/fill_static)
 
-# The static programs must not need the shared library.
+# The static programs must not need the shared library; the shared ones
+# need it by its soname (bumped at each ABI break), found in the prefix.
 execute_process(COMMAND ldd ${WORK}/cmake/fill_static OUTPUT_VARIABLE deps)
 if(deps MATCHES "libmemkit")
   message(FATAL_ERROR "install test: fill_static depends on libmemkit.so:\n${deps}")
+endif()
+execute_process(COMMAND ldd ${WORK}/cmake/fill OUTPUT_VARIABLE deps)
+string(FIND "${deps}" "libmemkit.so.${SOVERSION} => ${prefix}/" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "install test: fill does not load libmemkit.so.${SOVERSION} from ${prefix}:\n${deps}")
 endif()
 
 # add_subdirectory(memkit) and FetchContent: the same targets, built from

@@ -40,15 +40,15 @@ def test_installed_memkit_runs_from_anywhere(installed):
     venv, env, root = installed
     memkit = venv / "bin" / "memkit"
     version = sh(memkit, "--version", env=env)
-    assert version.startswith("memkit 0.1.0\n")
-    assert "library 0.1.0 (commit " in version, version   # mk_version() of the installed .so
+    assert version.startswith("memkit 0.2.0\n")
+    assert "library 0.2.0 (commit " in version, version   # mk_version() of the installed .so
     assert "memset-sizes" in sh(memkit, "list", env=env)
     db = root / "x.db"
     out = sh(memkit, "run", "--quick", "--db", db, "memset-sizes", env=env)
     assert "memset-sizes: ok" in out
     # The experiments run from the package, not from a build tree.
     fp = sh(memkit, "env", "--json", env=env)
-    assert '"memkit_version": "0.1.0"' in fp
+    assert '"memkit_version": "0.2.0"' in fp
     assert "a power of two from 1 to 4K" in sh(memkit, "env", "--tunables", env=env)
 
 
