@@ -92,10 +92,11 @@ static void *first_memset(void *dst, int c, size_t n)
 }
 
 /* memcpy is memmove (below) through a pointer of its own, so a recording
- * can tell the two apart; without recording both hold the same routine. */
+ * can tell the two apart, and `memcpy=VARIANT` picks its variant as it does
+ * mk_memcpy's. */
 static void *first_memcpy(void *dst, const void *src, size_t n)
 {
-    copy_fn f = mk_record_memcpy((copy_fn)mk_pick_variant(MK_OP_MEMMOVE));
+    copy_fn f = mk_record_memcpy((copy_fn)mk_pick_variant(MK_OP_MEMCPY));
     __atomic_store_n(&memcpy_impl, f, __ATOMIC_RELAXED);
     return f(dst, src, n);
 }
