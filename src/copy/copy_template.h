@@ -368,8 +368,8 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
     char *d = dst;
     const char *s = src;
 #if MK_COPY_MASKED_BYTES
-    if (n <= MK_COPY_MASKED_BYTES) {
-        if (MK_LIKELY(mk_in_page(d, MK_COPY_MASKED_BYTES) & mk_in_page(s, MK_COPY_MASKED_BYTES)))
+    if (MK_LIKELY(n <= MK_COPY_MASKED_BYTES)) {
+        if (MK_LIKELY(mk_both_in_page(d, s, MK_COPY_MASKED_BYTES)))
             copy_masked(d, s, n);
         else if (n <= 64)
             copy_upto64(d, s, n);
