@@ -7,11 +7,59 @@
  *   {"strategy": the row in force,
  *    "tunables": [{name, kind, per_cpu, default (on this CPU), in_force,
  *                  bounds, help}, ...],
- *    "strategies": [{name, matched, defaults: {tunable: "L3/2", ...}}, ...]} */
+ *    "strategies": [{name, matched, defaults: {tunable: "L3/2", ...}}, ...]}
+ *
+ * memkit-tunables --paths SPEC OP SIZE...: the method the library takes for
+ * each size under this CPU's defaults with SPEC (MEMKIT_TUNABLES syntax)
+ * applied, one a line, as `memkit tune` names them: loop, backward,
+ * rep_stosb/rep_movsb, nt (OP set0, set: memset of 0 or 0x5c; copy: 64-byte
+ * aligned buffers; copy3: the destination 3 bytes off), pool or one (pset,
+ * pcopy: the parallel engine).  Sizes above 8 vectors: the large path. */
 #include "internal.h"
 #include "text.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void refused(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
+
+static int print_paths(const char *spec, const char *op, char **sizes, int count)
+{
+    mk_tunables t;
+    mk_tunables_defaults(&t, mk_cpu(), MK_CACHES_KNOWN);
+    if (mk_tunables_parse(&t, spec, refused, NULL))
+        return 2;
+    static const char *const set_names[] = {[MK_PATH_LOOP] = "loop", [MK_PATH_BACKWARD] = "backward",
+                                            [MK_PATH_REP] = "rep_stosb", [MK_PATH_STREAM] = "nt"};
+    static const char *const copy_names[] = {[MK_PATH_LOOP] = "loop", [MK_PATH_BACKWARD] = "backward",
+                                             [MK_PATH_REP] = "rep_movsb", [MK_PATH_STREAM] = "nt"};
+    /* the addresses a copy is judged by: only their distance and alignment count */
+    const char *src = (const char *)((uintptr_t)1 << 40), *dst = (const char *)((uintptr_t)1 << 30);
+    for (int i = 0; i < count; i++) {
+        char *end;
+        size_t n = strtoull(sizes[i], &end, 10);
+        if (*end || end == sizes[i]) {
+            fprintf(stderr, "memkit-tunables: not a size: %s\n", sizes[i]);
+            return 2;
+        }
+        if (!strcmp(op, "set0") || !strcmp(op, "set"))
+            puts(set_names[mk_set_path(&t, n, op[3] ? 0 : 0x5c)]);
+        else if (!strcmp(op, "copy") || !strcmp(op, "copy3"))
+            puts(copy_names[mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n)]);
+        else if (!strcmp(op, "pset") || !strcmp(op, "pcopy"))
+            puts(n >= t.parallel_threshold ? "pool" : "one");
+        else {
+            fprintf(stderr, "memkit-tunables: unknown op %s (set0, set, copy, copy3, pset, pcopy)\n", op);
+            return 2;
+        }
+    }
+    return 0;
+}
 
 static void json_string(const char *s)
 {
@@ -28,8 +76,14 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "--paths"))
+        return print_paths(argv[2], argv[3], argv + 4, argc - 4);
+    if (argc != 1) {
+        fprintf(stderr, "usage: memkit-tunables [--paths SPEC OP SIZE...]\n");
+        return 2;
+    }
     static const char *const kinds[] = {
         [MK_KIND_SIZE] = "size", [MK_KIND_COUNT] = "count", [MK_KIND_VARIANT] = "variant"};
     /* The defaults with the caches read, and what the environment and the

@@ -186,6 +186,42 @@ MK_HIDDEN extern size_t mk_memset_large_from;
  * min(rep_movsb_threshold, nt_copy_threshold, MK_FRESH_CHECK_FROM). */
 MK_HIDDEN extern size_t mk_copy_large_from;
 
+/* ---- the large-size methods, by the thresholds ----
+ * Which method a memset or copy above 8 vectors takes under tunables t,
+ * decided here once: set_large and copy_large switch on it, and `memkit
+ * tune` asks it (memkit-tunables --paths) instead of keeping a copy of the
+ * rules.  A copy into memory never written goes backward instead of
+ * MK_PATH_LOOP or MK_PATH_STREAM: that depends on the pages, not on t
+ * (copy_template.h, destination_untouched). */
+typedef enum { MK_PATH_LOOP, MK_PATH_BACKWARD, MK_PATH_REP, MK_PATH_STREAM } mk_path;
+
+static inline __attribute__((always_inline)) mk_path mk_set_path(const mk_tunables *t, size_t n,
+                                                                 int c)
+{
+    if (n >= ((uint8_t)c == 0 ? t->nt_threshold_zero : t->nt_threshold))
+        return MK_PATH_STREAM;
+    return n >= t->rep_stosb_threshold ? MK_PATH_REP : MK_PATH_LOOP;
+}
+
+/* Backward when dst lies inside the source (it must); rep movsb only where
+ * dst - src is a multiple of rep_movsb_align (64 on AMD: the destination
+ * aligned, the source is too, else Zen 4 runs 5x..25x slower; see
+ * docs/strategy.md, row amd-zen4); streaming stores never over an overlap
+ * (they would race their own loads). */
+static inline __attribute__((always_inline)) mk_path mk_copy_path(const mk_tunables *t,
+                                                                  const void *d, const void *s,
+                                                                  size_t n)
+{
+    uintptr_t ahead = (uintptr_t)d - (uintptr_t)s;
+    if (ahead < n)
+        return MK_PATH_BACKWARD;
+    int apart = !mk_overlaps(d, s, n);
+    if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && apart &&
+        (ahead & (t->rep_movsb_align - 1)) == 0)
+        return MK_PATH_REP;
+    return n >= t->nt_copy_threshold && apart ? MK_PATH_STREAM : MK_PATH_LOOP;
+}
+
 /* ---- threads.c ---- */
 /* Starts one of memkit's background threads (pool workers, zeroing workers):
  * with every signal blocked, since the host program's handlers expect its

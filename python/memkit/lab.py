@@ -235,6 +235,20 @@ def tunables(bench_dir: Path) -> dict:
         raise MemkitError(f"{TUNABLES_PROGRAM} printed no valid JSON")
 
 
+def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
+    """The method the library takes for each size of op under its defaults
+    with spec (MEMKIT_TUNABLES syntax) applied, as it decides it
+    (memkit-tunables --paths; bench/tunables.c names the ops and methods)."""
+    prog = bench_dir / TUNABLES_PROGRAM
+    if not prog.is_file():
+        raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
+    out = _run_quiet([str(prog), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
+    got = out.split()
+    if len(got) != len(sizes):
+        raise MemkitError(f"{TUNABLES_PROGRAM} --paths answered {len(got)} of {len(sizes)} sizes")
+    return got
+
+
 # ---- running one experiment ----
 
 PROGRESS_RE = re.compile(r"^progress: (\S+) (\d+)/(\d+) ([0-9.]+)s ?(.*)$")

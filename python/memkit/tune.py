@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import geometric_mean, median
 from typing import Optional
 
-from memkit import stats
+from memkit import lab, stats
 
 ALPHA = 0.01      # one-sided sign test: how unlikely a win this consistent is by chance
 MARGIN = 0.03     # and the median speed-up must be at least this
@@ -221,34 +221,30 @@ def pick(times: Times, family: str, names: list[str], ops: list[str], size: int,
     return Pick(size, default, best.challenger.split(":", 1)[1], best)
 
 
-# ---- the defaults' strategy at a size ----
+# ---- the strategy memkit runs at a size ----
 
-def memset_default(t: dict, value_zero: bool, size: int) -> str:
-    nt_from = t.get("nt_threshold_zero" if value_zero else "nt_threshold")
-    if nt_from is not None and size >= nt_from:
-        return "nt"
-    rep = t.get("rep_stosb_threshold")
-    return "rep_stosb" if rep is not None and size >= rep else "loop"
+class Paths:
+    """Which strategy memkit runs for a cell (op, size) under tunables t (a
+    parse_tunables dict; "pool_threads": the default pool's size): asked of
+    the library, which decides it once (lab.paths, src/internal.h
+    mk_set_path/mk_copy_path), and remembered; never decided here."""
 
+    def __init__(self, bench_dir: Path):
+        self.bench_dir = bench_dir
+        self.known: dict = {}
 
-def memcpy_default(t: dict, size: int) -> str:
-    rep, stop = t.get("rep_movsb_threshold"), t.get("rep_movsb_stop")
-    if rep is not None and size >= rep and (stop is None or size < stop):
-        return "rep_movsb"
-    nt = t.get("nt_copy_threshold")
-    return "nt" if nt is not None and size >= nt else "loop"
+    def of(self, t: dict, op: str, sizes: list[int]) -> list[str]:
+        spec = ":".join(f"{k}={'never' if v is None else v}" for k, v in sorted(t.items()) if k != "pool_threads")
+        missing = [s for s in dict.fromkeys(sizes) if (spec, op, s) not in self.known]
+        if missing:
+            for s, p in zip(missing, lab.paths(self.bench_dir, spec, op, missing)):
+                self.known[(spec, op, s)] = p
+        got = [self.known[(spec, op, s)] for s in sizes]
+        # the parallel engine's strategies are named by the pool's size
+        return [f"threads={t.get('pool_threads')}" if p == "pool" else p for p in got]
 
-
-def path_of(t: dict, op: str, size: int) -> str:
-    """What memkit runs for one cell under tunables t (pool_threads: the
-    pool's size), for telling the cells a profile changes from the others."""
-    family = WORKLOADS[op][0]
-    if family == "memset":
-        return memset_default(t, op == "set0", size)
-    if family == "memcpy":
-        return memcpy_default(t, size)
-    start = t.get("parallel_threshold")
-    return f"threads={t.get('pool_threads')}" if start is not None and size >= start else "one"
+    def at(self, t: dict, op: str, size: int) -> str:
+        return self.of(t, op, [size])[0]
 
 
 # ---- from picks to thresholds ----
@@ -337,21 +333,20 @@ def window(names: tuple, defaults: dict, picks: list[Pick], strategy: str, what:
     return out
 
 
-def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
+def decide_memset(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     names = [s.name for s in strategies("memset")]
     picks = {}
-    for op, zero in (("set0", True), ("set", False)):
-        picks[op] = [pick(times, "memset", names, [op], s, memset_default(defaults, zero, s)) for s in grid]
+    for op in ("set0", "set"):
+        picks[op] = [pick(times, "memset", names, [op], s, d) for s, d in zip(grid, paths.of(defaults, op, grid))]
     out = (window(("nt_threshold_zero",), defaults, picks["set0"], "nt", "non-temporal stores for zero fills")
            + window(("nt_threshold",), defaults, picks["set"], "nt", "non-temporal stores for non-zero fills"))
     # rep stosb against the vector loop, one threshold for both values: on
     # the sizes below both non-temporal thresholds, judged on both together.
     nt_from = min((c.value for c in out if c.value is not None), default=None)
     below = [s for s in grid if nt_from is None or s < nt_from]
-    rep_default = defaults.get("rep_stosb_threshold")
-    rep_picks = [pick(times, "memset", ["loop", "rep_stosb"], ["set0", "set"], s,
-                      "rep_stosb" if rep_default is not None and s >= rep_default else "loop")
-                 for s in below]
+    no_nt = dict(defaults, nt_threshold=None, nt_threshold_zero=None)
+    rep_picks = [pick(times, "memset", ["loop", "rep_stosb"], ["set0", "set"], s, d)
+                 for s, d in zip(below, paths.of(no_nt, "set0", below))]
     if below:
         out += window(("rep_stosb_threshold",), defaults, rep_picks, "rep_stosb",
                       "rep stosb (zero and non-zero fills)")
@@ -359,9 +354,11 @@ def decide_memset(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
     return out, picks
 
 
-def decide_memcpy(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
+def decide_memcpy(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     names = [s.name for s in strategies("memcpy")]
-    picks = [pick(times, "memcpy", names, ["copy", "copy3"], s, memcpy_default(defaults, s)) for s in grid]
+    # judged on both workloads together, the incumbent what the aligned copy runs
+    picks = [pick(times, "memcpy", names, ["copy", "copy3"], s, d)
+             for s, d in zip(grid, paths.of(defaults, "copy", grid))]
     # rep movsb goes first in memkit's copy, in its window; non-temporal
     # stores from their threshold on (outside that window).
     out = (window(("nt_copy_threshold",), defaults, picks, "nt",
@@ -370,16 +367,15 @@ def decide_memcpy(times: Times, grid: list[int], defaults: dict) -> tuple[list[C
     return out, {"copy": picks}
 
 
-def decide_parallel(times: Times, grid: list[int], defaults: dict) -> tuple[list[Choice], dict]:
+def decide_parallel(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     """From which size the pool beats one thread, and with how many threads;
     `defaults["pool_threads"]` is the default pool's size."""
     names = [k.split(":", 1)[1] for k in times if k.startswith("parallel:")]
     pool = f"threads={defaults.get('pool_threads', 1)}"
     if pool not in names:
         return [], {}
-    d_from = defaults.get("parallel_threshold")
-    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s,
-                  pool if d_from is not None and s >= d_from else "one") for s in grid]
+    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s, d)
+             for s, d in zip(grid, paths.of(defaults, "pset", grid))]
     # "parallel" is any pool size: the threshold is where one thread stops.
     as_pool = [Pick(p.size, "pool" if p.default != "one" else "one",
                     "pool" if p.chosen != "one" else "one", p.evidence) for p in picks]
@@ -534,7 +530,7 @@ class Weight:
         return text + (f" and {len(self.where) - 3} more sizes" if len(self.where) > 3 else "")
 
 
-def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: dict) -> Weight:
+def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: dict, paths: Paths) -> Weight:
     """What moving the tunables in `changes` (name -> value) off `defaults`
     does to a program that makes calls_at[size] calls per run: at each
     measured size whose path it changes, the calls times the per-call
@@ -549,7 +545,7 @@ def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: di
     for size, n in sorted(calls_at.items()):
         per_op = []
         for op in ops:
-            old_p, new_p = path_of(defaults, op, size), path_of(new, op, size)
+            old_p, new_p = paths.at(defaults, op, size), paths.at(new, op, size)
             if old_p == new_p:
                 per_op.append(0.0)
                 continue
@@ -571,7 +567,7 @@ def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: di
 
 
 def weigh_choices(family: str, choices: list[Choice], defaults: dict, times: Times,
-                  calls_at: dict) -> list[str]:
+                  calls_at: dict, paths: Paths) -> list[str]:
     """The rule's moves, weighed by a recording one after the other, each
     against the defaults with the moves kept before it (so that two moves
     of the same calls are not both credited with them): a move whose
@@ -585,7 +581,7 @@ def weigh_choices(family: str, choices: list[Choice], defaults: dict, times: Tim
             g += [c for c in choices if c.moved and c.name == "rep_movsb_stop"]
     lines, base = [], dict(defaults)
     for g in groups:
-        w = weigh(family, base, {c.name: c.value for c in g}, times, calls_at)
+        w = weigh(family, base, {c.name: c.value for c in g}, times, calls_at, paths)
         move = " and ".join(f"{c.name} to {c.show(c.value)}" for c in g)
         after = " (after the moves above)" if base != defaults else ""
         if w.net > 0:

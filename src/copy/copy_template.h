@@ -313,14 +313,6 @@ MK_INLINE void copy_loop(char *d, const char *s, size_t n)
         copy_forward(d, s, n);
 }
 
-/* rep movsb only where dst - src is a multiple of the strategy's alignment
- * (64 on AMD: with the destination aligned the source then is too, else
- * Zen 4 runs 5x..25x slower; see docs/strategy.md, row amd-zen4). */
-MK_INLINE int rep_movsb_aligned(const char *d, const char *s, size_t align)
-{
-    return (((uintptr_t)d - (uintptr_t)s) & (align - 1)) == 0;
-}
-
 /* A destination no one has written yet (a new buffer: numpy's new arrays,
  * a grown vector): the kernel zeroes each of its pages at the copy's first
  * store there, the subpages of a huge page in the order that leaves the
@@ -334,18 +326,16 @@ MK_INLINE int destination_untouched(const char *d, const char *s, size_t n)
     return n >= MK_FRESH_CHECK_FROM && !mk_overlaps(d, s, n) && mk_raw_page_untouched(d + n - 1);
 }
 
-/* n > 8V from mk_copy_large_from up: picks the method by the thresholds. */
+/* n > 8V from mk_copy_large_from up: the method by the thresholds
+ * (mk_copy_path), backward into memory never written. */
 static __attribute__((noinline)) void *MK_FN(copy_large)(char *d, const char *s, size_t n)
 {
-    const mk_tunables *t = mk_config();   /* the first large call reads the caches */
-    if ((uintptr_t)d - (uintptr_t)s < n)
+    mk_path path = mk_copy_path(mk_config(), d, s, n);   /* the first large call reads the caches */
+    if (path == MK_PATH_BACKWARD || (path != MK_PATH_REP && destination_untouched(d, s, n)))
         copy_backward(d, s, n);
-    else if (n >= t->rep_movsb_threshold && n < t->rep_movsb_stop && !mk_overlaps(d, s, n) &&
-             rep_movsb_aligned(d, s, t->rep_movsb_align))
+    else if (path == MK_PATH_REP)
         copy_rep_movsb(d, s, n);
-    else if (destination_untouched(d, s, n))
-        copy_backward(d, s, n);
-    else if (n >= t->nt_copy_threshold && !mk_overlaps(d, s, n))
+    else if (path == MK_PATH_STREAM)
         copy_stream(d, s, n);
     else
         copy_loop(d, s, n);

@@ -205,12 +205,11 @@ MK_INLINE void set_stream(char *d, size_t n, vec_t v)
  * AVX-512 build keeps clean (see CMakeLists.txt). */
 static __attribute__((noinline)) void MK_FN(set_large)(char *d, size_t n, int c)
 {
-    const mk_tunables *t = mk_config();   /* the first large call reads the caches */
+    mk_path path = mk_set_path(mk_config(), n, c);   /* the first large call reads the caches */
     vec_t v = vec_splat((uint8_t)c);
-    size_t nt_from = (uint8_t)c == 0 ? t->nt_threshold_zero : t->nt_threshold;
-    if (n >= nt_from)
+    if (path == MK_PATH_STREAM)
         set_stream(d, n, v);
-    else if (n >= t->rep_stosb_threshold)
+    else if (path == MK_PATH_REP)
         set_rep_stosb(d, n, v, c);
     else
         set_loop(d, n, v);

@@ -136,8 +136,8 @@ FAKE_PROBE = '''#!{python}
 import json, os, random, sys
 fp = {fp}
 defaults = dict(rep_stosb_threshold="never", nt_threshold=str(1 << 20), nt_threshold_zero=str(1 << 20),
-                rep_movsb_threshold="never", rep_movsb_stop="never", nt_copy_threshold=str(1 << 20),
-                parallel_threshold="4194304", threads="0")
+                rep_movsb_threshold="never", rep_movsb_stop="never", rep_movsb_align="64",
+                nt_copy_threshold=str(1 << 20), parallel_threshold="4194304", threads="0")
 def fmt(t): return ":".join(f"{{k}}={{v}}" for k, v in t.items())
 if sys.argv[1:] == ["--fingerprint"]:
     print(json.dumps(dict(fp, type="fingerprint", tunables=fmt(defaults), profile=""))); sys.exit(0)
@@ -318,6 +318,11 @@ def write_recording(d, dists: dict, calls: dict, command=("myprog", "--fast")):
     return d
 
 
+def library_paths():
+    """What the real library runs where (memkit-tunables --paths of the build)."""
+    return tune.Paths(real_bench_dir())
+
+
 ZEN4 = {"rep_stosb_threshold": None, "nt_threshold_zero": 16 * MB, "nt_threshold": 64 * MB,
         "rep_movsb_threshold": None, "rep_movsb_stop": None, "nt_copy_threshold": 20 * MB}
 
@@ -357,7 +362,7 @@ def test_weigh_sums_calls_times_saving_and_cost():
              "memset:nt": {("set", 24 * MB): [2.0e6] * 3, ("set0", 24 * MB): [9.0e5] * 3,
                            ("set", 20 * MB): [2.4e6] * 3, ("set0", 20 * MB): [9.0e5] * 3}}
     calls = {1024: 1000, 20 * MB: 2, 24 * MB: 3}
-    w = tune.weigh("memset", defaults, {"nt_threshold": 16 * MB}, times, calls)
+    w = tune.weigh("memset", defaults, {"nt_threshold": 16 * MB}, times, calls, library_paths())
     # only the non-zero fills change path; half the memsets counted as such:
     # 24 MiB: 3 calls x (3.0e6 - 2.0e6) / 2 saved; 20 MiB: 2 calls x (2.4e6 - 2.0e6) / 2 lost
     assert w.saved == pytest.approx(1.5e6) and w.cost == pytest.approx(0.4e6)
@@ -366,12 +371,12 @@ def test_weigh_sums_calls_times_saving_and_cost():
     assert tune.fmt_ns(w.net) == "1.1 ms"
     # the move is kept with its estimate ...
     c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
-    lines = tune.weigh_choices("memset", [c], defaults, times, calls)
+    lines = tune.weigh_choices("memset", [c], defaults, times, calls, library_paths())
     assert c.moved and lines == ["moving nt_threshold to 16 MiB saves ~1.1 ms per run of this program "
                                  "(3 calls of 24 MiB, 2 calls of 20 MiB); that is net of 400 µs it costs where it loses"]
     # ... and goes back to the default where the program loses more than it gains
     c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
-    lines = tune.weigh_choices("memset", [c], defaults, times, {20 * MB: 10, 24 * MB: 1})
+    lines = tune.weigh_choices("memset", [c], defaults, times, {20 * MB: 10, 24 * MB: 1}, library_paths())
     assert not c.moved and c.value == 32 * MB and lines[0].startswith("not moving nt_threshold to 16 MiB")
 
 
@@ -409,13 +414,39 @@ def test_tune_for_a_program_times_its_sizes_and_weighs(tmp_path, fake_probe):
 
 
 def test_weigh_takes_rep_movsbs_window_as_one_move():
-    defaults = {"rep_movsb_threshold": None, "rep_movsb_stop": None, "nt_copy_threshold": 20 * MB}
-    # rep movsb: 2x faster aligned, 2x slower misaligned; the mean per call loses 25 ns
+    # rep movsb whatever the alignment (rep_movsb_align=1): 2x faster aligned,
+    # 2x slower misaligned; the mean per call loses 25 ns
+    defaults = {"rep_movsb_threshold": None, "rep_movsb_stop": None, "rep_movsb_align": 1,
+                "nt_copy_threshold": 20 * MB}
     times = {"memcpy:loop": {("copy", 4096): [100.0] * 3, ("copy3", 4096): [100.0] * 3},
              "memcpy:rep_movsb": {("copy", 4096): [50.0] * 3, ("copy3", 4096): [200.0] * 3}}
     start = tune.Choice("rep_movsb_threshold", None, 2048, "from 2 KiB", True)
     stop = tune.Choice("rep_movsb_stop", None, 8192, "below 8 KiB", True)
-    lines = tune.weigh_choices("memcpy", [start, stop], defaults, times, {4096: 10})
+    lines = tune.weigh_choices("memcpy", [start, stop], defaults, times, {4096: 10}, library_paths())
     assert lines == ["not moving rep_movsb_threshold to 2 KiB and rep_movsb_stop to 8 KiB: on this program's "
                      "calls it would save 0 ns and cost 250 ns per run (10 calls of 4 KiB)"]
     assert not start.moved and not stop.moved and start.value is None and stop.value is None
+    # With rep_movsb_align=64 the library keeps the loop for the misaligned
+    # copy (it says so itself: a Python copy of its rule said rep movsb), so
+    # the same move only saves: 10 calls x 50 ns / 2 workloads.
+    start = tune.Choice("rep_movsb_threshold", None, 2048, "from 2 KiB", True)
+    stop = tune.Choice("rep_movsb_stop", None, 8192, "below 8 KiB", True)
+    lines = tune.weigh_choices("memcpy", [start, stop], dict(defaults, rep_movsb_align=64), times, {4096: 10},
+                               library_paths())
+    assert start.moved and stop.moved and lines[0].startswith(
+        "moving rep_movsb_threshold to 2 KiB and rep_movsb_stop to 8 KiB saves ~250 ns per run")
+
+
+def test_the_library_names_the_strategy_of_each_cell():
+    paths = library_paths()
+    t = {"rep_stosb_threshold": 8192, "nt_threshold": 1 << 20, "nt_threshold_zero": None,
+         "rep_movsb_threshold": 4096, "rep_movsb_stop": 1 << 20, "rep_movsb_align": 64,
+         "nt_copy_threshold": 8 << 20, "parallel_threshold": 4 << 20, "pool_threads": 2}
+    sizes = [4096, 65536, 2 << 20, 16 << 20]
+    assert paths.of(t, "set", sizes) == ["loop", "rep_stosb", "nt", "nt"]
+    assert paths.of(t, "set0", sizes) == ["loop", "rep_stosb", "rep_stosb", "rep_stosb"]
+    assert paths.of(t, "copy", sizes) == ["rep_movsb", "rep_movsb", "loop", "nt"]
+    assert paths.of(t, "copy3", sizes) == ["loop", "loop", "loop", "nt"]
+    assert paths.of(t, "pset", sizes) == ["one", "one", "one", "threads=2"]
+    with pytest.raises(Exception, match="memkit-tunables"):
+        paths.of(dict(t, nt_threshold="bogus"), "set", [4096])

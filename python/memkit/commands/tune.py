@@ -151,7 +151,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
     return summary, plan
 
 
-def tune_main(args, probe: Path, fp: dict) -> int:
+def tune_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
     defaults = tune.parse_tunables(fp.get("tunables", ""))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
@@ -179,11 +179,11 @@ def tune_main(args, probe: Path, fp: dict) -> int:
         times = measure_family(probe, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
         if not times:
             continue
-        got, picks = tune.DECIDERS[family](times, fgrid, defaults)
+        got, picks = tune.DECIDERS[family](times, fgrid, defaults, paths)
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         if plan:
-            weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family])
+            weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
         choices += got
     if plan:
         print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
@@ -237,7 +237,7 @@ def check_loads(probe: Path, path: Path) -> dict:
     return dict(tune.parse_tunables(tun), pool_threads=pool)
 
 
-def check_main(args, probe: Path, fp: dict) -> int:
+def check_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
     path = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if args.for_recording
             else tune.default_profile_path(dict(os.environ)))
     if not path.is_file():
@@ -254,7 +254,7 @@ def check_main(args, probe: Path, fp: dict) -> int:
         cells=[(op, size) for op, (family, _) in tune.WORKLOADS.items()
                for size in tune.family_grid(family, grid)],
         rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
-    changed = {c for c in plan.cells if tune.path_of(tuned, *c) != tune.path_of(defaults, *c)}
+    changed = {c for c in plan.cells if paths.at(tuned, *c) != paths.at(defaults, *c)}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
           f"each in its own process, {plan.rounds} interleaved rounds; {len(plan.cells)} cells "
           f"({', '.join(tune.WORKLOADS)} at sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
@@ -262,10 +262,10 @@ def check_main(args, probe: Path, fp: dict) -> int:
     progress = ProgressLine()
     times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
     progress.clear()
-    return report_check(plan, times, changed, tuned, defaults)
+    return report_check(plan, times, changed, tuned, defaults, paths)
 
 
-def report_check(plan, times, changed, tuned, defaults) -> int:
+def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     """Where the profile helped and hurt; the cells it does not change are
     the same code under both, so their spread is the noise."""
     rows = {c: tune.paired(times, "profile", "defaults", [c[0]], c[1]) for c in plan.cells}
@@ -275,8 +275,8 @@ def report_check(plan, times, changed, tuned, defaults) -> int:
     for c in sorted(changed, key=lambda c: (list(tune.WORKLOADS).index(c[0]), c[1])):
         ev = rows[c]
         verdict = "helped" if c in helped else "HURT" if c in hurt else "within noise"
-        print(f"{tune.WORKLOADS[c[0]][1]:<30} {tune.fmt_size(c[1]):>10}  {tune.path_of(defaults, *c):>10} -> "
-              f"{tune.path_of(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
+        print(f"{tune.WORKLOADS[c[0]][1]:<30} {tune.fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
+              f"{paths.at(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
     same = [rows[c].median for c in plan.cells if c not in changed]
     print()
     if same:
@@ -296,6 +296,8 @@ def report_check(plan, times, changed, tuned, defaults) -> int:
 
 
 def main(args) -> int:
-    probe = Path(args.probe) if args.probe else tune_probe.find_probe(lab.find_bench_dir(args.build))
+    bench_dir = lab.find_bench_dir(args.build)
+    probe = Path(args.probe) if args.probe else tune_probe.find_probe(bench_dir)
     fp = tune_probe.fingerprint(probe)
-    return check_main(args, probe, fp) if args.check else tune_main(args, probe, fp)
+    paths = tune.Paths(bench_dir)   # what the library runs where: asked of it
+    return check_main(args, probe, fp, paths) if args.check else tune_main(args, probe, fp, paths)
