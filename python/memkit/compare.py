@@ -128,7 +128,7 @@ LOCAL_MIN = 3
 
 
 def params_text(params: dict) -> str:
-    from memkit.fingerprint import fmt_size
+    from memkit.sizes import fmt_size
     parts = []
     for k, v in sorted(params.items()):
         parts.append(f"{k}={fmt_size(v)}" if k in ("size", "bytes", "region", "grain", "ws_bytes") and isinstance(v, (int, float))

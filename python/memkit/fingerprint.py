@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from memkit.sizes import fmt_size
+
 # Fields whose change silently changes performance (the Downs seed: a
 # microcode update switched off the zero-store optimisation overnight).
 LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model", "strategy")
@@ -14,20 +16,6 @@ QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_onli
 
 ISA_NAMES = [("sse2", "SSE2"), ("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"),
              ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM")]
-
-
-def fmt_size(n) -> str:
-    """1024 -> '1 KiB', 1536 -> '1.5 KiB'."""
-    try:
-        v = float(n)
-    except (TypeError, ValueError):
-        return str(n)
-    units = ["B", "KiB", "MiB", "GiB", "TiB"]
-    u = 0
-    while v >= 1024 and u < len(units) - 1:
-        v /= 1024
-        u += 1
-    return f"{v:.0f} {units[u]}" if v == int(v) else f"{v:.1f} {units[u]}"
 
 
 def cache_levels(fp: dict) -> list[tuple[str, float]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.fingerprint import fmt_size
+from memkit.sizes import fmt_size, parse_size
 
 OPS = ("memset", "memcpy", "memmove")
 FILES = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}
@@ -396,11 +396,7 @@ def recorded_ws(summary: dict) -> list[str]:
 
 
 def _ws_bytes_of_name(ws: str) -> Optional[int]:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    try:
-        return int(ws[:-1]) * units[ws[-1]] if ws[-1:] in units else int(ws)
-    except ValueError:
-        return None
+    return parse_size(ws)
 
 
 def replay_arguments(args: list, data_dir: Optional[str]) -> list:

@@ -20,7 +20,8 @@ from typing import Optional
 from memkit import compare as cmp
 from memkit import plots, ranking, recording_plot, records, stats, whole_program
 from memkit.compare import params_text
-from memkit.fingerprint import cache_levels, describe_lines, differences, fmt_size
+from memkit.fingerprint import cache_levels, describe_lines, differences
+from memkit.sizes import fmt_size
 from memkit.outdir import OutputDir
 
 PLOTS_DIR = "plots"

@@ -27,6 +27,7 @@ from statistics import geometric_mean, median
 from typing import Optional
 
 from memkit import lab, stats
+from memkit.sizes import fmt_size
 
 ALPHA = 0.01      # one-sided sign test: how unlikely a win this consistent is by chance
 MARGIN = 0.03     # and the median speed-up must be at least this
@@ -111,16 +112,6 @@ def parse_tunables(text: str) -> dict[str, Optional[int]]:
         elif v.isdigit():
             out[k] = int(v)
     return out
-
-
-def fmt_size(n: Optional[int]) -> str:
-    if n is None:
-        return "never"
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            v = n / (1 << shift)
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n} B"
 
 
 def size_grid(lo: int, hi: int, per_octave: int, offset: float = 0.0) -> list[int]:

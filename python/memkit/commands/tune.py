@@ -14,6 +14,7 @@ from pathlib import Path
 from memkit import lab, recording, stats, tune, tune_probe
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
+from memkit.sizes import fmt_size, size_arg
 from memkit.terminal import ProgressLine
 
 NAME = "tune"
@@ -47,15 +48,6 @@ def add_arguments(p):
     add_build_option(p)
 
 
-def parse_size(text: str) -> int:
-    units = {"K": 10, "M": 20, "G": 30}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    try:
-        return int(t[:-1]) << units[t[-1]] if t and t[-1] in units else int(t)
-    except ValueError:
-        raise MemkitError(f"bad size '{text}' (expected e.g. 4096, 64K, 1M)")
-
-
 def check_writable(path: Path) -> None:
     """Fails now, not after minutes of measuring."""
     if path.is_dir():
@@ -74,8 +66,8 @@ def settings(args, fp: dict) -> dict:
     s = dict(QUICK if args.quick else FULL)
     l3 = int((fp.get("cache") or {}).get("l3") or 32 << 20)
     big = 1 << max(24, min(28, (4 * l3 - 1).bit_length()))
-    s["lo"] = parse_size(args.min_size) if args.min_size else (16 << 10 if args.quick else 1 << 10)
-    s["hi"] = parse_size(args.max_size) if args.max_size else (4 << 20 if args.quick else big)
+    s["lo"] = size_arg(args.min_size) if args.min_size else (16 << 10 if args.quick else 1 << 10)
+    s["hi"] = size_arg(args.max_size) if args.max_size else (4 << 20 if args.quick else big)
     if args.rounds:
         s["rounds"] = args.rounds
     if s["rounds"] < 2 or s["lo"] < 1 or s["hi"] < s["lo"]:
@@ -94,7 +86,7 @@ def method_text(s: dict, grid: list[int], program: bool = False) -> str:
     what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
     return (f"memkit's own {what}, each strategy forced through MEMKIT_TUNABLES in its own "
             f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
-            f"{len(grid)} sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}; {rule}")
+            f"{len(grid)} sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}")
 
 
 def measure_family(probe, family, grid, s, cpus, progress, step) -> dict:
@@ -124,7 +116,7 @@ def describe_picks(label: str, picks: list[tune.Pick]) -> str:
             runs[-1][2] = p.size
         else:
             runs.append([p.chosen, p.size, p.size])
-    text = ", ".join(f"{n} {tune.fmt_size(a)}" + (f"..{tune.fmt_size(b)}" if b != a else "") for n, a, b in runs)
+    text = ", ".join(f"{n} {fmt_size(a)}" + (f"..{fmt_size(b)}" if b != a else "") for n, a, b in runs)
     moved = sum(p.chosen != p.default for p in picks)
     return f"  {label:<28} {text}" + (f"   ({moved} size(s) off the default)" if moved else "   (= default)")
 
@@ -141,8 +133,8 @@ def load_recording(d: Path) -> tuple[dict, dict]:
 def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
     """The recording's summary and what to time for it; prints which sizes and why."""
     summary, dists = load_recording(Path(args.for_recording))
-    lo = parse_size(args.min_size) if args.min_size else 1 << 10
-    hi = parse_size(args.max_size) if args.max_size else None
+    lo = size_arg(args.min_size) if args.min_size else 1 << 10
+    hi = size_arg(args.max_size) if args.max_size else None
     plan = tune.plan_for(dists, summary.get("calls") or {}, defaults, lo, hi)
     print(f"tuning for the program recorded in {args.for_recording} "
           f"({shlex.join(summary.get('command') or ['?'])}):")
@@ -257,7 +249,7 @@ def check_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
     changed = {c for c in plan.cells if paths.at(tuned, *c) != paths.at(defaults, *c)}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
           f"each in its own process, {plan.rounds} interleaved rounds; {len(plan.cells)} cells "
-          f"({', '.join(tune.WORKLOADS)} at sizes {tune.fmt_size(grid[0])}..{tune.fmt_size(grid[-1])}, "
+          f"({', '.join(tune.WORKLOADS)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
           f"between the tuning grid's), {len(changed)} of them on a path the profile changes", flush=True)
     progress = ProgressLine()
     times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
@@ -275,7 +267,7 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     for c in sorted(changed, key=lambda c: (list(tune.WORKLOADS).index(c[0]), c[1])):
         ev = rows[c]
         verdict = "helped" if c in helped else "HURT" if c in hurt else "within noise"
-        print(f"{tune.WORKLOADS[c[0]][1]:<30} {tune.fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
+        print(f"{tune.WORKLOADS[c[0]][1]:<30} {fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
               f"{paths.at(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
     same = [rows[c].median for c in plan.cells if c not in changed]
     print()
