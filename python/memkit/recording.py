@@ -415,10 +415,16 @@ def replay_arguments(args: list, data_dir: Optional[str]) -> list:
 
 # ---- the prediction ----
 
+# A replay races the preload library too (peer=libmemkit_preload.so): memkit as
+# a program gets it, through the shim's jump, under this series name.
+PRELOAD_SERIES = "memkit_preload"
+
+
 def replay_times(ms, rec_dir) -> dict:
-    """{(distribution, ws): {"glibc": ns, "memkit": ns, "ws_bytes": bytes}}:
-    size-distributions' ns per call (the medians) when it replayed rec_dir;
-    ws None in records from before there were several."""
+    """{(distribution, ws): {"glibc": ns, "memkit": ns, "preload": ns,
+    "ws_bytes": bytes}}: size-distributions' ns per call (the medians) when
+    it replayed rec_dir ("preload": through the preload library, where the
+    replay raced it); ws None in records from before there were several."""
     want = str(Path(rec_dir).resolve())
     out: dict = {}
     for m in ms:
@@ -426,7 +432,8 @@ def replay_times(ms, rec_dir) -> dict:
         if p.get("data") != want or m.get("metric") != "ns_per_call" or not m.get("value"):
             continue
         who = m["series"].split()[0]
-        if who in ("glibc", "memkit"):
+        who = "preload" if who == PRELOAD_SERIES else who
+        if who in ("glibc", "memkit", "preload"):
             at = out.setdefault((p.get("distribution"), p.get("ws")), {"ws_bytes": p.get("ws_bytes")})
             at[who] = m["value"]
     return {k: v for k, v in out.items() if "glibc" in v and "memkit" in v}
@@ -447,7 +454,7 @@ class OpPrediction:
     calls: int
     ws: Optional[str]        # the working set the replay measured it at
     glibc_ns: float
-    memkit_ns: float
+    memkit_ns: float         # through the preload library where the replay raced it
     note: str = ""           # why not at the recorded working set
 
     @property
@@ -536,5 +543,7 @@ def predict(summary: dict, replay: dict) -> Prediction:
             note = (note + "; " if note else "") + f"ws={want} not replayed, nearest: {got}"
             want = got
         t = replayed[want]
-        ops.append(OpPrediction(op, calls, want, t["glibc"], t["memkit"], note))
+        if "preload" not in t:
+            note = (note + "; " if note else "") + "memkit called directly: the preload's jump not counted"
+        ops.append(OpPrediction(op, calls, want, t["glibc"], t.get("preload", t["memkit"]), note))
     return Prediction(ops, unreplayed, summary.get("seconds"))

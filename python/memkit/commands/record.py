@@ -138,7 +138,9 @@ def replay(out: Path, args) -> recording.Prediction:
     output on standard error: standard output is the program's) and predicts
     from that run."""
     from memkit.commands import run as run_command
-    run_args = argparse.Namespace(experiments=["size-distributions", f"data={out.resolve()}"],
+    # the preload raced beside memkit: the program calls memkit through it
+    peer = f"peer={find_preload(args.preload, args.build)}"
+    run_args = argparse.Namespace(experiments=["size-distributions", f"data={out.resolve()}", peer],
                                   quick=args.quick, db=args.db, host=None, build=args.build)
     with contextlib.redirect_stdout(sys.stderr):
         run_command.main(run_args)
