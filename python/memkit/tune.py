@@ -176,6 +176,56 @@ class Evidence:
 Times = dict
 
 
+# ---- --check: a change beyond what identical code shows ----
+
+# The cells a profile does not change run the same code under the profile and
+# the defaults, each in its own processes: how far their speed-ups spread is
+# the noise between two processes, which the sign test alone cannot see (its
+# rounds share processes, so one slow process makes all of them lean).
+NULL_MIN = 8       # identical cells needed to read that noise from them
+NULL_CLIP = 4.0    # their values this many scales out are set aside as not noise
+
+
+@dataclass
+class CheckNoise:
+    """Identical code's log speed-ups: their center (the two configurations'
+    processes differ a little) and spread."""
+    center: float
+    scale: float
+    cells: int
+
+    def p(self, ev: Evidence, faster: bool) -> float:
+        """One-sided p of ev's median this far beyond the center (t, 3 degrees of freedom)."""
+        d = math.log(ev.median) - self.center
+        return stats.one_sided_p(stats.t3_two_sided_p(d / max(self.scale, 1e-6)), (d > 0) == faster)
+
+
+def check_noise(same: list[Evidence]) -> Optional[CheckNoise]:
+    """The noise of identical code from its cells; None with fewer than NULL_MIN."""
+    logs = [math.log(e.median) for e in same if e.median > 0]
+    if len(logs) < NULL_MIN:
+        return None
+    center, scale = stats.clipped_null(logs, None, NULL_CLIP, NULL_MIN)
+    return CheckNoise(center, scale, len(logs))
+
+
+def check_verdict(ev: Evidence, noise: Optional[CheckNoise], alpha=ALPHA) -> int:
+    """1 helped, -1 hurt, 0 neither: the sign test and the margin (Evidence),
+    and, where identical cells tell the noise, beyond it with p <= alpha."""
+    if ev.faster(alpha) and (noise is None or noise.p(ev, True) <= alpha):
+        return 1
+    if ev.slower(alpha) and (noise is None or noise.p(ev, False) <= alpha):
+        return -1
+    return 0
+
+
+def identical_flags(same: list[Evidence], alpha=ALPHA) -> int:
+    """How many identical cells the rule calls changed, each judged against
+    the noise of the others (what the rule promises: about alpha of them)."""
+    return sum(check_verdict(ev, check_noise(same[:i] + same[i + 1:]), alpha) != 0
+               for i, ev in enumerate(same))
+
+
 def paired(times: Times, challenger: str, incumbent: str, ops: list[str], size: int) -> Evidence:
     """Per round, the geometric mean over ops of incumbent/challenger time."""
     per_op = [list(zip(times[incumbent][(op, size)], times[challenger][(op, size)])) for op in ops]

@@ -450,3 +450,34 @@ def test_the_library_names_the_strategy_of_each_cell():
     assert paths.of(t, "pset", sizes) == ["one", "one", "one", "threads=2"]
     with pytest.raises(Exception, match="memkit-tunables"):
         paths.of(dict(t, nt_threshold="bogus"), "set", [4096])
+
+
+def test_check_judges_changes_against_what_identical_code_shows():
+    # --check's rounds share processes: here the profile's processes happened
+    # to run 4-5% faster in three generations of four (placement), so every
+    # cell leans the same way.  120 cells run identical code under both.
+    import math
+    import random
+    rng = random.Random(7)
+    offsets = [0.05, 0.04, 0.045, -0.01]
+
+    def evidence(true_log):
+        ups = []
+        for o in offsets:
+            cell = rng.gauss(0, 0.01)
+            ups += [math.exp(true_log + o + cell + rng.gauss(0, 0.01)) for _ in range(6)]
+        return tune.Evidence("profile", "defaults", 4096, ups)
+
+    same = [evidence(0.0) for _ in range(120)]
+    # The sign test and the margin alone call most identical cells faster ...
+    assert sum(ev.faster() or ev.slower() for ev in same) > 0.5 * len(same)
+    # ... judged against the others' noise, about the rule's 1%.
+    assert tune.identical_flags(same) <= 3
+    noise = tune.check_noise(same)
+    assert noise.cells == 120 and abs(noise.center - 0.045) < 0.02
+    assert tune.check_verdict(evidence(math.log(1.25)), noise) == 1
+    assert tune.check_verdict(evidence(math.log(0.8)), noise) == -1
+    assert tune.check_verdict(evidence(0.0), noise) == 0
+    # Too few identical cells to tell: the sign test alone, as before.
+    assert tune.check_noise(same[:tune.NULL_MIN - 1]) is None
+    assert tune.check_verdict(same[0], None) == (1 if same[0].faster() else -1 if same[0].slower() else 0)

@@ -261,20 +261,25 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     """Where the profile helped and hurt; the cells it does not change are
     the same code under both, so their spread is the noise."""
     rows = {c: tune.paired(times, "profile", "defaults", [c[0]], c[1]) for c in plan.cells}
-    helped = [c for c in plan.cells if c in changed and rows[c].faster()]
-    hurt = [c for c in plan.cells if c in changed and rows[c].slower()]
+    same_rows = [rows[c] for c in plan.cells if c not in changed]
+    noise = tune.check_noise(same_rows)
+    verdicts = {c: tune.check_verdict(rows[c], noise) for c in changed}
+    helped = [c for c in plan.cells if c in changed and verdicts[c] > 0]
+    hurt = [c for c in plan.cells if c in changed and verdicts[c] < 0]
     print(f"\n{'workload':<30} {'size':>10}  {'defaults':>10} -> {'profile':<10} {'speed-up':>8}  rounds faster")
     for c in sorted(changed, key=lambda c: (list(tune.WORKLOADS).index(c[0]), c[1])):
         ev = rows[c]
         verdict = "helped" if c in helped else "HURT" if c in hurt else "within noise"
         print(f"{tune.WORKLOADS[c[0]][1]:<30} {fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
               f"{paths.at(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
-    same = [rows[c].median for c in plan.cells if c not in changed]
+    same = [ev.median for ev in same_rows]
     print()
     if same:
-        false = sum(rows[c].faster() or rows[c].slower() for c in plan.cells if c not in changed)
         print(f"noise: {len(same)} cells run the same code under both: speed-ups "
-              f"{min(same):.2f}..{max(same):.2f}x, {false} of them 'significant' by the same rule")
+              f"{min(same):.2f}..{max(same):.2f}x, {tune.identical_flags(same_rows)} of them 'significant' "
+              f"by the same rule (each against the others; the rule allows ~{tune.ALPHA:.0%})")
+        if noise is None:
+            print(f"  (fewer than {tune.NULL_MIN}: the changed cells are judged by the sign test alone)")
     print(f"helped at {len(helped)} of the {len(changed)} changed cells" +
           (f" (up to {max(rows[c].median for c in helped):.2f}x)" if helped else ""))
     if hurt:
@@ -283,7 +288,8 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
         return 1
     need = stats.sign_test_wins_needed(plan.rounds, tune.ALPHA)
     print(f"hurt nowhere beyond noise (hurt: slower in at least {need}/"
-          f"{plan.rounds} rounds and by {tune.MARGIN:.0%} at the median)")
+          f"{plan.rounds} rounds, by {tune.MARGIN:.0%} at the median" +
+          (", and beyond what identical code shows)" if noise else ")"))
     return 0
 
 
