@@ -179,42 +179,79 @@ Times = dict
 # ---- --check: a change beyond what identical code shows ----
 
 # The cells a profile does not change run the same code under the profile and
-# the defaults, each in its own processes: how far their speed-ups spread is
-# the noise between two processes, which the sign test alone cannot see (its
-# rounds share processes, so one slow process makes all of them lean).
+# the defaults, each in its own processes (one pair per size band:
+# tune_probe.BANDS): how far their speed-ups spread is the noise between two
+# processes, which the sign test alone cannot see (its rounds share
+# processes, so one process's placement makes all of them lean: tune --check
+# of a profile equal to the defaults, Zen 4, called 3, 14 and 20 of 164
+# identical cells changed in three runs, most of them in the band above 8 MiB,
+# whose processes ran ~5% apart, speed-ups 0.84..1.28x).
 NULL_MIN = 8       # identical cells needed to read that noise from them
+BAND_MIN = 4       # ... and in a band, to read its own center
 NULL_CLIP = 4.0    # their values this many scales out are set aside as not noise
+
+
+def band_of(size: int) -> int:
+    """The size band whose cells share processes (tune_probe.BANDS)."""
+    from memkit.tune_probe import BANDS
+    return sum(size > edge for edge in BANDS)
 
 
 @dataclass
 class CheckNoise:
-    """Identical code's log speed-ups: their center (the two configurations'
-    processes differ a little) and spread."""
-    center: float
+    """Identical code's log speed-ups: their center per size band (the two
+    configurations' processes differ a little), their spread about it, and
+    how far each lay from it."""
+    centers: dict      # band -> center
+    center: float      # over every band: for a band with too few cells
     scale: float
-    cells: int
+    deviations: list   # |log speed-up - its band's center|, one per identical cell
 
-    def p(self, ev: Evidence, faster: bool) -> float:
-        """One-sided p of ev's median this far beyond the center (t, 3 degrees of freedom)."""
-        d = math.log(ev.median) - self.center
-        return stats.one_sided_p(stats.t3_two_sided_p(d / max(self.scale, 1e-6)), (d > 0) == faster)
+    @property
+    def cells(self) -> int:
+        return len(self.deviations)
+
+    def deviation(self, ev: Evidence) -> float:
+        return math.log(ev.median) - self.centers.get(band_of(ev.size), self.center)
+
+    def bound(self, alpha=ALPHA) -> float:
+        """What identical code reaches: the (1 - alpha) quantile of its
+        deviations, the largest where there are too few for that quantile."""
+        devs = sorted(self.deviations)
+        k = math.ceil((1 - alpha) * (len(devs) + 1)) - 1
+        return devs[min(k, len(devs) - 1)]
+
+    def beyond(self, ev: Evidence, faster: bool, alpha=ALPHA) -> bool:
+        """ev's median lies beyond its band's center, the right way, further
+        than identical code goes and than a t (3 degrees of freedom) at
+        their scale allows with one-sided p <= alpha: a busy host's noise is
+        heavier-tailed than any model, so the cells themselves have a say."""
+        d = self.deviation(ev)
+        p = stats.one_sided_p(stats.t3_two_sided_p(d / max(self.scale, 1e-6)), (d > 0) == faster)
+        return (d > 0) == faster and p <= alpha and abs(d) > self.bound(alpha)
 
 
 def check_noise(same: list[Evidence]) -> Optional[CheckNoise]:
     """The noise of identical code from its cells; None with fewer than NULL_MIN."""
-    logs = [math.log(e.median) for e in same if e.median > 0]
-    if len(logs) < NULL_MIN:
+    cells = [(band_of(e.size), math.log(e.median)) for e in same if e.median > 0]
+    if len(cells) < NULL_MIN:
         return None
-    center, scale = stats.clipped_null(logs, None, NULL_CLIP, NULL_MIN)
-    return CheckNoise(center, scale, len(logs))
+    overall = median(x for _, x in cells)
+    centers = {}
+    for b in {b for b, _ in cells}:
+        xs = [x for bb, x in cells if bb == b]
+        centers[b] = stats.clipped_null(xs, None, NULL_CLIP, BAND_MIN)[0] if len(xs) >= BAND_MIN else overall
+    devs = [x - centers[b] for b, x in cells]
+    scale = stats.clipped_null(devs, 0.0, NULL_CLIP, NULL_MIN)[1]
+    return CheckNoise(centers, overall, scale, [abs(d) for d in devs])
 
 
 def check_verdict(ev: Evidence, noise: Optional[CheckNoise], alpha=ALPHA) -> int:
     """1 helped, -1 hurt, 0 neither: the sign test and the margin (Evidence),
     and, where identical cells tell the noise, beyond it with p <= alpha."""
-    if ev.faster(alpha) and (noise is None or noise.p(ev, True) <= alpha):
+    if ev.faster(alpha) and (noise is None or noise.beyond(ev, True, alpha)):
         return 1
-    if ev.slower(alpha) and (noise is None or noise.p(ev, False) <= alpha):
+    if ev.slower(alpha) and (noise is None or noise.beyond(ev, False, alpha)):
         return -1
     return 0
 

@@ -458,26 +458,38 @@ def test_check_judges_changes_against_what_identical_code_shows():
     # cell leans the same way.  120 cells run identical code under both.
     import math
     import random
+    # Above 8 MiB (processes of their own) they ran 6-9% faster still.
     rng = random.Random(7)
-    offsets = [0.05, 0.04, 0.045, -0.01]
+    offsets = {0: [0.05, 0.04, 0.045, -0.01], 2: [0.11, 0.13, 0.12, 0.02]}
 
-    def evidence(true_log):
+    def evidence(true_log, size=4096):
         ups = []
-        for o in offsets:
+        for o in offsets[tune.band_of(size)]:
             cell = rng.gauss(0, 0.01)
             ups += [math.exp(true_log + o + cell + rng.gauss(0, 0.01)) for _ in range(6)]
-        return tune.Evidence("profile", "defaults", 4096, ups)
+        return tune.Evidence("profile", "defaults", size, ups)
 
-    same = [evidence(0.0) for _ in range(120)]
+    same = [evidence(0.0, 4096 if i % 3 else 64 << 20) for i in range(120)]
     # The sign test and the margin alone call most identical cells faster ...
     assert sum(ev.faster() or ev.slower() for ev in same) > 0.5 * len(same)
     # ... judged against the others' noise, about the rule's 1%.
     assert tune.identical_flags(same) <= 3
     noise = tune.check_noise(same)
-    assert noise.cells == 120 and abs(noise.center - 0.045) < 0.02
+    assert noise.cells == 120 and abs(noise.centers[0] - 0.045) < 0.02 and abs(noise.centers[2] - 0.115) < 0.02
     assert tune.check_verdict(evidence(math.log(1.25)), noise) == 1
     assert tune.check_verdict(evidence(math.log(0.8)), noise) == -1
     assert tune.check_verdict(evidence(0.0), noise) == 0
+    assert tune.check_verdict(evidence(0.0, 64 << 20), noise) == 0
+    # a 9% change in the large band is not mistaken for its processes' 7% lean
+    assert tune.check_verdict(evidence(math.log(1.09), 64 << 20), noise) == 1
+    # A few identical cells far out (a busy neighbour): the changed cells must
+    # go further than they did, whatever the model's scale says.
+    wild = same + [evidence(math.log(1.2)) for _ in range(4)]
+    noise = tune.check_noise(wild)
+    assert noise.bound() > math.log(1.15)
+    assert tune.check_verdict(evidence(math.log(1.12)), noise) == 0
+    assert tune.check_verdict(evidence(math.log(1.4)), noise) == 1
+    assert tune.identical_flags(wild) <= 3
     # Too few identical cells to tell: the sign test alone, as before.
     assert tune.check_noise(same[:tune.NULL_MIN - 1]) is None
     assert tune.check_verdict(same[0], None) == (1 if same[0].faster() else -1 if same[0].slower() else 0)
