@@ -454,7 +454,7 @@ def try_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:
 
 # ---- the headline ----
 
-def headline_html(db, run: dict, exps: list[dict], levels) -> list[str]:
+def headline_html(db, run: dict, exps: list[dict]) -> list[str]:
     e = html.escape
     run_id = run["id"]
     parts = ["<section class='headline'><h2>Headline</h2>"]
@@ -618,7 +618,7 @@ def _write_report(db, run: dict, out: Path):
              f" &middot; tuned profile: {e(run['profile'] or 'none')}"
              f"{' &middot; <span class=loss>busy machine: ' + e(run['busy']) + '</span>' if run.get('busy') else ''}"
              f"</p>"]
-    parts += headline_html(db, run, exps, levels)
+    parts += headline_html(db, run, exps)
 
     parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th></tr>")
     for x in exps:
