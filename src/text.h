@@ -87,6 +87,45 @@ MK_TEXT_EARLY char *mk_text_append_size(char *p, char *end, size_t v)
     return unit ? mk_text_append(p, end, &"KMG"[unit - 1], 1) : p;
 }
 
+/* s[0..n) as a size: "4096", "64K", "64KB", "64KiB", "64M", "1G", "never"
+ * (SIZE_MAX), the one grammar of the tunables and the lab's arguments.
+ * Returns 0 on success. */
+MK_TEXT_EARLY int mk_text_parse_size(const char *s, size_t n, size_t *out)
+{
+    if (mk_text_eq_n(s, n, "never") || mk_text_eq_n(s, n, "max")) {
+        *out = SIZE_MAX;
+        return 0;
+    }
+    if (n == 0)
+        return -1;
+    size_t v = 0, i = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        size_t d = (size_t)(s[i] - '0');
+        if (v > (SIZE_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (i == 0)
+        return -1;
+    unsigned shift = 0;
+    if (i < n) {
+        char u = s[i];
+        shift = (u == 'k' || u == 'K') ? 10 : (u == 'm' || u == 'M') ? 20
+              : (u == 'g' || u == 'G') ? 30 : 99;
+        if (shift == 99)
+            return -1;
+        i++;
+        if (i + 1 < n && s[i] == 'i' && s[i + 1] == 'B')   /* "64KiB" */
+            i += 2;
+        else if (i < n && s[i] == 'B')                      /* "64KB" */
+            i++;
+    }
+    if (i != n || (shift && v > (SIZE_MAX >> shift)))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
 /* s into dst of cap bytes (cap > 0), cut to fit; returns the length copied. */
 MK_TEXT_EARLY size_t mk_text_copy(char *dst, size_t cap, const char *s)
 {

@@ -25,6 +25,15 @@ const mk_tunable_row mk_tunable_rows[MK_TUNABLE_COUNT] = {
 };
 #undef MK_TUNABLE
 
+/* The row called name[0..len), or NULL: the parser's lookup and the accessors'. */
+MK_EARLY static const mk_tunable_row *row_named_n(const char *name, size_t len)
+{
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
+        if (mk_text_eq_n(name, len, mk_tunable_rows[i].name))
+            return &mk_tunable_rows[i];
+    return NULL;
+}
+
 /* A size or count into its field. */
 MK_EARLY static void set_number(mk_tunables *t, const mk_tunable_row *r, size_t v)
 {
@@ -106,44 +115,6 @@ MK_EARLY static void report_problem(void (*report)(void *, const char *), void *
     report_line(report, ctx, what, item, item_len, reason);
 }
 
-/* "4096", "64K", "64KB", "64KiB", "64M", "1G", "never" (SIZE_MAX).  Returns 0
- * on success. */
-MK_EARLY static int parse_size(const char *s, size_t n, size_t *out)
-{
-    if (mk_text_eq_n(s, n, "never") || mk_text_eq_n(s, n, "max")) {
-        *out = SIZE_MAX;
-        return 0;
-    }
-    if (n == 0)
-        return -1;
-    size_t v = 0, i = 0;
-    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-        size_t d = (size_t)(s[i] - '0');
-        if (v > (SIZE_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (i == 0)
-        return -1;
-    unsigned shift = 0;
-    if (i < n) {
-        char u = s[i];
-        shift = (u == 'k' || u == 'K') ? 10 : (u == 'm' || u == 'M') ? 20
-              : (u == 'g' || u == 'G') ? 30 : 99;
-        if (shift == 99)
-            return -1;
-        i++;
-        if (i + 1 < n && s[i] == 'i' && s[i + 1] == 'B')   /* "64KiB" */
-            i += 2;
-        else if (i < n && s[i] == 'B')                      /* "64KB" */
-            i++;
-    }
-    if (i != n || (shift && v > (SIZE_MAX >> shift)))
-        return -1;
-    *out = v << shift;
-    return 0;
-}
-
 MK_EARLY static int variant_known(const char *s, size_t n, int *usable)
 {
     const mk_variant_row *r = mk_variant_named(s, n);
@@ -179,10 +150,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
         }
         const char *val = item + name_len + 1;
         size_t val_len = item_len - name_len - 1;
-        const mk_tunable_row *row = NULL;
-        for (size_t i = 0; i < MK_TUNABLE_COUNT; i++)
-            if (mk_text_eq_n(item, name_len, mk_tunable_rows[i].name))
-                row = &mk_tunable_rows[i];
+        const mk_tunable_row *row = row_named_n(item, name_len);
         if (!row) {
             report_problem(report, ctx, "unknown tunable", item, name_len,
                            "not one of memkit's tunables (see README)");
@@ -198,7 +166,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
         switch (row->kind) {
         case MK_KIND_SIZE:
         case MK_KIND_COUNT:
-            if (parse_size(val, val_len, &v) != 0) {
+            if (mk_text_parse_size(val, val_len, &v) != 0) {
                 report_problem(report, ctx, "bad value for", item, item_len,
                                row->kind == MK_KIND_SIZE
                                    ? "expected a size such as 4096, 64K, 32M, 1G or never"
@@ -295,10 +263,7 @@ size_t mk_tunables_format(const mk_tunables *t, char *buf, size_t len)
 
 static const mk_tunable_row *row_named(const char *name)
 {
-    for (size_t i = 0; name && i < MK_TUNABLE_COUNT; i++)
-        if (mk_text_eq(name, mk_tunable_rows[i].name))
-            return &mk_tunable_rows[i];
-    return NULL;
+    return name ? row_named_n(name, mk_text_len(name)) : NULL;
 }
 
 mk_tunables *mk_tunables_copy(const mk_tunables *t)

@@ -10,22 +10,14 @@
  * pointer (not inlined, not folded), as memset_methods.c calls memset. */
 static void *(*volatile libc_memcpy)(void *, const void *, size_t) = memcpy;
 
-static int copy_libc(void *dst, const void *src, size_t n)
-{
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
-    libc_memcpy(dst, src, n);
-    return 0;
-}
+CALLING_COPIER(copy_libc, libc_memcpy)
 
 /* The seed's Method 1: nothing but the instruction. */
-static int copy_rep_movsb(void *dst, const void *src, size_t n)
+static inline void rep_movsb(void *dst, const void *src, size_t n)
 {
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
     __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
-    return 0;
 }
+CALLING_COPIER(copy_rep_movsb, rep_movsb)
 
 COPIER_ALLOCATOR(1)
 COPIER_ALLOCATOR(32)

@@ -98,9 +98,21 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     p->slower = 1 / median;
 }
 
+/* The last point of the range that starts at i: while the next point's
+ * fastest method, or one within its noise, is the one that led at i (noise
+ * alone must not cut a range in pieces). */
+static size_t range_end(const lab_ranking *rk, size_t i)
+{
+    size_t j = i;
+    while (j + 1 < rk->n && leads(&rk->p[j + 1], rk->p[i].fastest))
+        j++;
+    return j;
+}
+
 /* The ranking as the "fastest" verdict's data, the one judgement the report
  * and the summary read: {"what", "ordered", "memkit", "loss_min", "points":
- * [{"at", "fastest", "tied": [...], "rival", "verdict", "slower"}]}, where
+ * [{"at", "fastest", "tied": [...], "rival", "verdict", "slower"}], and on
+ * an ordered axis "ranges": [[first, last], ...] of the points}, where
  * verdict is memkit against the fastest other method (1 faster, -1 slower
  * beyond the noise and by LOSS_MIN, 0 neither) and slower its median. */
 static void write_ranking(FILE *f, const void *arg)
@@ -131,7 +143,16 @@ static void write_ranking(FILE *f, const void *arg)
         lab_json_number(f, p->slower);
         fputc('}', f);
     }
-    fputs("]}", f);
+    fputs("]", f);
+    if (rk->ordered) {   /* [first, last] of each range the verdict's text names */
+        fputs(",\"ranges\":[", f);
+        for (size_t i = 0, j; i < rk->n; i = j + 1) {
+            j = range_end(rk, i);
+            fprintf(f, "%s[%zu,%zu]", i ? "," : "", i, j);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
 }
 
 static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
@@ -178,9 +199,7 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
     if (rk->ordered)   /* ranges of consecutive points one method leads (or ties within
                         * the noise: noise alone must not cut a range in pieces) */
         for (size_t i = 0; i < rk->n;) {
-            size_t j = i;
-            while (j + 1 < rk->n && leads(&rk->p[j + 1], rk->p[i].fastest))
-                j++;
+            size_t j = range_end(rk, i);
             append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
             if (j == i)
                 append(text, sizeof text, "%s%s", rk->p[i].label, "");

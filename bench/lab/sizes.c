@@ -1,25 +1,21 @@
 /* Sizes: parsed from arguments ("64K"), shown to people ("64 KiB"), and
  * laid out as a grid (so many per octave). */
 #include "lab.h"
+#include "text.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+/* The tunables' grammar (text.h), less "never": an argument's size is a size. */
 int lab_try_parse_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-              : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (shift)
-        end++;
-    if (errno || end == s || *end || s[0] == '-' || v > (SIZE_MAX >> shift))
+    size_t v;
+    if (mk_text_parse_size(s, strlen(s), &v) || v == SIZE_MAX)
         return -1;
-    *out = (size_t)v << shift;
+    *out = v;
     return 0;
 }
 

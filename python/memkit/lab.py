@@ -220,15 +220,19 @@ def fingerprint(experiments: list[Experiment]) -> dict:
 TUNABLES_PROGRAM = "memkit-tunables"
 
 
-def tunables(bench_dir: Path) -> dict:
-    """The library's tunables and per-CPU strategy table, printed from its
-    own tables by memkit-tunables (built beside the experiments): see
-    bench/tunables.c.  What the library says of MEMKIT_TUNABLES or the
-    profile goes to our stderr."""
+def _tunables_program(bench_dir: Path) -> str:
+    """memkit-tunables, built beside the experiments (bench/tunables.c)."""
     prog = bench_dir / TUNABLES_PROGRAM
     if not prog.is_file():
         raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
-    out = _run_quiet([str(prog)], TUNABLES_PROGRAM, pass_stderr=True)
+    return str(prog)
+
+
+def tunables(bench_dir: Path) -> dict:
+    """The library's tunables and per-CPU strategy table, printed from its
+    own tables by memkit-tunables.  What the library says of MEMKIT_TUNABLES
+    or the profile goes to our stderr."""
+    out = _run_quiet([_tunables_program(bench_dir)], TUNABLES_PROGRAM, pass_stderr=True)
     try:
         return json.loads(out)
     except ValueError:
@@ -239,10 +243,7 @@ def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
     """The method the library takes for each size of op under its defaults
     with spec (MEMKIT_TUNABLES syntax) applied, as it decides it
     (memkit-tunables --paths; bench/tunables.c names the ops and methods)."""
-    prog = bench_dir / TUNABLES_PROGRAM
-    if not prog.is_file():
-        raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
-    out = _run_quiet([str(prog), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
+    out = _run_quiet([_tunables_program(bench_dir), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
     got = out.split()
     if len(got) != len(sizes):
         raise MemkitError(f"{TUNABLES_PROGRAM} --paths answered {len(got)} of {len(sizes)} sizes")

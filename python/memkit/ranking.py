@@ -3,10 +3,11 @@ it: the rows of the report's headline, read from each "fastest" verdict's
 data (bench/lab/ranking.c writes them), never judged again here.
 
 A ranking is {"what", "ordered", "memkit", "loss_min", "points": [{"at",
-"fastest", "tied", "rival", "verdict", "slower"}]}: per point the fastest
+"fastest", "tied", "rival", "verdict", "slower"}], "ranges"}: per point the fastest
 method, the methods within its noise, and memkit against the fastest other
 method (verdict 1 faster, -1 slower beyond the noise, 0 neither; slower:
-how many times slower, the median).  The "loss" verdicts are the points at
+how many times slower, the median); on an ordered axis, the [first, last]
+points of each range one method leads.  The "loss" verdicts are the points at
 -1, so a headline row is marked a loss exactly where a loss verdict is.
 """
 
@@ -25,17 +26,13 @@ def _leads(p: dict, name: str) -> bool:
     return p["fastest"] == name or name in p.get("tied", ())
 
 
-def ranges(points: list[dict]) -> list[list[dict]]:
-    """Consecutive points one method leads (or ties within the noise): the
-    ranges of the verdict's text, by its rule."""
-    out, i = [], 0
-    while i < len(points):
-        j = i
-        while j + 1 < len(points) and _leads(points[j + 1], points[i]["fastest"]):
-            j += 1
-        out.append(points[i:j + 1])
-        i = j + 1
-    return out
+def ranges(rk: dict) -> list[list[dict]]:
+    """The ranges of consecutive points one method leads, as the lab cut
+    them for its verdict's text (an ordered ranking's "ranges"); a point
+    each where it gave none."""
+    pts = rk["points"]
+    cuts = rk.get("ranges") or [[i, i] for i in range(len(pts))]
+    return [pts[a:b + 1] for a, b in cuts]
 
 
 def standing(points: list[dict], memkit: str) -> dict:
@@ -67,7 +64,7 @@ def headline_rows(verdicts: list[dict]) -> list[dict]:
     out = []
     for exp, rk in rankings(verdicts):
         memkit = rk.get("memkit") or ""
-        groups = ranges(rk["points"]) if rk.get("ordered") else [rk["points"]]
+        groups = ranges(rk) if rk.get("ordered") else [rk["points"]]
         for pts in groups:
             if rk.get("ordered"):
                 where, fastest = _span(pts), pts[0]["fastest"]

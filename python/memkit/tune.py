@@ -324,6 +324,13 @@ class Paths:
     def at(self, t: dict, op: str, size: int) -> str:
         return self.of(t, op, [size])[0]
 
+    def of_cells(self, t: dict, cells) -> dict:
+        """{(op, size): strategy} for many cells, one question to the library per op."""
+        by_op: dict = {}
+        for op, size in cells:
+            by_op.setdefault(op, []).append(size)
+        return {(op, size): p for op, sizes in by_op.items() for size, p in zip(sizes, self.of(t, op, sizes))}
+
 
 # ---- from picks to thresholds ----
 
@@ -618,12 +625,14 @@ def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: di
     misaligned alike).  Sizes not measured count nothing."""
     new = dict(defaults, **changes)
     ops = [op for op, (fam, _) in WORKLOADS.items() if fam == family]
+    cells = [(op, size) for op in ops for size in calls_at]
+    old_paths, new_paths = paths.of_cells(defaults, cells), paths.of_cells(new, cells)
     saved = cost = 0.0
     where = []
     for size, n in sorted(calls_at.items()):
         per_op = []
         for op in ops:
-            old_p, new_p = paths.at(defaults, op, size), paths.at(new, op, size)
+            old_p, new_p = old_paths[(op, size)], new_paths[(op, size)]
             if old_p == new_p:
                 per_op.append(0.0)
                 continue

@@ -7,21 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int copy_memkit(void *dst, const void *src, size_t n)
-{
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
-    mk_memcpy(dst, src, n);
-    return 0;
-}
-
-static int copy_memkit_nt(void *dst, const void *src, size_t n)
-{
-    if (!copier_accepts(dst, src, n, 1))
-        return EINVAL;
-    mk_memcpy_nt(dst, src, n);
-    return 0;
-}
+CALLING_COPIER(copy_memkit, mk_memcpy)
+CALLING_COPIER(copy_memkit_nt, mk_memcpy_nt)
 
 /* ---- memory, for every copier table ---- */
 

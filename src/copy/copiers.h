@@ -20,6 +20,17 @@ static inline int copier_accepts(void *dst, const void *src, size_t n, size_t al
 
 typedef int (*copier_fn)(void *dst, const void *src, size_t n);
 
+/* Defines the copier fn that hands any buffers that do not overlap to
+ * call(dst, src, n), a memcpy of any alignment. */
+#define CALLING_COPIER(fn, call)                        \
+    static int fn(void *dst, const void *src, size_t n) \
+    {                                                   \
+        if (!copier_accepts(dst, src, n, 1))            \
+            return EINVAL;                              \
+        call(dst, src, n);                              \
+        return 0;                                       \
+    }
+
 /* One row of a copier table: an mk_copier less `usable`, and what the CPU
  * must provide (MK_NEED_*) for it to be. */
 typedef struct {

@@ -72,7 +72,7 @@ def test_headline_summary_and_verdicts_agree_on_a_real_run(tmp_path):
     assert sorted(line.split(": ", 1)[1] for line in losses_part.splitlines()[1:] if line.strip() != "none") \
         == sorted(all_losses)
     for exp, rk in rks:   # a range's leader (on an ordered axis), every case's winner (else)
-        leaders = [r[0]["fastest"] for r in ranking.ranges(rk["points"])] if rk["ordered"] \
+        leaders = [r[0]["fastest"] for r in ranking.ranges(rk)] if rk["ordered"] \
             else [p_["fastest"] for p_ in rk["points"]]
         assert all(f"{name} at" in summary or f"{name} in" in summary for name in leaders), (leaders, summary)
 

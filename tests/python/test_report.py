@@ -81,7 +81,8 @@ MEMSET_RANKING = {"what": "memset, fixed sizes", "ordered": True, "memkit": "mk_
                              point("64 B", "avx512", ["mk_memset"]),
                              point("256 B", "avx512", ["mk_memset"]),
                              point("1 KiB", "avx512", verdict=-1, slower=1.30),
-                             point("64 KiB", "mk_memset", verdict=1, slower=0.8)]}
+                             point("64 KiB", "mk_memset", verdict=1, slower=0.8)],
+                  "ranges": [[0, 3], [4, 4]]}
 
 
 def store_suite(path, fp=FINGERPRINT, slow_memkit=1.0, extra=()):

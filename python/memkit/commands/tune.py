@@ -246,7 +246,8 @@ def check_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
         cells=[(op, size) for op, (family, _) in tune.WORKLOADS.items()
                for size in tune.family_grid(family, grid)],
         rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
-    changed = {c for c in plan.cells if paths.at(tuned, *c) != paths.at(defaults, *c)}
+    tuned_paths, default_paths = paths.of_cells(tuned, plan.cells), paths.of_cells(defaults, plan.cells)
+    changed = {c for c in plan.cells if tuned_paths[c] != default_paths[c]}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
           f"each in its own process, {plan.rounds} interleaved rounds; {len(plan.cells)} cells "
           f"({', '.join(tune.WORKLOADS)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
