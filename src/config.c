@@ -261,4 +261,11 @@ MK_EARLY const mk_tunables *mk_config(void)
     return &mk_cfg;
 }
 
+void mk_config_install(const mk_tunables *t)
+{
+    mk_config();
+    mk_cfg = *t;
+    set_large_from();
+}
+
 const mk_tunables *mk_tunables_get(void) { return mk_config(); }

@@ -179,6 +179,10 @@ MK_HIDDEN char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end);
 MK_HIDDEN extern mk_tunables mk_cfg;
 MK_HIDDEN const mk_tunables *mk_config_early(void);
 MK_HIDDEN const mk_tunables *mk_config(void);
+/* Puts t in force in place of the configuration (memkit tune's experiment
+ * takes turns between configurations in one process this way).  Only while
+ * no other thread calls memkit: they would read it half written. */
+MK_HIDDEN void mk_config_install(const mk_tunables *t);
 /* memset sizes from which the thresholds need looking at:
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */
 MK_HIDDEN extern size_t mk_memset_large_from;

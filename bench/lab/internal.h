@@ -4,8 +4,7 @@
 
 #include "lab.h"
 
-/* ---- JSON values (json.c) ---- */
-void lab_json_string(FILE *f, const char *s);
+/* ---- JSON values (json.c; lab_json_string: lab.h) ---- */
 void lab_json_number(FILE *f, double v);   /* null when not finite */
 
 /* A verdict whose JSONL line also carries "data": what data(f, arg) writes

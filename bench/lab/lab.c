@@ -12,18 +12,20 @@
 
 #define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"
 
-static void usage(const lab_info *info, FILE *f)
+static void usage(const lab_info *info, const char *program, FILE *f)
 {
+    const char *slash = strrchr(program, '/');
     fprintf(f,
-            "usage: memkit-exp-%s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [key=value...]\n"
-            "%s (seed: %s)\n"
+            "usage: %s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [key=value...]\n"
+            "%s%s%s%s\n"
             "  --quick         reduced grid, for smoke tests\n"
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
             "  --describe      print name, seed, description and arguments as JSON and exit\n"
             "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
             "  --check-args    check the arguments (and load any peers), exit 0 or 2 with why\n"
             "arguments:\n",
-            info->name, info->description, info->seed);
+            slash ? slash + 1 : program, info->description, info->seed[0] ? " (seed: " : "",
+            info->seed, info->seed[0] ? ")" : "");
     lab_print_args(info, f);
     if (info->peer_ops)
         fprintf(f, "  %-22s %s\n", "peer=LIB.so,...", PEER_HELP);
@@ -111,7 +113,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(info, stdout);
+            usage(info, argv[0], stdout);
             return 0;
         } else if (!strcmp(a, "--describe")) {
             describe(info);

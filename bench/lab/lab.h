@@ -237,6 +237,8 @@ size_t lab_peer_methods(lab_ctx *ctx, int op, const char *suffix, int kind, lab_
                         size_t n, size_t cap);
 
 /* ---- output ---- */
+void lab_json_string(FILE *f, const char *s);   /* s quoted and escaped */
+
 typedef struct {
     const char *series;       /* method / variant */
     const char *params_json;  /* members without braces: "\"size\":4096,\"value\":0" */

@@ -315,9 +315,10 @@ def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool
 
 def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
                    on_progress: Callable[[Progress], None] = lambda p: None,
-                   on_stderr: Callable[[str], None] = lambda l: None) -> Result:
-    """Runs one experiment to the end; never raises for the experiment's own
-    failure (that is in the result's status and error)."""
+                   on_stderr: Callable[[str], None] = lambda l: None,
+                   env: Optional[dict] = None) -> Result:
+    """Runs one experiment to the end (in env: None, ours); never raises for
+    the experiment's own failure (that is in the result's status and error)."""
     args = list(args)
     with tempfile.TemporaryDirectory(prefix="memkit-") as tmp:
         jsonl = Path(tmp) / "out.jsonl"
@@ -325,7 +326,7 @@ def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
         t0 = time.monotonic()
         try:
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL, text=True, bufsize=1)
+                                    stdin=subprocess.DEVNULL, text=True, bufsize=1, env=env)
         except OSError as e:
             return Result(exp.name, exp.seed, exp.description, "failed", 0.0, args,
                           error=f"cannot start {exp.path}: {e.strerror or e}")

@@ -1,5 +1,6 @@
 """`memkit tune`'s decisions: from interleaved timings of memkit's own paths,
-each strategy forced through MEMKIT_TUNABLES in its own process, to the
+each strategy's MEMKIT_TUNABLES settings put in force in turn (the lab's
+interleave: memkit.tune_experiment), to the
 thresholds of this machine's profile, and the profile file itself.
 
 The rule: at each measured size the strategy the table's default would run
@@ -27,6 +28,7 @@ from statistics import geometric_mean, median
 from typing import Optional
 
 from memkit import lab, stats
+from memkit.tune_experiment import band_of
 from memkit.sizes import fmt_size
 
 ALPHA = 0.01      # one-sided sign test: how unlikely a win this consistent is by chance
@@ -61,7 +63,7 @@ STRATEGIES = [
              "non-temporal stores"),
 ]
 
-# The probe's workloads: op -> (family, in words).
+# The timed workloads (bench/tune_experiment.c's OPs): op -> (family, in words).
 WORKLOADS = {
     "set0": ("memset", "memset of zero"),
     "set": ("memset", "memset of a non-zero value"),
@@ -179,22 +181,16 @@ Times = dict
 # ---- --check: a change beyond what identical code shows ----
 
 # The cells a profile does not change run the same code under the profile and
-# the defaults, each in its own processes (one pair per size band:
-# tune_probe.BANDS): how far their speed-ups spread is the noise between two
-# processes, which the sign test alone cannot see (its rounds share
-# processes, so one process's placement makes all of them lean: tune --check
-# of a profile equal to the defaults, Zen 4, called 3, 14 and 20 of 164
-# identical cells changed in three runs, most of them in the band above 8 MiB,
-# whose processes ran ~5% apart, speed-ups 0.84..1.28x).
+# the defaults: how far their speed-ups spread is the noise of the method,
+# which the sign test alone cannot see where a round's configurations share
+# more than chance (a process's page placement, a neighbour's burst).  Under
+# the per-configuration processes tune used to time in, tune --check of a
+# profile equal to the defaults (Zen 4) called 3, 14 and 20 of 164 identical
+# cells changed, speed-ups 0.84..1.28x; each size band keeps its own center
+# (its processes are its own: tune_experiment.BANDS).
 NULL_MIN = 8       # identical cells needed to read that noise from them
 BAND_MIN = 4       # ... and in a band, to read its own center
 NULL_CLIP = 4.0    # their values this many scales out are set aside as not noise
-
-
-def band_of(size: int) -> int:
-    """The size band whose cells share processes (tune_probe.BANDS)."""
-    from memkit.tune_probe import BANDS
-    return sum(size > edge for edge in BANDS)
 
 
 @dataclass

@@ -573,6 +573,47 @@ static void profile_cpu(void)
     }
 }
 
+/* memkit tune's experiment takes turns between configurations with
+ * mk_config_install: what the routines then decide (their one compare for
+ * large sizes, the path) follows the configuration put in force, and the
+ * original comes back whole. */
+static void install_puts_a_configuration_in_force(void)
+{
+    mk_tunables original = *mk_config();
+    mk_tunables *nt = mk_tunables_copy(&original), *loop = mk_tunables_copy(&original);
+    CHECK(nt && loop, "copy failed");
+    if (!nt || !loop)
+        return;
+    mk_tunables_parse(nt, "nt_threshold=8K:nt_threshold_zero=8K:rep_stosb_threshold=never:"
+                          "nt_copy_threshold=8K:rep_movsb_threshold=never", NULL, NULL);
+    mk_tunables_parse(loop, "nt_threshold=never:nt_threshold_zero=never:rep_stosb_threshold=never:"
+                            "nt_copy_threshold=never:rep_movsb_threshold=never", NULL, NULL);
+    static char dst[64 << 10], src[64 << 10];
+    for (int round = 0; round < 2; round++) {
+        mk_config_install(nt);
+        CHECK(mk_memset_large_from == 8192 && mk_copy_large_from <= 8192,
+              "nt in force: large from %zu (memset), %zu (memcpy)", mk_memset_large_from,
+              mk_copy_large_from);
+        CHECK(mk_set_path(mk_config(), 16384, 0x5c) == MK_PATH_STREAM &&
+                  mk_copy_path(mk_config(), dst, src, 16384) == MK_PATH_STREAM,
+              "nt in force: 16 KiB not streamed");
+        memset(src, 0x3a, sizeof src);
+        mk_memcpy(dst, src, sizeof dst);
+        CHECK(!memcmp(dst, src, sizeof dst), "the streamed copy differs");
+        mk_config_install(loop);
+        CHECK(mk_memset_large_from == SIZE_MAX && mk_set_path(mk_config(), 16384, 0x5c) == MK_PATH_LOOP,
+              "loop in force: memset large from %zu, 16 KiB not the loop", mk_memset_large_from);
+        CHECK(mk_copy_path(mk_config(), dst, src, 16384) == MK_PATH_LOOP,
+              "loop in force: 16 KiB memcpy not the loop");
+        mk_memset(dst, 7, sizeof dst);
+        CHECK(dst[0] == 7 && dst[sizeof dst - 1] == 7, "the loop's memset did not fill");
+    }
+    mk_config_install(&original);
+    CHECK(!memcmp(mk_config(), &original, sizeof original), "the original did not come back whole");
+    mk_tunables_free(nt);
+    mk_tunables_free(loop);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--report"))
@@ -586,6 +627,7 @@ int main(int argc, char **argv)
     format_round_trip();
     accessors();
     copies_leave_the_library_alone();
+    install_puts_a_configuration_in_force();
     end_to_end();
     profile_cpu();
     check_finish();

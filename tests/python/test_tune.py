@@ -1,5 +1,5 @@
 """memkit tune: the decision rule on synthetic paired rounds, the whole
-command against a fake probe whose speeds are known (an obviously bad
+command against a fake timing program whose speeds are known (an obviously bad
 strategy must not be chosen, a good one must, with its confidence stated),
 --out checked before measuring, --check's comparison, and the real
 library: the profile carries the CPU and loads; corrupt, missing and
@@ -123,35 +123,48 @@ def test_default_profile_path():
     assert str(tune.default_profile_path({"HOME": "/h"})) == "/h/.config/memkit/profile"
 
 
-# ---- the command, against a fake probe with known speeds ----
+# ---- the command, against a fake timing program with known speeds ----
 
 # Defaults: no rep instructions, non-temporal from 1 MiB.  Truth: rep stosb
 # 3x slower everywhere (obviously bad); non-temporal fills 2x faster from
 # 256 KiB; rep movsb 1.5x faster for aligned copies from 64 KiB (the same
 # as the loop misaligned); non-temporal copies 1.3x slower everywhere; the
 # 2-thread pool (the default, from 4 MiB) 1.8x faster than one thread from
-# 2 MiB, 0.8x below.  Each time +-2% noise.  A `time` request is logged to
-# $FAKE_PROBE_LOG.
-FAKE_PROBE = '''#!{python}
+# 2 MiB, 0.8x below.  Each time +-2% noise.  Each timed cell is logged to
+# $FAKE_TIMER_LOG as "time OP SIZE".  It speaks memkit-tune-experiment's
+# command line: --fingerprint, --loaded, and `--jsonl FILE configs=LABEL@SPEC;...
+# cells=OP:SIZE,... rounds=N processes=N ...` writing the lab's records.
+FAKE_TIMER = '''#!{python}
 import json, os, random, sys
 fp = {fp}
 defaults = dict(rep_stosb_threshold="never", nt_threshold=str(1 << 20), nt_threshold_zero=str(1 << 20),
                 rep_movsb_threshold="never", rep_movsb_stop="never", rep_movsb_align="64",
                 nt_copy_threshold=str(1 << 20), parallel_threshold="4194304", threads="0")
 def fmt(t): return ":".join(f"{{k}}={{v}}" for k, v in t.items())
+def over(t, spec):
+    t = dict(t)
+    for item in filter(None, spec.split(":")):
+        k, v = item.split("=", 1); t[k] = v
+    return t
 if sys.argv[1:] == ["--fingerprint"]:
     print(json.dumps(dict(fp, type="fingerprint", tunables=fmt(defaults), profile=""))); sys.exit(0)
-t, prof = dict(defaults), ""
+base, prof = dict(defaults), ""
 path = os.environ.get("MEMKIT_PROFILE", "none")
 if path != "none":
     lines = [l.strip() for l in open(path) if l.strip() and not l.startswith("#")]
-    t.update(l.split("=", 1) for l in lines if not l.startswith("cpu="))
+    base.update(l.split("=", 1) for l in lines if not l.startswith("cpu="))
     prof = path
-for item in filter(None, os.environ.get("MEMKIT_TUNABLES", "").split(":")):
-    k, v = item.split("=", 1); t[k] = v
-num = lambda k: float("inf") if t[k] == "never" else int(t[k])
+base = over(base, os.environ.get("MEMKIT_TUNABLES", ""))
+if sys.argv[1:] == ["--loaded"]:
+    print(json.dumps(dict(tunables=fmt(base), profile=prof, pool_threads=2))); sys.exit(0)
+assert sys.argv[1] == "--jsonl", sys.argv
+out, args = sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
+configs = dict(c.split("@", 1) for c in args["configs"].split(";"))
+cells = [(c.split(":")[0], int(c.split(":")[1])) for c in args["cells"].split(",")]
+rounds = int(args["rounds"]) * int(args.get("processes", "1"))
 rng = random.Random(os.getpid())
-def ns(op, n):
+def ns(t, op, n):
+    num = lambda k: float("inf") if t[k] == "never" else int(t[k])
     if op.startswith("p"):
         return n / (1.0 if n < num("parallel_threshold") else 1.8 if n >= 2 << 20 else 0.8)
     if op.startswith("set"):
@@ -163,35 +176,39 @@ def ns(op, n):
         return n / (1.5 if n >= 64 << 10 else 0.7)
     if n >= num("nt_copy_threshold"): return n / (1 / 1.3)
     return n / 1.0
-log = os.environ.get("FAKE_PROBE_LOG")
-for line in sys.stdin:
-    w = line.split()
-    if w == ["quit"]: break
-    if w == ["pool"]: print(2, flush=True); continue
-    if w == ["tunables"]: print(f"tunables {{fmt(t)}}  profile {{prof}}", flush=True); continue
-    if log: open(log, "a").write(line)
-    op, n, reps = w[1], int(w[2]), int(w[3])
-    print(ns(op, n) * reps * rng.uniform(0.98, 1.02), flush=True)
+log = os.environ.get("FAKE_TIMER_LOG")
+with open(out, "w") as f:
+    f.write(json.dumps(dict(fp, type="fingerprint", format=2)) + "\\n")
+    for i, (op, n) in enumerate(cells):
+        if log: open(log, "a").write(f"time {{op}} {{n}}\\n")
+        for label, spec in configs.items():
+            samples = [ns(over(base, spec), op, n) * rng.uniform(0.98, 1.02) for _ in range(rounds)]
+            f.write(json.dumps(dict(type="measurement", experiment="tune", series=label,
+                                    params=dict(op=op, size=n), metric="ns_per_call", unit="ns",
+                                    better="lower", stat="median", value=sorted(samples)[rounds // 2],
+                                    samples=samples, baseline=None)) + "\\n")
+        print(f"progress: tune {{i + 1}}/{{len(cells)}} 0.1s {{op}} {{n}} B", file=sys.stderr, flush=True)
+    f.write(json.dumps(dict(type="end", experiment="tune", processes=1, seconds=0.1)) + "\\n")
 '''
 
 
 @pytest.fixture(scope="module")
-def fake_probe(tmp_path_factory):
-    p = tmp_path_factory.mktemp("probe") / "fake-probe"
-    p.write_text(FAKE_PROBE.format(python=sys.executable, fp=repr(FINGERPRINT)))
+def fake_timer(tmp_path_factory):
+    p = tmp_path_factory.mktemp("timer") / "fake-timer"
+    p.write_text(FAKE_TIMER.format(python=sys.executable, fp=repr(FINGERPRINT)))
     p.chmod(0o755)
     return p
 
 
-def run_tune(probe, *args, **env):
-    return run_cli("tune", "--probe", probe, "--quick", *args, env=cli_env(**env), timeout=300)
+def run_tune(timer, *args, **env):
+    return run_cli("tune", "--timer", timer, "--quick", *args, env=cli_env(**env), timeout=300)
 
 
 @pytest.fixture(scope="module")
-def tuned(fake_probe, tmp_path_factory):
-    """One tune against the fake probe: (its output, the profile)."""
+def tuned(fake_timer, tmp_path_factory):
+    """One tune against the fake timing program: (its output, the profile)."""
     out = tmp_path_factory.mktemp("tuned") / "profile"
-    return run_tune(fake_probe, "--out", out), out
+    return run_tune(fake_timer, "--out", out), out
 
 
 def profile_settings(path):
@@ -213,25 +230,25 @@ def test_tune_chooses_from_measurements(tuned):
     assert "rep_stosb_threshold" in p.stdout and "(default)" in p.stdout
 
 
-def test_tune_out_checked_before_measuring(tmp_path, fake_probe):
+def test_tune_out_checked_before_measuring(tmp_path, fake_timer):
     blocker = tmp_path / "file"
     blocker.write_text("")
     log = tmp_path / "log"
-    p = run_tune(fake_probe, "--out", blocker / "profile", FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_timer, "--out", blocker / "profile", FAKE_TIMER_LOG=str(log))
     assert p.returncode == 1 and "cannot write the profile" in p.stderr
     assert not log.exists()                            # nothing was timed
-    p = run_tune(fake_probe, "--out", tmp_path, FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_timer, "--out", tmp_path, FAKE_TIMER_LOG=str(log))
     assert p.returncode == 1 and "is a directory" in p.stderr and not log.exists()
 
 
-def test_check_reports_help_and_harm(tmp_path, fake_probe, tuned):
-    p = run_tune(fake_probe, "--check", "--out", tuned[1])
+def test_check_reports_help_and_harm(tmp_path, fake_timer, tuned):
+    p = run_tune(fake_timer, "--check", "--out", tuned[1])
     assert p.returncode == 0, p.stdout + p.stderr
     assert "helped" in p.stdout and "hurt nowhere beyond noise" in p.stdout
     assert "loop -> nt" in p.stdout and "run the same code under both" in p.stdout
     bad = tmp_path / "bad"
     bad.write_text("cpu=AuthenticAMD family=25 model=17\nrep_stosb_threshold=0\n")
-    p = run_tune(fake_probe, "--check", "--out", bad)
+    p = run_tune(fake_timer, "--check", "--out", bad)
     assert p.returncode == 1 and "HURT" in p.stdout and "memset of zero" in p.stdout
 
 
@@ -286,7 +303,7 @@ def test_library_reports_missing_named_profile(tmp_path):
 
 
 def test_tune_end_to_end_quick(tmp_path, cli):
-    """The real probe and library: a profile for this CPU that loads."""
+    """The real timing program and library: a profile for this CPU that loads."""
     bench = real_bench_dir()
     out = tmp_path / "profile"
     p = cli("tune", "--quick", "--max-size", "1M", "--build", bench.parent, "--out", out, timeout=600)
@@ -380,25 +397,25 @@ def test_weigh_sums_calls_times_saving_and_cost():
     assert not c.moved and c.value == 32 * MB and lines[0].startswith("not moving nt_threshold to 16 MiB")
 
 
-def test_tune_for_a_program_below_every_threshold(tmp_path, fake_probe):
+def test_tune_for_a_program_below_every_threshold(tmp_path, fake_timer):
     rec = write_recording(tmp_path / "rec", {"memset": {64: 0.9, 900 << 10: 0.1}}, {"memset": 1000})
     log = tmp_path / "log"
-    p = run_tune(fake_probe, "--for", rec, FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_timer, "--for", rec, FAKE_TIMER_LOG=str(log))
     assert p.returncode == 0, p.stderr
-    # the fake probe's defaults: non-temporal from 1 MiB, no rep instructions
+    # the fake timer's defaults: non-temporal from 1 MiB, no rep instructions
     assert p.stdout.splitlines()[-1] == ("nothing to tune for this program: its largest call, 900 KiB, "
                                          "is below every threshold (the lowest, 1 MiB)")
     assert not (rec / "profile").exists() and not log.exists()
 
 
-def test_tune_for_a_program_times_its_sizes_and_weighs(tmp_path, fake_probe):
+def test_tune_for_a_program_times_its_sizes_and_weighs(tmp_path, fake_timer):
     # fake truth: non-temporal fills 2x faster from 256 KiB (default from 1 MiB);
     # non-temporal copies 1.3x slower (default from 1 MiB)
     rec = write_recording(tmp_path / "rec", {"memset": {64: 0.99, 512 << 10: 0.01},
                                              "memcpy": {256: 0.9, 2 << 20: 0.1}},
                           {"memset": 10000, "memcpy": 100})
     log = tmp_path / "log"
-    p = run_tune(fake_probe, "--for", rec, FAKE_PROBE_LOG=str(log))
+    p = run_tune(fake_timer, "--for", rec, FAKE_TIMER_LOG=str(log))
     assert p.returncode == 0, p.stderr
     timed = {(l.split()[1], int(l.split()[2])) for l in log.read_text().splitlines()}
     assert {s for _, s in timed} == {512 << 10, 2 << 20}           # only the program's sizes
@@ -453,9 +470,10 @@ def test_the_library_names_the_strategy_of_each_cell():
 
 
 def test_check_judges_changes_against_what_identical_code_shows():
-    # --check's rounds share processes: here the profile's processes happened
-    # to run 4-5% faster in three generations of four (placement), so every
-    # cell leans the same way.  120 cells run identical code under both.
+    # --check's rounds share processes: here the profile ran 4-5% faster in
+    # three processes of four (a lean identical code can show: tune timed
+    # each configuration in processes of its own when this was seen), so
+    # every cell leans the same way.  120 cells run identical code under both.
     import math
     import random
     # Above 8 MiB (processes of their own) they ran 6-9% faster still.
@@ -493,3 +511,31 @@ def test_check_judges_changes_against_what_identical_code_shows():
     # Too few identical cells to tell: the sign test alone, as before.
     assert tune.check_noise(same[:tune.NULL_MIN - 1]) is None
     assert tune.check_verdict(same[0], None) == (1 if same[0].faster() else -1 if same[0].slower() else 0)
+
+
+# ---- the real timing program ----
+
+def test_timing_program_interleaves_configurations_and_refuses_bad_ones(tmp_path):
+    from memkit import tune_experiment
+    timer = tune_experiment.find_program(real_bench_dir())
+    plan = tune_experiment.Plan({"loop": "nt_threshold_zero=never", "nt": "nt_threshold_zero=0"},
+                                [("set0", 4096), ("copy3", 100), ("pset", 3 << 20)],
+                                rounds=2, processes=2, batch_ns=2e4, best_of=1)
+    seen = []
+    times = tune_experiment.measure(timer, plan, on_progress=seen.append)
+    assert set(times) == {"loop", "nt"}
+    for label in times:
+        assert set(times[label]) == set(plan.cells)
+        assert all(len(v) == 4 and all(x > 0 for x in v) for v in times[label].values())
+    assert seen and seen[-1].done == seen[-1].total == 3
+    got = tune_experiment.loaded(timer)
+    assert got.profile == "" and got.pool_threads >= 1 and "nt_threshold_zero=" in got.tunables
+    for configs, cells, why in [
+            ("a@nt_threshold=banana", "set:4096", "configuration a: "),
+            ("a@memset=sse2", "set:4096", "forces a variant"),
+            ("a@", "set9:4096", "not a cell: set9:4096"),
+            ("noat", "set:4096", "LABEL@SETTINGS")]:
+        p = subprocess.run([str(timer), "--jsonl", str(tmp_path / "out"), f"configs={configs}", f"cells={cells}"],
+                           capture_output=True, text=True, env=tune_experiment.clean_env(), timeout=60)
+        assert p.returncode == 2 and why in p.stderr and p.stderr.count("\n") == 1, p.stderr
+        assert not (tmp_path / "out").exists()

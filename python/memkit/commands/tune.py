@@ -1,5 +1,5 @@
-"""memkit tune: time memkit's own paths under each strategy (forced through
-MEMKIT_TUNABLES, one process each, interleaved), move a threshold off the
+"""memkit tune: time memkit's own paths under each strategy (its
+MEMKIT_TUNABLES settings put in force in turn, the lab's interleave), move a threshold off the
 built-in table only with a stated confidence, write the profile the library
 reads.  --check: the profile against the defaults, on sizes between the
 tuning grid's, and where it helped or hurt."""
@@ -11,7 +11,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from memkit import lab, recording, stats, tune, tune_probe
+from memkit import lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.sizes import fmt_size, size_arg
@@ -20,14 +20,14 @@ from memkit.terminal import ProgressLine
 NAME = "tune"
 HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
 
-# (per-octave sizes, rounds, generations of processes, batch length in ns)
-FULL = dict(per_octave=2, rounds=12, generations=3, batch_ns=7e5)
-QUICK = dict(per_octave=1, rounds=7, generations=1, batch_ns=1e5)
+# (per-octave sizes, rounds in all, processes they are spread over, batch length in ns)
+FULL = dict(per_octave=2, rounds=12, processes=3, batch_ns=7e5)
+QUICK = dict(per_octave=1, rounds=7, processes=1, batch_ns=1e5)
 
 
 def add_arguments(p):
     p.add_argument("--quick", action="store_true",
-                   help="a coarse grid, 7 rounds, one set of processes (seconds; a rough profile)")
+                   help="a coarse grid, 7 rounds in one process (seconds; a rough profile)")
     p.add_argument("--check", action="store_true",
                    help="measure the profile against the built-in defaults and say where it helped "
                         "or hurt (writes nothing)")
@@ -43,8 +43,8 @@ def add_arguments(p):
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
                    help="largest size timed (default 4x the L3 cache, 16M..256M; --quick 4M)")
-    p.add_argument("--probe", metavar="PATH", help="the timing program (default: the build's "
-                   f"bench/{tune_probe.PROBE})")
+    p.add_argument("--timer", metavar="PATH", help="the timing program (default: the build's "
+                   f"bench/{tune_experiment.PROGRAM})")
     add_build_option(p)
 
 
@@ -72,7 +72,10 @@ def settings(args, fp: dict) -> dict:
         s["rounds"] = args.rounds
     if s["rounds"] < 2 or s["lo"] < 1 or s["hi"] < s["lo"]:
         raise MemkitError("need --rounds of at least 2 and --min-size <= --max-size")
-    s["generations"] = min(s["generations"], s["rounds"])
+    # the rounds spread over the processes, the same number in each
+    s["processes"] = min(s["processes"], s["rounds"] // 2)
+    s["per_process"] = -(-s["rounds"] // s["processes"])
+    s["rounds"] = s["per_process"] * s["processes"]
     return s
 
 
@@ -84,26 +87,28 @@ def method_text(s: dict, grid: list[int], program: bool = False) -> str:
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
     what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
-    return (f"memkit's own {what}, each strategy forced through MEMKIT_TUNABLES in its own "
-            f"process; {s['rounds']} interleaved rounds in {s['generations']} set(s) of processes; "
+    return (f"memkit's own {what}, each strategy's MEMKIT_TUNABLES settings put in force in "
+            f"turn in one process; {s['rounds']} interleaved rounds over {s['processes']} "
+            f"process(es) per size band; "
             f"{len(grid)} sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}")
 
 
-def measure_family(probe, family, grid, s, cpus, progress, step) -> dict:
+def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
+    return tune_experiment.Plan(configs, cells, rounds=s["per_process"], processes=s["processes"],
+                                batch_ns=s["batch_ns"])
+
+
+def measure_family(timer, family, grid, s, cpus, progress, step) -> dict:
     ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
     strats = tune.strategies(family, cpus)
     if len(strats) < 2 or not grid:
         print(f"== {step} {family}: nothing to compare on this machine", flush=True)
         return {}
-    plan = tune_probe.Plan(
-        configs={tune.candidate_name(st): tune_probe.Config(
-                     tune_probe.clean_env(MEMKIT_TUNABLES=st.tunables()),
-                     tunables={k: str(v) for k, v in st.settings}) for st in strats},
-        cells=[(op, size) for op in ops for size in grid],
-        rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
+    p = plan({tune.candidate_name(st): st.tunables() for st in strats},
+             [(op, size) for op in ops for size in grid], s)
     print(f"== {step} {family}: {', '.join(st.says for st in strats)}; "
-          f"{len(plan.cells)} cells x {len(strats)} processes x {plan.rounds} rounds", flush=True)
-    times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, f"{family} "))
+          f"{len(p.cells)} cells x {len(strats)} strategies x {p.total_rounds} rounds", flush=True)
+    times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, f"{family} "))
     progress.clear()
     return times
 
@@ -143,7 +148,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
     return summary, plan
 
 
-def tune_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
+def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     defaults = tune.parse_tunables(fp.get("tunables", ""))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
@@ -156,7 +161,7 @@ def tune_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
     s = settings(args, fp)
     grid = (sorted(set().union(*plan.grids.values())) if plan
             else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
-    defaults["pool_threads"] = tune_probe.pool_threads(probe)
+    defaults["pool_threads"] = tune_experiment.loaded(timer).pool_threads
     cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
@@ -168,7 +173,7 @@ def tune_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
     weighed = []
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
-        times = measure_family(probe, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
+        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
         if not times:
             continue
         got, picks = tune.DECIDERS[family](times, fgrid, defaults, paths)
@@ -195,7 +200,7 @@ def tune_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
                    f"{tune.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
                    "if it saves time on the recorded calls")
     tune.write_profile(out, choices, fp, method)
-    check_loads(probe, out)
+    check_loads(timer, out)
     moved = sum(c.moved for c in choices)
     print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
           "(MEMKIT_TUNABLES still overrides it).")
@@ -214,48 +219,44 @@ PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
                "parallel": "parallel (memset, memcpy):"}
 
 
-def check_loads(probe: Path, path: Path) -> dict:
-    """The tunables libmemkit takes from the profile (with the pool's size);
-    an error if it does not load it."""
-    proc = tune_probe.Process(probe, 4096, tune_probe.clean_env(MEMKIT_PROFILE=str(path)), "profile")
-    try:
-        tun, prof = proc.tunables()
-        pool = int(proc.ask("pool"))
-        err = proc.stderr()
-    finally:
-        proc.close()
-    if err or prof != str(path):
-        raise MemkitError(f"libmemkit did not load {path}: {err or 'it reports profile ' + repr(prof)}")
-    return dict(tune.parse_tunables(tun), pool_threads=pool)
+def check_loads(timer: Path, path: Path) -> tune_experiment.Loaded:
+    """What libmemkit takes from the profile; an error if it does not load it."""
+    got = tune_experiment.loaded(timer, MEMKIT_PROFILE=str(path))
+    if got.stderr or got.profile != str(path):
+        raise MemkitError(f"libmemkit did not load {path}: "
+                          f"{got.stderr or 'it reports profile ' + repr(got.profile)}")
+    return got
 
 
-def check_main(args, probe: Path, fp: dict, paths: tune.Paths) -> int:
+def with_pool(got: tune_experiment.Loaded) -> dict:
+    """Its tunables (tune.parse_tunables) and the default pool's size."""
+    return dict(tune.parse_tunables(got.tunables), pool_threads=got.pool_threads)
+
+
+def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     path = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if args.for_recording
             else tune.default_profile_path(dict(os.environ)))
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)
-    tuned = check_loads(probe, path)
-    defaults = dict(tune.parse_tunables(fp.get("tunables", "")), pool_threads=tune_probe.pool_threads(probe))
+    profile = check_loads(timer, path)
+    tuned, defaults = with_pool(profile), with_pool(tune_experiment.loaded(timer))
     # Sizes between the tuning grid's: the check is not the data the profile came from.
     grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
-    plan = tune_probe.Plan(
-        configs={"defaults": tune_probe.Config(tune_probe.clean_env()),
-                 "profile": tune_probe.Config(tune_probe.clean_env(MEMKIT_PROFILE=str(path)),
-                                              profile=str(path))},
-        cells=[(op, size) for op, (family, _) in tune.WORKLOADS.items()
-               for size in tune.family_grid(family, grid)],
-        rounds=s["rounds"], generations=s["generations"], batch_ns=s["batch_ns"])
-    tuned_paths, default_paths = paths.of_cells(tuned, plan.cells), paths.of_cells(defaults, plan.cells)
-    changed = {c for c in plan.cells if tuned_paths[c] != default_paths[c]}
+    # the profile as the library read it, put in force over the defaults
+    p = plan({"defaults": "", "profile": profile.tunables},
+             [(op, size) for op, (family, _) in tune.WORKLOADS.items()
+              for size in tune.family_grid(family, grid)], s)
+    tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
+    changed = {c for c in p.cells if tuned_paths[c] != default_paths[c]}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
-          f"each in its own process, {plan.rounds} interleaved rounds; {len(plan.cells)} cells "
+          f"in turn in one process, {p.total_rounds} interleaved rounds; {len(p.cells)} cells "
           f"({', '.join(tune.WORKLOADS)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
           f"between the tuning grid's), {len(changed)} of them on a path the profile changes", flush=True)
     progress = ProgressLine()
-    times = tune_probe.measure(probe, plan, on_progress=lambda p: progress.update(p, "check "))
+    times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "check "))
     progress.clear()
-    return report_check(plan, times, changed, tuned, defaults, paths)
+    return report_check(p, times, changed, tuned, defaults, paths)
 
 
 def report_check(plan, times, changed, tuned, defaults, paths) -> int:
@@ -287,16 +288,16 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
         print(f"HURT at {len(hurt)} cell(s) beyond noise: the profile is worse than the defaults there; "
               "run `memkit tune` again")
         return 1
-    need = stats.sign_test_wins_needed(plan.rounds, tune.ALPHA)
+    need = stats.sign_test_wins_needed(plan.total_rounds, tune.ALPHA)
     print(f"hurt nowhere beyond noise (hurt: slower in at least {need}/"
-          f"{plan.rounds} rounds, by {tune.MARGIN:.0%} at the median" +
+          f"{plan.total_rounds} rounds, by {tune.MARGIN:.0%} at the median" +
           (", and beyond what identical code shows)" if noise else ")"))
     return 0
 
 
 def main(args) -> int:
     bench_dir = lab.find_bench_dir(args.build)
-    probe = Path(args.probe) if args.probe else tune_probe.find_probe(bench_dir)
-    fp = tune_probe.fingerprint(probe)
+    timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
+    fp = tune_experiment.fingerprint(timer)
     paths = tune.Paths(bench_dir)   # what the library runs where: asked of it
-    return check_main(args, probe, fp, paths) if args.check else tune_main(args, probe, fp, paths)
+    return check_main(args, timer, fp, paths) if args.check else tune_main(args, timer, fp, paths)
