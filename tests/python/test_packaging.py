@@ -94,3 +94,17 @@ def test_installed_memkit_stores_in_the_users_data_directory(installed):
     out = sh(memkit, "run", "--quick", "memset-sizes", "--", "max=64", "reps=2", "processes=1", env=env)
     assert f"stored in {data / 'memkit' / 'memkit.db'}" in out
     assert "report: " + str(data / "memkit" / "report" / "index.html") in sh(memkit, "report", env=env)
+
+
+def test_one_version_everywhere():
+    """The version is written in four files (the build, the header, the
+    Python package and its metadata); they must say the same."""
+    import re
+    import memkit
+    found = {
+        "CMakeLists.txt": re.search(r"project\(memkit VERSION (\S+)", (REPO / "CMakeLists.txt").read_text())[1],
+        "include/memkit.h": re.search(r'#define MEMKIT_VERSION "([^"]+)"', (REPO / "include/memkit.h").read_text())[1],
+        "pyproject.toml": re.search(r'(?m)^version = "([^"]+)"', (REPO / "pyproject.toml").read_text())[1],
+        "python/memkit/__init__.py": memkit.__version__,
+    }
+    assert len(set(found.values())) == 1, found
