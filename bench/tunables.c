@@ -13,9 +13,12 @@
  * each size under this CPU's defaults with SPEC (MEMKIT_TUNABLES syntax)
  * applied, one a line, as `memkit tune` names them: loop, backward,
  * rep_stosb/rep_movsb, nt (OP set0, set: memset of 0 or 0x5c; copy: 64-byte
- * aligned buffers; copy3: the destination 3 bytes off), pool or one (pset,
- * pcopy: the parallel engine).  Sizes above 8 vectors: the large path. */
+ * aligned buffers; copy3: the destination 3 bytes off); for pset and pcopy
+ * (the parallel engine) "pool" or "one", then the method of the routine it
+ * runs (in the pool: each chunk's, or streamed: mk_stream_chunks).  Sizes above 8 vectors: the
+ * large path. */
 #include "internal.h"
+#include "parallel/pool_internal.h"   /* mk_parallel_chunk */
 #include "text.h"
 
 #include <stdio.h>
@@ -51,8 +54,15 @@ static int print_paths(const char *spec, const char *op, char **sizes, int count
             puts(set_names[mk_set_path(&t, n, op[3] ? 0 : 0x5c)]);
         else if (!strcmp(op, "copy") || !strcmp(op, "copy3"))
             puts(copy_names[mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n)]);
-        else if (!strcmp(op, "pset") || !strcmp(op, "pcopy"))
-            puts(n >= t.parallel_threshold ? "pool" : "one");
+        else if (!strcmp(op, "pset") || !strcmp(op, "pcopy")) {
+            /* in the pool, each chunk's own path, or streamed (mk_stream_chunks) */
+            int pool = n >= t.parallel_threshold, set = op[1] == 's';
+            size_t each = pool && n > mk_parallel_chunk ? mk_parallel_chunk : n;
+            mk_path path = set ? mk_set_path(&t, each, 0x5c)
+                           : pool && mk_stream_chunks(&t, dst, src, n) ? MK_PATH_STREAM
+                                                                       : mk_copy_path(&t, dst, src, each);
+            printf("%s %s\n", pool ? "pool" : "one", set ? set_names[path] : copy_names[path]);
+        }
         else {
             fprintf(stderr, "memkit-tunables: unknown op %s (set0, set, copy, copy3, pset, pcopy)\n", op);
             return 2;

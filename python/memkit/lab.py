@@ -244,7 +244,7 @@ def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
     with spec (MEMKIT_TUNABLES syntax) applied, as it decides it
     (memkit-tunables --paths; bench/tunables.c names the ops and methods)."""
     out = _run_quiet([_tunables_program(bench_dir), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
-    got = out.split()
+    got = out.splitlines()
     if len(got) != len(sizes):
         raise MemkitError(f"{TUNABLES_PROGRAM} --paths answered {len(got)} of {len(sizes)} sizes")
     return got

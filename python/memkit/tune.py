@@ -314,8 +314,8 @@ class Paths:
             for s, p in zip(missing, lab.paths(self.bench_dir, spec, op, missing)):
                 self.known[(spec, op, s)] = p
         got = [self.known[(spec, op, s)] for s in sizes]
-        # the parallel engine's strategies are named by the pool's size
-        return [f"threads={t.get('pool_threads')}" if p == "pool" else p for p in got]
+        # the parallel engine's ("one loop", "pool nt"): the pool named by its size
+        return [f"threads={t.get('pool_threads')}" + p[4:] if p.startswith("pool ") else p for p in got]
 
     def at(self, t: dict, op: str, size: int) -> str:
         return self.of(t, op, [size])[0]
@@ -455,7 +455,8 @@ def decide_parallel(times: Times, grid: list[int], defaults: dict, paths: Paths)
     pool = f"threads={defaults.get('pool_threads', 1)}"
     if pool not in names:
         return [], {}
-    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s, d)
+    # the engine's strategy, not the method each thread then runs
+    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s, d.split()[0])
              for s, d in zip(grid, paths.of(defaults, "pset", grid))]
     # "parallel" is any pool size: the threshold is where one thread stops.
     as_pool = [Pick(p.size, "pool" if p.default != "one" else "one",

@@ -7,12 +7,13 @@ typedef struct {
     unsigned char       *dst;
     const unsigned char *src;
     int                  c;
+    int                  stream;   /* each chunk copied by non-temporal stores */
 } piece_args;
 
 static void copy_piece(void *ctx, size_t off, size_t len)
 {
     piece_args *a = ctx;
-    mk_memcpy(a->dst + off, a->src + off, len);
+    (a->stream ? mk_memcpy_nt : mk_memcpy)(a->dst + off, a->src + off, len);
 }
 
 static void set_piece(void *ctx, size_t off, size_t len)
@@ -21,13 +22,16 @@ static void set_piece(void *ctx, size_t off, size_t len)
     mk_memset(a->dst + off, a->c, len);
 }
 
+/* Each chunk is a call of its own, but the caches hold the whole copy: the
+ * chunks stream when all n bytes would, at twice the threshold (mk_stream_chunks). */
 void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n)
 {
     /* Overlapping regions need memmove's ordering, which chunks run in any
      * order cannot give. */
-    if (n < mk_config()->parallel_threshold || mk_overlaps(dst, src, n))
+    const mk_tunables *t = mk_config();
+    if (n < t->parallel_threshold || mk_overlaps(dst, src, n))
         return mk_memcpy(dst, src, n);
-    piece_args a = {.dst = dst, .src = src};
+    piece_args a = {.dst = dst, .src = src, .stream = mk_stream_chunks(t, dst, src, n)};
     mk_pool_run(pool ? pool : mk_pool_default(), (uintptr_t)dst, n, mk_parallel_chunk,
                 copy_piece, &a);
     return dst;

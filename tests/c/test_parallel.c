@@ -352,11 +352,20 @@ int main(void)
     mk_cfg.parallel_threshold = 0;
     mk_parallel_chunk = 4096;
     sweep(pool, 3);
+    /* Every copy's chunks streamed (mk_stream_chunks). */
+    mk_tunables saved = mk_cfg, streamed = mk_cfg;
+    streamed.nt_copy_threshold = streamed.nt_threshold = streamed.nt_threshold_zero = 0;
+    mk_config_install(&streamed);
+    sweep(pool, 5);
+    mk_config_install(&saved);
     many_callers(pool);
     threads_cannot_be_created();
     destroy_idle_and_busy();
     mk_parallel_chunk = (size_t)2 << 20;
     random_large(pool);
+    mk_config_install(&streamed);
+    random_large(pool);
+    mk_config_install(&saved);
     overlaps(pool);
     after_fork(pool);
     mk_cfg.parallel_threshold = threshold;

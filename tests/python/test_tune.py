@@ -464,7 +464,12 @@ def test_the_library_names_the_strategy_of_each_cell():
     assert paths.of(t, "set0", sizes) == ["loop", "rep_stosb", "rep_stosb", "rep_stosb"]
     assert paths.of(t, "copy", sizes) == ["rep_movsb", "rep_movsb", "loop", "nt"]
     assert paths.of(t, "copy3", sizes) == ["loop", "loop", "loop", "nt"]
-    assert paths.of(t, "pset", sizes) == ["one", "one", "one", "threads=2"]
+    # the parallel engine: one thread or the pool, then what the routine runs
+    # (on each 2 MiB chunk in the pool)
+    assert paths.of(t, "pset", sizes) == ["one loop", "one rep_stosb", "one nt", "threads=2 nt"]
+    # (in the pool a copy's chunks stream from twice its threshold)
+    assert paths.of(t, "pcopy", sizes) == ["one rep_movsb", "one rep_movsb", "one loop", "threads=2 nt"]
+    assert paths.of(dict(t, nt_copy_threshold=9 << 20), "pcopy", [16 << 20]) == ["threads=2 loop"]
     with pytest.raises(Exception, match="memkit-tunables"):
         paths.of(dict(t, nt_threshold="bogus"), "set", [4096])
 
