@@ -128,7 +128,7 @@ struct lab_ctx {
     size_t npeers;
 };
 
-/* ---- the driver (lab.c) ---- */
+/* ---- the driver (driver.c) ---- */
 int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *));
 /* Runs this experiment again in this process's place (after the caller
  * changed the environment, e.g. tunables), keeping this run's fingerprint:

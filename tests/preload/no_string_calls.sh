@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Fails if any library object calls memset, memcpy, memmove, bzero or mempcpy:
+# Fails if any library object calls memset, memcpy, memmove, bzero or mempcpy
+# (or their fortified __*_chk forms):
 # inside libmemkit_preload.so those names are the shim itself, and a call from
 # the code its resolvers run would recurse.
 set -u
-bad=$(nm -u "$@" 2>&1 | grep -E ' (memset|memcpy|memmove|bzero|mempcpy)$' || true)
+bad=$(nm -u "$@" 2>&1 | grep -E ' (__)?(memset|memcpy|memmove|bzero|mempcpy)(_chk)?$' || true)
 checked=$#
 if [[ -n $bad ]]; then
   echo "library objects call libc string routines:"
-  nm -A -u "$@" | grep -E ' (memset|memcpy|memmove|bzero|mempcpy)$'
+  nm -A -u "$@" | grep -E ' (__)?(memset|memcpy|memmove|bzero|mempcpy)(_chk)?$'
   echo "0 passed, 1 failed"
   exit 1
 fi
