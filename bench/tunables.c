@@ -56,7 +56,7 @@ static int print_paths(const char *spec, const char *op, char **sizes, int count
             puts(copy_names[mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n)]);
         else if (!strcmp(op, "pset") || !strcmp(op, "pcopy")) {
             /* in the pool, each chunk's own path, or streamed (mk_stream_chunks) */
-            int pool = n >= t.parallel_threshold, set = op[1] == 's';
+            int pool = mk_pooled(&t, n), set = op[1] == 's';
             size_t each = pool && n > mk_parallel_chunk ? mk_parallel_chunk : n;
             mk_path path = set ? mk_set_path(&t, each, 0x5c)
                            : pool && mk_stream_chunks(&t, dst, src, n) ? MK_PATH_STREAM

@@ -57,10 +57,12 @@ static void first_problem(void *ctx, const char *line)
  * another could not be put in force between batches. */
 static int same_variants(const mk_tunables *t)
 {
-    static const char *const ops[] = {"memset", "memcpy", "memmove"};
-    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-        if (strcmp(mk_tunables_variant(t, ops[i]), mk_tunables_variant(mk_tunables_get(), ops[i])))
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
+        const char *name = mk_tunable_rows[i].name;
+        if (mk_tunable_rows[i].kind == MK_KIND_VARIANT &&
+            strcmp(mk_tunables_variant(t, name), mk_tunables_variant(mk_tunables_get(), name)))
             return 0;
+    }
     return 1;
 }
 
@@ -145,36 +147,45 @@ typedef struct {
     long best_of;
 } job;
 
-static void call(const config *cfg, const job *j)
+/* reps calls of the cell's workload, timed (the op's switch outside the loop) */
+static double batch_ns(const config *cfg, const job *j, unsigned long reps)
 {
     size_t n = j->c.size;
     char *d = j->dst + (j->c.op == COPY3 ? 3 : 0);
+    const char *s = j->src;
+    int value = j->c.op == SET0 ? 0 : 0x5c;
+    double t0 = lab_now_ns();
     switch (j->c.op) {
-    case SET0: mk_memset(d, 0, n); break;
-    case SET: mk_memset(d, 0x5c, n); break;
-    case COPY: case COPY3: mk_memcpy(d, j->src, n); break;
-    case PSET: mk_parallel_memset(cfg->pool, d, 0x5c, n); break;
-    case PCOPY: mk_parallel_memcpy(cfg->pool, d, j->src, n); break;
+    case SET0: case SET:
+        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+            mk_memset(d, value, n);
+        break;
+    case COPY: case COPY3:
+        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+            mk_memcpy(d, s, n);
+        break;
+    case PSET:
+        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+            mk_parallel_memset(cfg->pool, d, value, n);
+        break;
+    case PCOPY:
+        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+            mk_parallel_memcpy(cfg->pool, d, s, n);
+        break;
     case NOPS: break;
     }
-    lab_escape(d);
-}
-
-static double batch_ns(const config *cfg, const job *j, unsigned long reps)
-{
-    double t0 = lab_now_ns();
-    for (unsigned long i = 0; i < reps; i++)
-        call(cfg, j);
     return lab_now_ns() - t0;
 }
 
+/* The configuration goes in force before its warm-up pass, which
+ * lab_interleave runs right before each timed pass of the same method. */
 static double pass(const lab_method *m, void *arg, int warm)
 {
     const config *cfg = m->data;
     job *j = arg;
-    mk_config_install(cfg->t);
     if (warm) {   /* the buffers back in the cache, the code in the icache */
-        call(cfg, j);
+        mk_config_install(cfg->t);
+        batch_ns(cfg, j, 1);
         return 0;
     }
     double best = batch_ns(cfg, j, j->reps);
@@ -192,7 +203,7 @@ static unsigned long reps_for(job *j, double batch)
     double fastest = 1e300;
     for (size_t i = 0; i < nconfigs; i++) {
         mk_config_install(configs[i].t);
-        call(&configs[i], j);
+        batch_ns(&configs[i], j, 1);
         double ns = batch_ns(&configs[i], j, 1);
         fastest = ns < fastest ? ns : fastest;
     }
@@ -270,7 +281,9 @@ static int print_loaded(void)
     size_t need = mk_tunables_format(t, NULL, 0) + 1;
     char *text = malloc(need);
     mk_tunables_format(t, text, need);
-    printf("{\"tunables\":\"%s\",\"profile\":", text);
+    printf("{\"tunables\":");
+    lab_json_string(stdout, text);
+    printf(",\"profile\":");
     lab_json_string(stdout, mk_tunables_profile(t));
     printf(",\"pool_threads\":%u}\n", mk_pool_threads(NULL));
     free(text);

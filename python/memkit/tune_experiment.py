@@ -37,7 +37,8 @@ def clean_env(**extra) -> dict:
 
 
 def _ask(program: Path, flag: str, env: dict) -> tuple[dict, str]:
-    """(the JSON program prints for flag, its standard error)."""
+    """(the JSON program prints for flag, its standard error, which
+    lab._run_quiet would not hand back)."""
     try:
         p = subprocess.run([str(program), flag], capture_output=True, text=True, env=env, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -50,11 +51,13 @@ def _ask(program: Path, flag: str, env: dict) -> tuple[dict, str]:
         raise MemkitError(f"{program.name} {flag} printed no valid JSON")
 
 
+def experiment(program: Path) -> lab.Experiment:
+    return lab.Experiment("tune", "", "", program)
+
+
 def fingerprint(program: Path) -> dict:
-    fp, _ = _ask(program, "--fingerprint", clean_env())
-    fp.pop("type", None)
-    fp.pop("format", None)
-    return fp
+    """The machine, as the lab's experiments describe it."""
+    return lab.fingerprint([experiment(program)])
 
 
 @dataclass
@@ -115,7 +118,7 @@ def measure(program: Path, plan: Plan,
     every label paired (the same round of the same process)."""
     times = {label: {} for label in plan.configs}
     bands = [[c for c in plan.cells if band_of(c[1]) == b] for b in range(len(BANDS) + 1)]
-    exp = lab.Experiment("tune", "", "", program)
+    exp = experiment(program)
     done, total, t0 = 0, len(plan.cells), time.monotonic()
     for cells in filter(None, bands):
         def progress(p: Progress, base=done, n=len(cells)):

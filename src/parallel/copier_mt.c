@@ -36,7 +36,7 @@ int mk_parallel_copy(mk_pool *pool, const mk_copier *c, int to_shared, void *dst
     /* The contract's checks once, up front, so no piece can fail half-way. */
     if ((d | s | n) & (a - 1) || (n && (d - s < n || s - d < n)))
         return EINVAL;
-    if (n < mk_config()->parallel_threshold)
+    if (!mk_pooled(mk_config(), n))
         return copy(dst, src, n);
     copier_job j = {.copy = copy, .dst = dst, .src = src};
     size_t chunk = mk_parallel_chunk > a ? mk_parallel_chunk : a;

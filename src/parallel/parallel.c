@@ -29,7 +29,7 @@ void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n)
     /* Overlapping regions need memmove's ordering, which chunks run in any
      * order cannot give. */
     const mk_tunables *t = mk_config();
-    if (n < t->parallel_threshold || mk_overlaps(dst, src, n))
+    if (!mk_pooled(t, n) || mk_overlaps(dst, src, n))
         return mk_memcpy(dst, src, n);
     piece_args a = {.dst = dst, .src = src, .stream = mk_stream_chunks(t, dst, src, n)};
     mk_pool_run(pool ? pool : mk_pool_default(), (uintptr_t)dst, n, mk_parallel_chunk,
@@ -39,7 +39,7 @@ void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n)
 
 void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n)
 {
-    if (n < mk_config()->parallel_threshold)
+    if (!mk_pooled(mk_config(), n))
         return mk_memset(dst, c, n);
     piece_args a = {.dst = dst, .c = c};
     mk_pool_run(pool ? pool : mk_pool_default(), (uintptr_t)dst, n, mk_parallel_chunk,

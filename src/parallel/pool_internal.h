@@ -25,6 +25,14 @@ MK_HIDDEN mk_pool *mk_pool_default(void);
  * page).  Tests lower it to reach chunk boundaries with small sizes. */
 MK_HIDDEN extern size_t mk_parallel_chunk;
 
+/* Whether an n-byte call of the parallel engine (or the copier adapter) runs
+ * on the pool: below parallel_threshold, waking workers costs more than it
+ * saves, and the caller does it all. */
+static inline int mk_pooled(const mk_tunables *t, size_t n)
+{
+    return n >= t->parallel_threshold;
+}
+
 /* Whether mk_parallel_memcpy's chunks of an n-byte copy stream: where all n
  * bytes would (mk_copy_path), from twice the threshold.  Each chunk alone
  * would take the loop, but the caches hold the whole copy: Zen 4, 2 threads,

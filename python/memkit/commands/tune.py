@@ -149,7 +149,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
 
 
 def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
-    defaults = tune.parse_tunables(fp.get("tunables", ""))
+    defaults = with_pool(tune_experiment.loaded(timer))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
         print(plan.nothing)
@@ -161,7 +161,6 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     s = settings(args, fp)
     grid = (sorted(set().union(*plan.grids.values())) if plan
             else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
-    defaults["pool_threads"] = tune_experiment.loaded(timer).pool_threads
     cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
