@@ -21,6 +21,9 @@ if(TARGET memkit_preload)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/startup_syscalls.sh
             $<TARGET_FILE:memkit_preload> $<TARGET_FILE:preload_one_call>)
 
+  add_test(NAME preload_entries_on_lines_of_their_own
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/entry_lines.sh $<TARGET_FILE:memkit_preload>)
+
   add_test(NAME preload_real_programs
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/preload/real_programs.sh $<TARGET_FILE:memkit_preload>)
 endif()
