@@ -80,7 +80,7 @@ void *memcpy(void *dst, const void *src, size_t n);
  * lines, and through the shim memset ran the production distributions 4% and
  * memmove 6% slower than with each entry alone (Zen 4, size-distributions
  * ws=hot,l2 with both builds as peers; an entry that jumps straight to its
- * routine is only 0.5-1.5% ahead of the one-line chain).
+ * routine is only 0.5-1.5% ahead of this chain).
  * tests/preload/entry_lines.sh checks the layout. */
 #define MK_ISA_ROW(isa, flags, needs) \
     "lea " ROUTINE "_" #isa "(%rip), %r11\n\tcmp %r11, %rax\n\tje " ROUTINE "_" #isa "\n\t"
