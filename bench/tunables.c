@@ -22,7 +22,6 @@
 #include "text.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static void refused(void *ctx, const char *line)
@@ -31,29 +30,32 @@ static void refused(void *ctx, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
+/* A path as `memkit tune` names its strategies. */
+static const char *path_name(mk_path path, int set)
+{
+    static const char *const names[] = {[MK_PATH_LOOP] = "loop", [MK_PATH_BACKWARD] = "backward",
+                                        [MK_PATH_REP] = "rep", [MK_PATH_STREAM] = "nt"};
+    return path == MK_PATH_REP ? (set ? "rep_stosb" : "rep_movsb") : names[path];
+}
+
 static int print_paths(const char *spec, const char *op, char **sizes, int count)
 {
     mk_tunables t;
     mk_tunables_defaults(&t, mk_cpu(), MK_CACHES_KNOWN);
     if (mk_tunables_parse(&t, spec, refused, NULL))
         return 2;
-    static const char *const set_names[] = {[MK_PATH_LOOP] = "loop", [MK_PATH_BACKWARD] = "backward",
-                                            [MK_PATH_REP] = "rep_stosb", [MK_PATH_STREAM] = "nt"};
-    static const char *const copy_names[] = {[MK_PATH_LOOP] = "loop", [MK_PATH_BACKWARD] = "backward",
-                                             [MK_PATH_REP] = "rep_movsb", [MK_PATH_STREAM] = "nt"};
     /* the addresses a copy is judged by: only their distance and alignment count */
     const char *src = (const char *)((uintptr_t)1 << 40), *dst = (const char *)((uintptr_t)1 << 30);
     for (int i = 0; i < count; i++) {
-        char *end;
-        size_t n = strtoull(sizes[i], &end, 10);
-        if (*end || end == sizes[i]) {
+        size_t n;
+        if (mk_text_parse_size(sizes[i], strlen(sizes[i]), &n) || n == SIZE_MAX) {
             fprintf(stderr, "memkit-tunables: not a size: %s\n", sizes[i]);
             return 2;
         }
         if (!strcmp(op, "set0") || !strcmp(op, "set"))
-            puts(set_names[mk_set_path(&t, n, op[3] ? 0 : 0x5c)]);
+            puts(path_name(mk_set_path(&t, n, op[3] ? 0 : 0x5c), 1));
         else if (!strcmp(op, "copy") || !strcmp(op, "copy3"))
-            puts(copy_names[mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n)]);
+            puts(path_name(mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n), 0));
         else if (!strcmp(op, "pset") || !strcmp(op, "pcopy")) {
             /* in the pool, each chunk's own path, or streamed (mk_stream_chunks) */
             int pool = mk_pooled(&t, n), set = op[1] == 's';
@@ -61,7 +63,7 @@ static int print_paths(const char *spec, const char *op, char **sizes, int count
             mk_path path = set ? mk_set_path(&t, each, 0x5c)
                            : pool && mk_stream_chunks(&t, dst, src, n) ? MK_PATH_STREAM
                                                                        : mk_copy_path(&t, dst, src, each);
-            printf("%s %s\n", pool ? "pool" : "one", set ? set_names[path] : copy_names[path]);
+            printf("%s %s\n", pool ? "pool" : "one", path_name(path, set));
         }
         else {
             fprintf(stderr, "memkit-tunables: unknown op %s (set0, set, copy, copy3, pset, pcopy)\n", op);

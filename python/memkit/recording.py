@@ -392,11 +392,7 @@ def recorded_ws(summary: dict) -> list[str]:
     if not levels:
         return []
     order = {"hot": 0, "dram": 2}
-    return ["hot"] + sorted(levels - {"hot"}, key=lambda w: (order.get(w, 1), _ws_bytes_of_name(w) or 0))
-
-
-def _ws_bytes_of_name(ws: str) -> Optional[int]:
-    return parse_size(ws)
+    return ["hot"] + sorted(levels - {"hot"}, key=lambda w: (order.get(w, 1), parse_size(w) or 0))
 
 
 def replay_arguments(args: list, data_dir: Optional[str]) -> list:

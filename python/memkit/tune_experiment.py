@@ -36,21 +36,6 @@ def clean_env(**extra) -> dict:
     return env
 
 
-def _ask(program: Path, flag: str, env: dict) -> tuple[dict, str]:
-    """(the JSON program prints for flag, its standard error, which
-    lab._run_quiet would not hand back)."""
-    try:
-        p = subprocess.run([str(program), flag], capture_output=True, text=True, env=env, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise MemkitError(f"cannot run {program.name} {flag}: {e}")
-    if p.returncode != 0:
-        raise MemkitError(f"{program.name} {flag} failed: {p.stderr.strip() or p.returncode}")
-    try:
-        return json.loads(p.stdout), p.stderr.strip()
-    except ValueError:
-        raise MemkitError(f"{program.name} {flag} printed no valid JSON")
-
-
 def experiment(program: Path) -> lab.Experiment:
     return lab.Experiment("tune", "", "", program)
 
@@ -70,9 +55,21 @@ class Loaded:
 
 
 def loaded(program: Path, **env) -> Loaded:
-    got, err = _ask(program, "--loaded", clean_env(**env))
+    """program --loaded in a clean environment with env set; its standard
+    error is kept (lab._run_quiet would not hand it back on success)."""
+    try:
+        p = subprocess.run([str(program), "--loaded"], capture_output=True, text=True,
+                           env=clean_env(**env), timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MemkitError(f"cannot run {program.name} --loaded: {e}")
+    if p.returncode != 0:
+        raise MemkitError(f"{program.name} --loaded failed: {p.stderr.strip() or p.returncode}")
+    try:
+        got = json.loads(p.stdout)
+    except ValueError:
+        raise MemkitError(f"{program.name} --loaded printed no valid JSON")
     return Loaded(str(got.get("tunables", "")), str(got.get("profile", "")),
-                  int(got.get("pool_threads", 1)), err)
+                  int(got.get("pool_threads", 1)), p.stderr.strip())
 
 
 @dataclass
