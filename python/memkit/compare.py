@@ -110,21 +110,10 @@ from typing import Optional
 
 from memkit import records, stats
 
-BOOTSTRAP = 2000
-FDR = 0.05
-MIN_EFFECT = 0.05
-PLACEMENT_EFFECT = 0.20
-SHORT_CALL_NS = 50.0
-SHORT_CALL_PROCESS_EFFECT = 0.15
-PROCESSES_MIN = 3
-BUSY_FACTOR = 2.0
+from memkit.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
+                          NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,
+                          SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
-SEED = 20240601
-NULL_MIN = 8
-NULL_CLIP = 3.0
-EFFECT_SDS = 3.0
-COHERENT = 3
-LOCAL_MIN = 3
 
 
 def params_text(params: dict) -> str:
@@ -267,6 +256,42 @@ class Change:
 
 
 @dataclass
+class SeriesChange:
+    """A series judged as a whole: the median over its sizes of the paired
+    change relative to the baseline timed in the same rounds (step 6)."""
+    experiment: str
+    series: str
+    params: dict           # the series' params but its axis
+    axis: str
+    baseline: str
+    better: Optional[str]
+    ratio: float           # exp(median log paired change), the metric's direction (> 1: grew)
+    low: float             # its 95% bootstrap interval
+    high: float
+    p: float               # Wilcoxon signed-rank over the sizes
+    members: list = field(default_factory=list)   # the Changes, in the axis' order
+    moved: int = 0         # sizes that leaned the series' way
+    q: float = 1.0
+    min_effect: float = SERIES_EFFECT
+    flagged: bool = False
+    direction: str = "same"
+
+    @property
+    def span(self) -> str:
+        from memkit.sizes import fmt_size
+        lo, hi = self.members[0].params[self.axis], self.members[-1].params[self.axis]
+        show = fmt_size if isinstance(lo, (int, float)) else str
+        return f"{self.axis}={show(lo)}..{show(hi)} ({len(self.members)} sizes)"
+
+    def as_json(self) -> dict:
+        return {"experiment": self.experiment, "series": self.series, "params": self.params,
+                "scope": "series", "span": self.span, "direction": self.direction, "ratio": self.ratio,
+                "interval": [self.low, self.high], "change_pct": 100 * (self.ratio - 1), "q": self.q,
+                "moved": self.moved, "sizes": len(self.members), "evidence": "paired",
+                "baseline": self.baseline, "min_effect": self.min_effect}
+
+
+@dataclass
 class Comparison:
     changes: list[Change] = field(default_factory=list)   # every headline measurement in both runs
     only_a: int = 0
@@ -274,10 +299,29 @@ class Comparison:
     shifts: dict = field(default_factory=dict)             # experiment -> its shift (B/A)
     scatter: dict = field(default_factory=dict)            # experiment -> its scatter (robust SD of log B/A)
     paired_scatter: dict = field(default_factory=dict)     # experiment -> the scatter of its paired evidence
+    series: list[SeriesChange] = field(default_factory=list)   # every series judged as a whole
+    baselines: set = field(default_factory=set)    # keys of the measurements others are paired with:
+    # the reference, not the code judged (a slower baseline makes every pair look faster)
 
     @property
     def flagged(self) -> list[Change]:
         return [c for c in self.changes if c.flagged]
+
+    @property
+    def flagged_series(self) -> list[SeriesChange]:
+        return [s for s in self.series if s.flagged]
+
+    @property
+    def worse(self) -> int:
+        """Regressions: measurements and whole series flagged worse."""
+        return sum(c.direction == "worse" for c in self.flagged + self.flagged_series)
+
+    @property
+    def unjudged(self) -> list[Change]:
+        """Measurements judged neither alone nor in a series judged as a whole."""
+        in_series = {id(c) for s in self.series for c in s.members}
+        return [c for c in self.changes if not c.judged and id(c) not in in_series
+                and _key(c.experiment, c.series, c.params) not in self.baselines]
 
     @property
     def paired(self) -> int:
@@ -415,6 +459,31 @@ def _judge_paired(cs: list[Change], out: Comparison) -> None:
             c.p = max(c.p, _null_p(c, scale))
 
 
+def _judge_series(cs: list[Change], paired: dict, busy: bool) -> list[SeriesChange]:
+    """Step 6: each series of at least SERIES_MIN sizes with paired evidence
+    at every size, judged as a whole on the median of its paired changes
+    (the short calls included: each is too noisy alone, not together)."""
+    out = []
+    for run in _series_runs(cs):
+        if len(run) < SERIES_MIN or run[0].axis is None or any(id(c) not in paired for c in run):
+            continue
+        logs = [math.log(paired[id(c)][0][0]) for c in run]
+        mid, low, high, p = stats.median_shift(logs, BOOTSTRAP, SEED)
+        c0 = run[0]
+        sc = SeriesChange(c0.experiment, c0.series, {k: v for k, v in c0.params.items() if k != c0.axis},
+                          c0.axis, c0.baseline, c0.better, math.exp(mid), math.exp(low), math.exp(high), p,
+                          members=run, moved=sum((x > 0) == (mid > 0) and x != 0 for x in logs),
+                          min_effect=SERIES_EFFECT * (BUSY_FACTOR if busy else 1.0))
+        out.append(sc)
+    for sc, q in zip(out, stats.benjamini_hochberg([sc.p for sc in out])):
+        sc.q = q
+        sc.flagged = q < FDR and abs(math.log(sc.ratio)) > math.log1p(sc.min_effect)
+        if sc.flagged:
+            sc.direction = ("changed" if sc.better is None else
+                            "better" if (sc.ratio < 1) == (sc.better == "lower") else "worse")
+    return out
+
+
 def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> Comparison:
     """Every headline measurement in both runs, judged; `busy`: either run
     was made on a busy machine."""
@@ -436,6 +505,7 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
         if pr is not None:
             c.baseline = records.baseline_text(a["baseline"], a)
             paired[id(c)] = (pr, baseline_key(a))
+            out.baselines.add(baseline_key(a))
     # Every measurement on its absolute samples first, to see which baselines strayed.
     _judge_absolute(out.changes, out)
     strayed = {_key(c.experiment, c.series, c.params): abs(c.deviation)
@@ -450,6 +520,7 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False) -> 
         c.ratio, c.low, c.high, c.p, c.shift, c.evidence = ratio, lo, hi, p, 1.0, "paired"
         pairs.append(c)
     _judge_paired(pairs, out)
+    out.series = _judge_series(out.changes, paired, busy)
     for run in _series_runs([c for c in out.changes if c.judged]):
         for c, p in zip(run, _coherence(run)):
             c.p = p

@@ -79,6 +79,25 @@ def median_ratio_bootstrap(a, b, rng, resamples: int,
     return point, lo, hi, min(p, 2.0 / (resamples + 1))
 
 
+def median_shift(xs, resamples: int, seed: int,
+                 confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """(median of xs, its percentile bootstrap interval, the two-sided p of
+    xs centred on 0) for values such as a series' log changes, one per size:
+    scipy.stats.wilcoxon's signed-rank test (zeros split between the signs:
+    a quantised timer makes many changes exactly 0, which lean neither way)
+    and scipy.stats.bootstrap of the median."""
+    import numpy as np
+    stats = load()
+    arr = np.asarray(xs, float)
+    mid = float(np.median(arr))
+    if not np.any(arr):
+        return mid, mid, mid, 1.0
+    p = float(stats.wilcoxon(arr, zero_method="zsplit").pvalue)
+    res = stats.bootstrap((arr,), np.median, n_resamples=resamples, method="percentile",
+                          confidence_level=confidence, random_state=np.random.default_rng(seed))
+    return mid, float(res.confidence_interval.low), float(res.confidence_interval.high), p
+
+
 def separation_p(n: int, m: int) -> float:
     """Two-sided p of n and m samples falling completely apart by chance:
     the exact Mann-Whitney U test (scipy.stats.mannwhitneyu) of fully

@@ -374,3 +374,63 @@ def test_paired_samples_prefer_the_records_process_ratios():
          "ratios": [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]}
     assert cmp.paired_samples(dict(m, process_ratios=[1.5, 1.25, 1.75])) == [1.5, 1.25, 1.75]
     assert cmp.paired_samples(m) == [1.5, 1.5, 1.5]
+
+
+# ---- a series judged as a whole (compare.py step 6) ----
+
+SHORT = [1 << i for i in range(12)]   # 1 B..2 KiB: calls of a few ns, too short to judge alone
+
+
+def short_run(rng, slower=lambda series, size, value: 1.0, drift=1.0):
+    """A quick grid of short calls, per-round samples only, as memset-sizes'
+    quick run writes it: every point too short to judge alone."""
+    ms = lab_run(rng, SHORT, slower=slower, drift=drift, pair_noise=0.03, rounds=3)
+    for m in ms:
+        m["value"] = m["value"] / 100     # ~1-4 ns a call
+        m["samples"] = [t / 100 for t in m["samples"]]
+    return ms
+
+
+def test_a_regression_of_a_whole_series_of_short_calls_is_caught_through_a_drifting_machine():
+    # Intel Xeon 6/207: sse2 forced, 18% slower over most of memset-sizes'
+    # grid, the machine 18% slower too, and every point shorter than 50 ns.
+    rng = random.Random(7)
+    slower = lambda s, size, v: 1.18 if s == "mk_memset" and size >= 4 else 1.0   # 10 of 12 sizes
+    res = cmp.compare_measurements(short_run(rng), short_run(rng, slower=slower, drift=1.18))
+    assert all(not c.judged for c in res.changes)          # no point alone ...
+    (whole,) = res.flagged_series                            # ... but the series as a whole
+    assert whole.series == "mk_memset" and whole.direction == "worse" and res.worse == 1
+    assert 1.1 < whole.ratio < 1.3 and whole.low > 1 and whole.moved >= 10
+    assert res.unjudged == []
+
+
+def test_identical_quick_runs_flag_no_series_at_the_rules_rate():
+    from scipy.stats import binom
+    rng = random.Random(11)
+    flagging = sum(bool(cmp.compare_measurements(short_run(rng), short_run(rng, drift=1.2)).flagged_series)
+                   for _ in range(30))
+    assert flagging <= binom.ppf(0.99, 30, cmp.FDR)
+
+
+def test_a_series_moved_less_than_the_series_effect_is_not_flagged():
+    rng = random.Random(5)
+    slower = lambda s, size, v: 1.04 if s == "avx2" else 1.0
+    res = cmp.compare_measurements(short_run(rng), short_run(rng, slower=slower))
+    assert res.flagged_series == []
+    (avx2,) = [s for s in res.series if s.series == "avx2"]
+    assert 1.0 < avx2.ratio < 1 + cmp.SERIES_EFFECT   # seen, but within what placement moves a series
+
+
+def test_the_gate_says_what_it_could_not_judge(tmp_path):
+    # Short calls without a baseline (no pairs) and no series of 8 sizes:
+    # neither alone nor as a series; the gate exits 3, not 0.
+    db = tmp_path / "g.db"
+    rng = random.Random(3)
+    def few(drift):
+        return [m for m in short_run(rng, drift=drift) if m["params"]["size"] <= 4]
+    with Database(db, create=True) as d:
+        _store(d, FINGERPRINT, few(1.0))
+        _store(d, FINGERPRINT, few(1.0))
+    p = run_cli("compare", "--fail-on-regression", "1", "2", "--db", db)
+    assert p.returncode == 3, p.stdout
+    assert "could not be judged (exit 3)" in p.stdout

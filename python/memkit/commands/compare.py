@@ -24,7 +24,9 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit with status 1 when any change is worse (for CI)")
+                   help="exit with status 1 when any measurement or whole series is worse (for CI); "
+                        f"{UNJUDGED_STATUS} when none is but some measurements could be judged neither "
+                        "alone nor in their series (short calls of a quick run without a baseline)")
     p.add_argument("--machine", action="append", metavar="HOST",
                    help="twice: compare the latest runs of two hosts (see `memkit fleet`)")
     add_db_option(p)
@@ -75,6 +77,32 @@ def _row(c: cmp.Change) -> str:
             f"({samples}{f', min {100 * c.min_effect:.0f}%' if c.judged else ''})  {mark}")
 
 
+UNJUDGED_STATUS = 3
+
+
+def gate_verdict(worse: int, unjudged: int, compared: int) -> str:
+    """The regression gate's verdict in one line."""
+    if worse:
+        return f"regression: {worse} flagged worse"
+    if unjudged:
+        return (f"no regression among the judged, but {unjudged} of {compared} measurements could not be "
+                f"judged (exit {UNJUDGED_STATUS}): run more processes (`processes=3`) or the default grid")
+    return f"no regression: all {compared} measurements judged, alone or in their series"
+
+
+def gate_status(args, worse: int, unjudged: list) -> int:
+    if not args.fail_on_regression:
+        return 0
+    return 1 if worse else UNJUDGED_STATUS if unjudged else 0
+
+
+def _series_row(s: cmp.SeriesChange) -> str:
+    mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[s.direction]
+    return (f"  {s.series:<16} {cmp.params_text(s.params):<16} as a whole, {s.span}: x{s.ratio:.3f} "
+            f"[{s.low:.3f} .. {s.high:.3f}] relative to {s.baseline}, {s.moved} of {len(s.members)} sizes "
+            f"that way, q={s.q:.2g} (median of paired speed-ups, min {100 * s.min_effect:.0f}%)  {mark}")
+
+
 def _busy_notes(a: dict, b: dict) -> list[str]:
     return [f"note: run {r['id']} ran on a busy machine ({r['busy']})" for r in (a, b) if r.get("busy")]
 
@@ -93,23 +121,26 @@ def main(args) -> int:
         kinds = (whole_program.run_kind(db, a), whole_program.run_kind(db, b))
     busy = bool(a.get("busy") or b.get("busy"))
     result = cmp.compare_measurements(ma, mb, busy=busy)
-    worse = [c for c in result.flagged if c.direction == "worse"]
+    worse = result.worse
+    unjudged = result.unjudged
     if args.json:
         print(json.dumps({
             "run_a": a["id"], "run_b": b["id"], "host_a": a["hostname"], "host_b": b["hostname"],
             "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
             "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
                                 for line in part],
-            "compared": len(result.changes), "not_judged": sum(not c.judged for c in result.changes),
+            "compared": len(result.changes), "not_judged": len(unjudged),
+            "series_judged": len(result.series),
             "only_a": result.only_a, "only_b": result.only_b,
             "experiment_shifts": dict(result.shifts),
             "experiment_scatter": dict(result.scatter),
             "paired_scatter": dict(result.paired_scatter),
             "paired": result.paired,
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
-            "changes": [c.as_json() for c in result.flagged],
+            "changes": [c.as_json() for c in result.flagged] + [s.as_json() for s in result.flagged_series],
+            "gate": gate_verdict(worse, len(unjudged), len(result.changes)) if args.fail_on_regression else None,
         }, indent=1))
-        return 1 if args.fail_on_regression and worse else 0
+        return gate_status(args, worse, unjudged)
 
     print(f"run {a['id']} of {printable(a['hostname'] or '?')} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
           f"run {b['id']} of {printable(b['hostname'] or '?')} ({b['started_at']}{', quick' if b['quick'] else ''})")
@@ -131,22 +162,29 @@ def main(args) -> int:
             print(f"  the experiment as a whole moved x{shift:.3f} (B/A, median over its measurements): "
                   f"the machine, most likely; absolute times are judged against the shift of the "
                   f"measurements timed with them")
+        for sc in result.series:
+            if sc.experiment == s.experiment and (args.all or sc.flagged):
+                print(_series_row(sc))
         shown = [c for c in result.changes if c.experiment == s.experiment and (args.all or c.flagged)]
         shown.sort(key=lambda c: -abs(math.log(c.ratio)))
         for c in shown:
             print(_row(c))
-    unjudged = sum(not c.judged for c in result.changes)
     if busy:
         print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
-    if unjudged:
-        print(f"\n{unjudged} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged: measured in "
-              f"fewer than 3 processes, their placement noise between processes is larger than a change")
+    alone = sum(not c.judged for c in result.changes)
+    if alone:
+        print(f"\n{alone} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
+              f"fewer than {cmp.PROCESSES_MIN} processes, their placement noise between processes is larger than "
+              f"a change; {alone - len(unjudged)} of them count in the {len(result.series)} series judged as a "
+              f"whole (a series moves by more than {100 * cmp.SERIES_EFFECT:.0f}% at the median of its sizes)")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
           f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "
-          f"{len(result.flagged)} flagged ({len(worse)} worse); a change is flagged when its bootstrap "
+          f"{len(result.flagged)} flagged and {len(result.flagged_series)} series as a whole ({worse} worse); a change is flagged when its bootstrap "
           f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
           f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
           f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only){f' (x{cmp.BUSY_FACTOR:g}: busy)' if busy else ''}")
     if result.only_a or result.only_b:
         print(f"{result.only_a} measurements only in run {a['id']}, {result.only_b} only in run {b['id']}")
-    return 1 if args.fail_on_regression and worse else 0
+    if args.fail_on_regression:
+        print("gate: " + gate_verdict(worse, len(unjudged), len(result.changes)))
+    return gate_status(args, worse, unjudged)

@@ -1,0 +1,64 @@
+"""memkit's one judge: every constant that decides "is A faster than B, how
+sure, does it count" on the Python side, and the rule each question uses.
+docs/judging.md says which statistic answers which question, and why.
+
+The questions, and where each is asked:
+
+- **Did a measurement move between two runs?** (`memkit compare`, the
+  report's "since the previous run", `memkit fleet`): compare.py, by the
+  bootstrap of the ratio of medians, Benjamini-Hochberg over the run, and a
+  minimum effect (the FDR / *_EFFECT constants below).
+- **Did a series move as a whole?** (the same commands): a regression that
+  moves most of a series (sse2 forced: most of memset-sizes) must be caught
+  even where each point alone is too short to judge; judged on its paired
+  speed-ups over the baseline timed in the same rounds (SERIES_*).
+- **Is a strategy faster at a size, with confidence?** (`memkit tune`): the
+  sign test over paired rounds and a margin (TUNE_*).
+- **Is a whole program faster?** (`memkit try`): the order-statistics
+  interval of the median paired ratio (TRY_*).
+- **Is memkit losing at a size?** (the lab's own verdicts, in C:
+  bench/lab/ranking.c): LOSS_MIN there; it writes it into every ranking
+  record, and the Python side reads it from there, never copies it.
+
+The statistics themselves are memkit.stats (scipy.stats); nothing here
+computes a p-value.
+"""
+
+from __future__ import annotations
+
+# ---- compare: one measurement between two runs (compare.py's steps) ----
+BOOTSTRAP = 2000          # resamples of the ratio of medians
+SEED = 20240601           # the resampling's seed: a comparison is reproducible
+FDR = 0.05                # Benjamini-Hochberg false discovery rate
+MIN_EFFECT = 0.05         # on per-process samples
+PLACEMENT_EFFECT = 0.20   # on per-round samples: they cannot see placement between processes
+SHORT_CALL_NS = 50.0      # a call shorter than this moves up to 15% between processes ...
+SHORT_CALL_PROCESS_EFFECT = 0.15   # ... so this on per-process samples, and not judged alone on rounds
+PROCESSES_MIN = 3         # fewer processes say nothing about the spread between them
+BUSY_FACTOR = 2.0         # every minimum effect, when either run was on a busy machine
+NULL_MIN = 8              # measurements needed to read an experiment's own noise
+NULL_CLIP = 3.0           # values this many scales out are set aside as not noise
+EFFECT_SDS = 3.0          # the minimum effect is at most this many SDs of the noise
+COHERENT = 3              # neighbouring sizes that lean together are stronger evidence
+LOCAL_MIN = 3             # other measurements needed for a local shift
+
+# ---- compare: a series as a whole (its paired speed-ups over the baseline) ----
+# Identical quick runs of memset-sizes (2 processes, 3 batches) moved a whole
+# series by up to 5.9% relative to glibc (AMD EPYC Zen 5, 10 pairs: the
+# placement of a variant's code between processes); sse2 forced moved
+# mk_memset by 25% there, avx2 forced by 12%, and by 18% on an Intel Xeon
+# 6/207 where each point was too short to judge alone.
+SERIES_EFFECT = 0.08      # the series' median paired change must exceed this
+SERIES_MIN = 8            # sizes a series needs to be judged as a whole
+
+# ---- tune: a strategy against the incumbent at one size ----
+TUNE_ALPHA = 0.01         # one-sided sign test over paired rounds
+TUNE_MARGIN = 0.03        # and the median speed-up at least this
+TUNE_NULL_MIN = 8         # identical cells needed to read the noise (--check)
+TUNE_BAND_MIN = 4         # ... and in a size band, to read its own center
+TUNE_NULL_CLIP = 4.0      # identical cells this many scales out are not noise
+
+# ---- try: a whole program with and without memkit ----
+TRY_CONFIDENCE = 0.95     # the interval of the median paired ratio
+TRY_MIN_PAIRS = 6         # pairs before any stopping rule applies
+TRY_PRECISION = 0.02      # stop once the interval is within +-this of the median
