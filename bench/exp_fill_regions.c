@@ -209,7 +209,6 @@ static int cmp_double(const void *a, const void *b)
  * agree: at least half of them in every interleaved round (ratio_min > 1,
  * or ratio_max < 1), or 80% of them by their median.  One noisy size does
  * not make a verdict; a small effect seen at every size does. */
-#define EFFECT 0.05
 static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
                      const lab_stats (*ratio)[MAX_METHODS])
 {
@@ -239,13 +238,13 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
             qsort(med, n, sizeof *med, cmp_double);
             double r = n % 2 ? med[n / 2] : (med[n / 2 - 1] + med[n / 2]) / 2;
             size_t len = strlen(text);
-            if (r >= 1 + EFFECT && (2 * up >= n || 5 * up_med >= 4 * n)) {
+            if (r >= 1 + LAB_LEVEL_EFFECT && (2 * up >= n || 5 * up_med >= 4 * n)) {
                 snprintf(text + len, sizeof text - len, "%szeros %.2fx faster in %s (%zu sizes, %.2f..%.2fx)",
                          len ? "; " : "", r, lv[l].name, n, lo, hi);
                 size_t fl = strlen(faster_summary);
                 snprintf(faster_summary + fl, sizeof faster_summary - fl, "%s%s %.2fx in %s",
                          fl ? ", " : "", methods[m].name, r, lv[l].name);
-            } else if (r <= 1 - EFFECT && (2 * down >= n || 5 * down_med >= 4 * n)) {
+            } else if (r <= 1 - LAB_LEVEL_EFFECT && (2 * down >= n || 5 * down_med >= 4 * n)) {
                 snprintf(text + len, sizeof text - len, "%szeros %.2fx slower in %s (%zu sizes, %.2f..%.2fx)",
                          len ? "; " : "", 1 / r, lv[l].name, n, lo, hi);
                 size_t sl = strlen(slower_summary);
@@ -258,7 +257,7 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
         }
         if (!text[0])
             lab_verdict(ctx, "%s: no zero/non-zero difference beyond %.0f%% in %s", methods[m].name,
-                        EFFECT * 100, quiet);
+                        LAB_LEVEL_EFFECT * 100, quiet);
         else if (quiet[0])
             lab_verdict(ctx, "%s: %s; no difference in %s", methods[m].name, text, quiet);
         else

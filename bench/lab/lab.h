@@ -301,8 +301,16 @@ void lab_median_interval(const double *sorted, size_t n, double *lo, double *hi)
 const char *lab_interval_text(double lo, double hi, char *buf, size_t len);
 
 /* Where an interval of speed-ups lies: 1 all above 1 (faster), -1 all
- * below (slower), 0 it spans 1 (too noisy to tell). */
+ * below (slower), 0 it spans 1 (too noisy to tell).  The lab's judging
+ * constants below, and memkit/judge.py on the Python side, are the only
+ * ones (docs/judging.md). */
 int lab_judge(double lo, double hi);
+/* A loss verdict needs memkit slower by at least this much too: a 1% gap at
+ * 48 KiB between one loop and the same loop elsewhere is placement. */
+#define LAB_LOSS_MIN 1.02
+/* An effect over a cache level (fill-regions' zero vs non-zero) needs the
+ * level's median ratio this far off 1, and its sizes agreeing. */
+#define LAB_LEVEL_EFFECT 0.05
 
 /* ---- verdicts and progress (messages.c) ---- */
 void lab_verdict(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,14 +1,12 @@
 /* Where memkit stands among the methods timed beside it: per range of
  * consecutive grid points, where it is slower than the fastest other
  * method beyond the noise (the ~95% interval of its paired speed-up
- * below 1/LOSS_MIN) and by how much, and which method was fastest. */
+ * below 1/LAB_LOSS_MIN) and by how much, and which method was fastest. */
 #include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define LOSS_MIN 1.02
 
 #define MAX_TIED 8
 
@@ -39,7 +37,7 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
 
 /* a's paired per-round speed-up over b: 1 faster, -1 slower (beyond the
- * noise and by at least LOSS_MIN: a 1% gap at 48 KiB between one loop and
+ * noise and by at least LAB_LOSS_MIN: a 1% gap at 48 KiB between one loop and
  * the same loop elsewhere is placement), 0 neither; its median too. */
 static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
                        double *median)
@@ -48,7 +46,7 @@ static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_su
     if (median)
         *median = m;
     int j = lab_judge(lo, hi);
-    return j < 0 && hi > 1 / LOSS_MIN ? 0 : j;
+    return j < 0 && hi > 1 / LAB_LOSS_MIN ? 0 : j;
 }
 
 /* Is `name` the fastest at p, or within its noise? */
@@ -114,7 +112,7 @@ static size_t range_end(const lab_ranking *rk, size_t i)
  * [{"at", "fastest", "tied": [...], "rival", "verdict", "slower"}], and on
  * an ordered axis "ranges": [[first, last], ...] of the points}, where
  * verdict is memkit against the fastest other method (1 faster, -1 slower
- * beyond the noise and by LOSS_MIN, 0 neither) and slower its median. */
+ * beyond the noise and by LAB_LOSS_MIN, 0 neither) and slower its median. */
 static void write_ranking(FILE *f, const void *arg)
 {
     const lab_ranking *rk = arg;
@@ -123,7 +121,7 @@ static void write_ranking(FILE *f, const void *arg)
     fprintf(f, ",\"ordered\":%s,\"memkit\":", rk->ordered ? "true" : "false");
     lab_json_string(f, rk->memkit);
     fputs(",\"loss_min\":", f);
-    lab_json_number(f, LOSS_MIN);
+    lab_json_number(f, LAB_LOSS_MIN);
     fputs(",\"points\":[", f);
     for (size_t i = 0; i < rk->n; i++) {
         const point *p = &rk->p[i];

@@ -28,11 +28,10 @@ from statistics import geometric_mean, median
 from typing import Optional
 
 from memkit import lab, stats
+from memkit.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
+from memkit.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
 from memkit.tune_experiment import band_of
 from memkit.sizes import fmt_size
-
-ALPHA = 0.01      # one-sided sign test: how unlikely a win this consistent is by chance
-MARGIN = 0.03     # and the median speed-up must be at least this
 
 
 @dataclass(frozen=True)
@@ -188,9 +187,6 @@ Times = dict
 # profile equal to the defaults (Zen 4) called 3, 14 and 20 of 164 identical
 # cells changed, speed-ups 0.84..1.28x; each size band keeps its own center
 # (its processes are its own: tune_experiment.BANDS).
-NULL_MIN = 8       # identical cells needed to read that noise from them
-BAND_MIN = 4       # ... and in a band, to read its own center
-NULL_CLIP = 4.0    # their values this many scales out are set aside as not noise
 
 
 @dataclass

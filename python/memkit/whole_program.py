@@ -44,15 +44,13 @@ from typing import Optional
 
 from memkit import records, stats
 from memkit.errors import MemkitError
+from memkit.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
 from memkit.lab import describe_exit
 
 EXPERIMENT = "try"
 WITHOUT = "without memkit"
 WITH = "with memkit"
 WITH_PROFILE = "with memkit+profile"
-CONFIDENCE = 0.95
-MIN_PAIRS = 6
-PRECISION = 0.02
 # The output of two runs is compared this many bytes at a time, from files:
 # a program may write gigabytes.
 CHUNK = 1 << 20
