@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C experiments: where they are, what they are, and running one.
 
 Each experiment is an executable `memkit-exp-<name>` in `<build>/bench/`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report's figures: a line plot against a numeric axis (log size axis
 with the cache levels as bands, as in the seeds' figures) and grouped bars
 for results without one.  Each function writes one PNG."""

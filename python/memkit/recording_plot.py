@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report's picture of a recorded program (`memkit record`): its calls
 and bytes by size, per function, beside memkit's speed-up over glibc when
 size-distributions replayed the recording (the measurements' "data"

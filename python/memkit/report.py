@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTML report of one run: a one-screen headline (the fastest method per
 operation and size range and memkit's ratio to it, memkit's losses, what
 changed since the previous run), then each experiment's main result as a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by the `install` ctest (tests/install.cmake) in script mode.
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

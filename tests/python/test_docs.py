@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The man page says what argparse cannot: the environment, the files, the
 exit statuses and examples (issue #25), each example a command the parser
 takes; README.md's and docs/strategy.md's tables of the tunables are what

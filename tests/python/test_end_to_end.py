@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real experiments through the real command line: quick runs, compare
 (identical runs flag nothing; memset=sse2 is flagged worse) and the report."""
 

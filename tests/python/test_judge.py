@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One judge: on a real run's records, the lab's rankings (each "fastest"
 verdict's data), its loss verdicts, the run's summary and the report's
 headline say the same about every loss and every "fastest"."""

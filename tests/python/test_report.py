@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """report: the headline, one plot (at least) per experiment, folded tables,
 no stale files; on a synthetic suite in the self-describing record format
 and on old-format records."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report in a real browser (headless Chromium): the page loads and
 every image in it loads.  `make test` installs Chromium (scripts/deps.sh
 --test) and sets MEMKIT_REQUIRE_BROWSER=1, so there a missing browser fails."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit env: this machine's fingerprint, as every run records it; or the
 library's tunables and per-CPU strategy table, printed from its code."""
 

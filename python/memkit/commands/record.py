@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit record: run a program under the preload library with recording on
 and write its memset/memcpy/memmove size distributions, alignments and
 working sets.
