@@ -34,7 +34,7 @@ def add_arguments(p):
                            "with NAME (" + ", ".join(PATHS) + ") only that path, e.g. "
                            "LD_PRELOAD=$(memkit env --paths preload)")
     p.add_argument("--markdown", action="store_true",
-                   help="with --tunables or --strategies: the Markdown table README.md or "
+                   help="with --tunables or --strategies: the Markdown table docs/library.md or "
                         "docs/strategy.md holds")
 
 
@@ -101,7 +101,7 @@ def tunables_text(table: dict) -> str:
 
 
 def tunables_markdown(table: dict) -> str:
-    """README.md's table: the same on every CPU, so a per-CPU default is
+    """docs/library.md's table: the same on every CPU, so a per-CPU default is
     "per CPU" (docs/strategy.md's table has the rows' values)."""
     rows = [["name", "default", "bounds", "what"]]
     for t in table["tunables"]:
