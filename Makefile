@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # memkit — the two commands a fresh machine needs:
 #   make bench   build, run the lab's default suite, print the summary, write the report
 #   make test    build and run every test (C tests, sanitizer builds, fuzzing, Python)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* copy-read: a copy that is read right after it is made, by size, against
  * the same copy left alone; non-temporal against cached stores.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* copy-sweep: every copier of the lab (lab_copiers(): memkit's plus the seed's)
  * copying 32 B .. 64 MiB, in GB/s; and, as its own series, each unaligned
  * copier with the destination misaligned by 1..63 bytes against a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faults: what pages cost (Kraus, "Bringing The Hardware And Windows To Its
  * Limits"; Dawson's table of fault, free and zero costs per MB).
  *

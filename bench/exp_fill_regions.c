@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fill-regions: throughput of filling a region over and over, by region
  * size (1 KiB .. 1 GiB), with zero against a non-zero value, for every fill
  * method in one table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ipc-copy: the Shadesmar seed's own scenario.  A publisher process copies
  * each message from its memory into a slot of a ring in shared memory
  * (copy_in), a subscriber process copies it out into its memory

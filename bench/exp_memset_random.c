@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memset-random: the MSRC seed's random-size matrix.  Each row draws 50,000
  * sizes (a multiple of the granularity, min..max) and page offsets
  * (min..max offset from a page boundary) and zeroes a buffer at each in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memset-sizes: every memset method at fixed sizes 0..1 MiB, the same size
  * over and over on the same buffer (a trained branch predictor, the MSRC
  * seed's first benchmark; memset-random is the untrained case).  Per size,

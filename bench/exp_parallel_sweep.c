@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* parallel-sweep: mk_parallel_memcpy and mk_parallel_memset on warm buffers,
  * 1..N threads by size, interleaved (each round times every thread count
  * once).  Where more threads start to pay, and how many saturate memory:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* preload-apps: real programs (bench/apps/workloads.sh) timed with and
  * without LD_PRELOAD=libmemkit_preload.so in the lab's interleaved rounds
  * (shuffled order; no warm-up pass: the page cache is warmed once per

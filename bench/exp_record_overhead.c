@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-overhead: what `memkit record` adds to a call.  The same program
  * (this one, re-executed as a child) calls memset, memcpy and memmove
  * under the preload shim, once without and once with recording on

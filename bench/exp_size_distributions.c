@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* size-distributions: memset, memcpy and memmove on measured production
  * size distributions (data/fleet-size-distributions/, see its FORMAT.md):
  * ns per call for glibc and memkit, and memkit's speed-up per distribution.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* zeroing: the zeroing service over threads x grain x lock kind (Dawson,
  * "Slower Memory Zeroing Through Parallelism").  Each run hands the service
  * VOLUME bytes of dirty, resident memory and waits until it is all zero:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shared-memory message ring (see ipc_ring.h). */
 #include "ipc_ring.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A ring of message slots in shared memory between two processes, one
  * producer and one consumer (the ipc-copy experiment's publisher and
  * subscriber, the Shadesmar seed's topic).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memkit-tunables: the library's tunables and its per-CPU strategy table,
  * printed from the library's own tables (memkit_tunables.def,
  * src/strategy.c) as one JSON object, for `memkit env --tunables` and

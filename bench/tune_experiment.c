@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memkit-tune-experiment: the timings `memkit tune` decides from.  Each
  * configuration of the library it is given (a label and MEMKIT_TUNABLES
  * settings over the process's own) is a method of the lab's one interleave:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program that links memkit: fills, zeroes and clears a buffer, checks
  * the result, and says which variant the library picked for this CPU and
  * from which size it fills with non-temporal stores (a tunable, read by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memkit — fast memory fill, copy and zero routines for x86-64 Linux.
  *
  * The one public header (memkit_tunables.def, installed beside it, lists the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing memkit needs on a fresh Debian/Ubuntu
 # machine: the compilers and build tools from apt, nothing if already there.
 # Python packages go into the project's .venv (see the Makefile), never the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds every libFuzzer target (tests/fuzz/fuzz_*.c) with clang, AddressSanitizer
 # and UndefinedBehaviorSanitizer into build-fuzz/, and runs each for SECONDS.
 #   scripts/fuzz.sh [SECONDS]     (default 20)

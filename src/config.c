@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration every routine reads (mk_cfg), set once at load time:
  * defaults derived from the CPU, then the tuned profile written by
  * `memkit tune` (if any), then MEMKIT_TUNABLES, which overrides both.

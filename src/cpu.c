@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU detection: cpuid for vendor, family/model, the ISA flags memkit
  * dispatches on and the cache sizes; microcode from /proc/cpuinfo. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every public routine's binding to its variant, chosen once, at load time.
  *
  * mk_memset & co. are GNU indirect functions: the dynamic loader (or, in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Library-internal declarations shared across src/.
  *
  * The load-time layers, each using only those above it:

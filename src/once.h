@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A once-flag usable before libc is up (ifunc resolvers): the first caller
  * runs init, concurrent callers wait the few nanoseconds it takes. */
 #ifndef MEMKIT_ONCE_H

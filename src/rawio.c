@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Raw system calls for the code that runs before the C library is ready (ifunc
  * resolvers, the preload shim's first calls): no errno, no malloc, no locks,
  * no stdio. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The vector vocabulary the memory-routine templates are written in.
  *
  * A file that instantiates a template defines MK_VEC_BYTES (16, 32 or 64) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The strategy per microarchitecture: every choice that depends on the CPU
  * (the rep stosb / rep movsb windows and the alignment rep movsb needs, the
  * non-temporal thresholds for zero fills, non-zero fills and copies, the

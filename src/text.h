@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Strings without the C library, for the code that runs from the ifunc
  * resolvers and at load time, before libc (and any sanitizer runtime) is
  * initialised: the one copy of each helper the library's early code needs. */

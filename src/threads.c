@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Starting memkit's background threads (see internal.h). */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MEMKIT_TUNABLES: "name=value:name=value", the syntax of GLIBC_TUNABLES.
  * The table is memkit_tunables.def's rows; parsing never allocates and never
  * aborts, so it can run from an ifunc resolver in any host program. */

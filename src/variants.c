@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The variant registry: one row per ISA of isa.def, best first, each with
  * every entry point its templates produced (src/set, src/copy), so the
  * routines chosen together are listed together. */

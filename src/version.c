@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the library is: its version and the commit it was built from. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The lab's copy contestants (bench/lab/copy_methods*.c) for the tests that
 # check every copier: built in here, as ipc.cmake builds the ring, so that
 # the sanitizer builds, which have no bench/, test them too.

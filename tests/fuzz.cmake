@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets: every tests/fuzz/fuzz_*.c, built only with
 # -DMEMKIT_BUILD_FUZZ=ON and clang (scripts/fuzz.sh does both, in build-fuzz/,
 # with -DMEMKIT_SANITIZE=address,undefined for the library too).

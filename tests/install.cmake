@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` into a scratch prefix, then build and run the examples
 # against it: with pkg-config (examples/pkgconfig) and with
 # find_package(memkit) (examples/cmake), each against the .so and the .a.

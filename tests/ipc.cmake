@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The ipc-copy experiment's shared-memory ring lives with the experiment
 # (bench/ipc_ring.c); its test builds it in, so the sanitizer builds, which
 # have no bench/, run it too.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The lab's own C core (bench/lab): its method, arguments and records.
 if(TARGET memkit_lab)
   add_executable(test_lab_core c/lab/test_lab_core.c)

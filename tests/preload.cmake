@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The preload shim: a probe program run under LD_PRELOAD, real programs with
 # and without it (byte-identical output), and a check that the library's own
 # objects never call memset/memcpy/memmove (the shim would recurse).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libmemkit.so loaded and unloaded again and again (dlopen/dlclose) with the
 # default pool's workers started each time: see unload/dlclose_cycles.c.
 add_executable(dlclose_cycles unload/dlclose_cycles.c)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real programs from this machine, as workloads for the preload shim: the
 # identical-output test (tests/preload/real_programs.sh) and the lab's
 # preload-apps experiment both use this one list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The experiments' key=value arguments, checked against each experiment's
  * declared table (see lab.h). */
 #include "lab.h"

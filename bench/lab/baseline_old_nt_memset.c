@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark-only baseline: the Windows ("NT") memset that the MSRC seed
  * replaced, rebuilt from the seed's description of it (SSE2, no rep stosb):
  *   - under 80 bytes, loops of one store per iteration (16-byte stores from

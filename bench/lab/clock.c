@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's clocks: wall time, this process's CPU time, the cycle counter. */
 #include "lab.h"
 

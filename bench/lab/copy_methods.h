@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The copiers the lab's copy experiments race (copy-sweep, ipc-copy), in one
  * list: the C library's memcpy (the baseline every ratio is against), the
  * library's copiers (mk_copiers(): the ones a user would pick), then the

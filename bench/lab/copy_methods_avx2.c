@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's AVX contestants (copy_methods.h lists them), compiled with
  * AVX2: a file named *_avx2.c gets src/isa.def's flags for it. */
 #include "copy_methods.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Distribution files: parsing and drawing (see distribution.h). */
 #include "distribution.h"
 

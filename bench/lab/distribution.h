@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Distribution files (data/fleet-size-distributions/FORMAT.md), as
  * size-distributions replays them and `memkit record` writes them: three
  * or four lines of "x:p,x:p,...", x occurring with probability p.

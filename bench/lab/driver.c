@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's driver: an experiment's command line, its processes and the
  * run from the fingerprint to the end record (see lab.h).  What it stands
  * on (arguments, clocks, records, the fingerprint, ...) is in the files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The machine's fingerprint: what the CPU, kernel, libc and memkit are, and
  * how memkit is configured; the first line of every run's JSONL. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the lab's own files share and experiments do not see. */
 #ifndef MEMKIT_LAB_INTERNAL_H
 #define MEMKIT_LAB_INTERNAL_H

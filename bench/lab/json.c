@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON values as the records, verdicts and fingerprint write them. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's shared C core: command line, arguments, the interleaved method,
  * statistics, the machine fingerprint and the output every experiment
  * follows.  An experiment is its grid and its verdicts; everything about how

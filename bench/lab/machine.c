@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What about the machine makes timings noisy, for the fingerprint (and
  * `memkit system-check`, which prints it): turbo/boost, SMT, a hypervisor;
  * and the one CPU single-threaded timing processes are pinned to. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory an experiment times on, and a way to evict it from the caches. */
 #include "lab.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memset methods the lab's memset experiments compare, in one table:
  * glibc's memset (the reference), memkit's dispatched mk_memset, every
  * memset variant this CPU can run, and the benchmark-only "old NT memset"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's method: statistics, the interleaved rounds, the paired speed-up. */
 #include "lab.h"
 

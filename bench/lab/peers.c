@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Peers: any other library's memset, memcpy and memmove racing as methods
  * (peer=/path/lib.so,...), loaded once here for every experiment.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Several processes: the helper runs of an experiment and their samples.
  *
  * Where code and data land in memory moves small-size results by up to

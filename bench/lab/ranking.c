@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where memkit stands among the methods timed beside it: per range of
  * consecutive grid points, where it is slower than the fastest other
  * method beyond the noise (the ~95% interval of its paired speed-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where an experiment finds what ships beside it (the production size
  * distributions, the preload library, the preload-apps workloads), whether
  * it runs from a build tree or from an installed prefix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sizes: parsed from arguments ("64K"), shown to people ("64 KiB"), and
  * laid out as a grid (so many per octave). */
 #include "lab.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Working sets (see working_set.h): the levels, the arenas, the placement. */
 #include "working_set.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Working sets: where an experiment's calls land, hot or cold.
  *
  * `hot` is each experiment's own small layout (its buffers stay in L1/L2:

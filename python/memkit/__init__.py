@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The memkit lab's front end: runs the C experiments, keeps their results in
 SQLite, compares runs and writes HTML reports."""
 

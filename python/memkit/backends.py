@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The two places a results database can live: an SQLite file (the embedded
 default, one machine) or a PostgreSQL server (a fleet writing to one place).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The `memkit` command line: subcommands from memkit.commands, errors as
 one line and a non-zero exit status."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Comparing two runs, measurement by measurement, on their raw samples.
 
 One headline metric per measurement: an experiment that reports the same

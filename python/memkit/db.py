@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The results database: every run, its machine fingerprint, its
 measurements and verdicts.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The man page and the shell completions, generated from the command line's
 own parser, so they never disagree with `memkit --help`.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The machine fingerprint: printing it, the cache levels it implies, and
 what changed between two of them."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The fleet: every host's latest run against that host's previous one (of
 the same kind: a `memkit try` of the same command, or a lab run of the same
 grid; memkit.whole_program.previous_comparable).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The fleet report: one HTML page over every host (`memkit report --fleet`).
 
 Per CPU model, a table of its hosts: the latest run, the fingerprint fields

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C experiments: where they are, what they are, and running one.
 
 Each experiment is an executable `memkit-exp-<name>` in `<build>/bench/`
@@ -110,6 +111,58 @@ def library_version(bench_dir: Optional[Path] = None) -> str:
             except (OSError, AttributeError):
                 continue
     return "not found beside " + str(bench_dir)
+
+
+def _lib_dirs(bench_dir: Path) -> list[Path]:
+    """Where the libraries lie beside the experiments: a build tree keeps
+    them in the folder above bench/, an install prefix in lib/ (or lib64/)
+    beside libexec/memkit/."""
+    prefix = bench_dir.parent.parent
+    return [bench_dir.parent, bench_dir, prefix / "lib", prefix / "lib64"]
+
+
+def native_file(bench_dir: Path, name: str) -> Optional[Path]:
+    """The file `name` (libmemkit_preload.so, libmemkit.so, ...) that goes
+    with these experiments, or None."""
+    for d in _lib_dirs(bench_dir):
+        if (d / name).is_file():
+            return d.resolve() / name
+    return None
+
+
+def _source_dir(build_dir: Path) -> Optional[Path]:
+    """The checkout a CMake build tree was configured from."""
+    try:
+        cache = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"^memkit_SOURCE_DIR:STATIC=(.*)$", cache, re.M)
+    return Path(m[1]) if m else None
+
+
+def native_paths(bench_dir: Path) -> dict[str, Optional[Path]]:
+    """What a program needs to adopt memkit, as installed with these
+    experiments (`pip install .`, `make install`) or built beside them: the
+    preload library, the shared and static libraries, the header's folder,
+    the pkg-config and CMake package folders (install prefixes only: a build
+    tree's are written for the prefix), the experiments.  None: not there."""
+    def first_dir(*candidates: Path) -> Optional[Path]:
+        return next((c.resolve() for c in candidates if c.is_dir()), None)
+    lib = native_file(bench_dir, "libmemkit.so")
+    libdir = lib.parent if lib else None
+    source = _source_dir(bench_dir.parent)
+    include = first_dir(*[d for d in (bench_dir.parent.parent / "include", source and source / "include")
+                          if d and (d / "memkit.h").is_file()])
+    installed = libdir is not None and (libdir / "pkgconfig" / "memkit.pc").is_file()
+    return {
+        "preload": native_file(bench_dir, "libmemkit_preload.so"),
+        "library": lib,
+        "static": native_file(bench_dir, "libmemkit.a"),
+        "include": include,
+        "pkgconfig": libdir / "pkgconfig" if installed else None,
+        "cmake": first_dir(libdir / "cmake" / "memkit") if installed else None,
+        "experiments": bench_dir.resolve(),
+    }
 
 
 @dataclass

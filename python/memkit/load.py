@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Is the machine busy?  The CPU time other processes use (and the
 hypervisor steals: /proc/stat), measured over a stretch of time, so a run
 made beside other work says so and `compare` can tell.  The load average

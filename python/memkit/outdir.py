@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writing generated files into a directory the user names (`memkit report
 --out DIR`) without ever deleting or overwriting a file memkit did not write.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report's figures: a line plot against a numeric axis (log size axis
 with the cache levels as bands, as in the seeds' figures) and grouped bars
 for results without one.  Each function writes one PNG."""
@@ -10,6 +11,41 @@ from typing import Optional
 BAND_COLORS = ["#e8f1fb", "#fdf0e0", "#eaf7e8", "#f4ecf8"]
 LINE_STYLES = ["-", "--", ":", "-."]
 MAX_SHADED = 5
+
+# One colour per method across every figure of a report: a reader who has
+# learnt "memkit is red" in one plot must not find glibc red in the next.
+# The baseline and memkit's own dispatched routines have fixed colours (the
+# same in every report); any other method takes the next free colour of the
+# palette the first time a figure draws it.
+FIXED_COLORS = {"glibc": "#222222", "libc": "#222222", "without memkit": "#222222",
+                "memkit": "#d62728", "mk_memset": "#d62728", "mk_memcpy": "#d62728", "mk_memmove": "#d62728"}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5"]
+_assigned: dict[str, str] = {}
+
+
+def reset_colors():
+    """A new report: its methods take the palette from its start."""
+    _assigned.clear()
+
+
+def method_key(label: str) -> str:
+    """The method a curve or bar stands for: "avx2 vs glibc" is avx2's
+    speed-up, "aocl-libmem memcpy" is aocl-libmem's (the operation is the
+    figure's, not the method's)."""
+    words = label.split(" vs ")[0].split()
+    return words[0] if words else label
+
+
+def method_color(label: str) -> str:
+    method = method_key(label)
+    if method in FIXED_COLORS:
+        return FIXED_COLORS[method]
+    if method not in _assigned:
+        used = set(_assigned.values())
+        free = [c for c in PALETTE if c not in used]
+        _assigned[method] = free[0] if free else PALETTE[len(_assigned) % len(PALETTE)]
+    return _assigned[method]
 
 
 def pyplot():
@@ -46,58 +82,90 @@ def draw_bands(ax, levels, xmin, xmax):
                 va="bottom", fontsize=8, color="#555")
 
 
+# A size axis from a few bytes to megabytes draws as two panels, below and
+# from SMALL_EDGE: on one log axis the small sizes' few nanoseconds share a
+# tenth of the height and seven methods' lines lie on top of each other.
+SMALL_EDGE = 1024
+
+
+def _size_panels(xs: list[float], size_axis: bool) -> list[tuple[float, float]]:
+    lo, hi = min(xs), max(xs)
+    if size_axis and lo < SMALL_EDGE / 4 and hi >= SMALL_EDGE * 8:
+        return [(lo, SMALL_EDGE), (SMALL_EDGE, hi)]
+    return [(lo, hi)]
+
+
+def _clip(c: dict, lo: float, hi: float) -> dict:
+    keep = [i for i, x in enumerate(c["x"]) if lo <= x <= hi]
+    out = dict(c, x=[c["x"][i] for i in keep], y=[c["y"][i] for i in keep])
+    for k in ("lo", "hi"):
+        if c.get(k):
+            out[k] = [c[k][i] for i in keep]
+    return out
+
+
 def lines(curves: list[dict], *, path, title: str, xlabel: str, ylabel: str, size_axis: bool,
           levels=(), reference: Optional[float] = None):
-    """curves: [{"label", "series" (colour), "style" (line style index), "x": [...], "y": [...],
-    "lo": [...] or None, "hi": [...] or None}]."""
+    """curves: [{"label", "series" (the method: its colour), "style" (line style index), "x": [...],
+    "y": [...], "lo": [...] or None, "hi": [...] or None}]."""
     plt = pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    series = list(dict.fromkeys(c["series"] for c in curves))
-    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=90)
     xs_all = [x for c in curves for x in c["x"]]
-    log_x = size_axis or (min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 16)
-    if log_x:
-        xmin, xmax = min(xs_all) / 1.15, max(xs_all) * 1.15
-        if size_axis and levels:
-            draw_bands(ax, levels, xmin, xmax)
-        ax.set_xscale("log", base=2)
-        ax.set_xlim(xmin, xmax)
-        if size_axis:
-            ax.xaxis.set_major_formatter(size_formatter())
+    panels = _size_panels(xs_all, size_axis)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 4.4 if len(panels) == 1 else 7.6), dpi=90,
+                             squeeze=False)
     shade = len(curves) <= MAX_SHADED
-    for c in curves:
-        color = colors[series.index(c["series"]) % len(colors)]
-        ax.plot(c["x"], c["y"], LINE_STYLES[c.get("style", 0) % len(LINE_STYLES)], color=color,
-                label=c["label"], lw=1.6, marker="." if len(c["x"]) < 30 else None)
-        if shade and c.get("lo") and len(c["x"]) > 1:
-            ax.fill_between(c["x"], c["lo"], c["hi"], color=color, alpha=0.08, lw=0)
-    if reference is not None:
-        ax.axhline(reference, color="#333", lw=0.8)
-    ys = [y for c in curves for y in c["y"] if y is not None and y > 0]
-    if ys and max(ys) / min(ys) > 100:
-        ax.set_yscale("log")
-    elif ys:
-        top = max(ys) * 1.15
+    for n, (ax, (lo, hi)) in enumerate(zip(axes[:, 0], panels)):
+        part = [p for p in (_clip(c, lo, hi) for c in curves) if p["x"]]
+        xs = [x for c in part for x in c["x"]]
+        log_x = size_axis or (min(xs) > 0 and max(xs) / min(xs) >= 16)
+        if log_x:
+            xmin, xmax = min(xs) / 1.15, max(xs) * 1.15
+            if size_axis and levels:
+                draw_bands(ax, levels, xmin, xmax)
+            ax.set_xscale("log", base=2)
+            ax.set_xlim(xmin, xmax)
+            if size_axis:
+                ax.xaxis.set_major_formatter(size_formatter())
+        for c in part:
+            color = method_color(c["series"])
+            # memkit's own routine, wide and beneath: it stays visible where a
+            # variant it dispatches to draws the very same line.
+            own = method_key(c["series"]) in FIXED_COLORS and color != FIXED_COLORS["glibc"]
+            ax.plot(c["x"], c["y"], LINE_STYLES[c.get("style", 0) % len(LINE_STYLES)], color=color,
+                    label=c["label"], lw=3.4 if own else 1.5, zorder=1.9 if own else 2,
+                    alpha=0.75 if own else 1.0, marker="." if len(c["x"]) < 30 and not own else None)
+            if shade and c.get("lo") and len(c["x"]) > 1:
+                ax.fill_between(c["x"], c["lo"], c["hi"], color=color, alpha=0.08, lw=0)
         if reference is not None:
-            top = max(top, reference * 1.1)
-        ax.set_ylim(0, top)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11, pad=16)
-    ax.grid(True, which="major", color="#ccc", lw=0.5)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+            ax.axhline(reference, color="#333", lw=0.8)
+        ys = [y for c in part for y in c["y"] if y is not None and y > 0]
+        if ys and max(ys) / min(ys) > 100:
+            ax.set_yscale("log")
+        elif ys:
+            top = max(ys) * 1.15
+            if reference is not None:
+                top = max(top, reference * 1.1)
+            ax.set_ylim(0, top)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if len(panels) > 1:
+            ax.set_title(("below " if n == 0 else "from ") + size_formatter()(SMALL_EDGE, None) + " B",
+                         fontsize=9, loc="left")
+        ax.grid(True, which="major", color="#ccc", lw=0.5)
+    axes[0, 0].set_title(title, fontsize=11, pad=16)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
 def bars(categories: list[str], series: list[str], values: dict, *, path, title: str, ylabel: str,
-         errors: Optional[dict] = None, reference: Optional[float] = None):
+         errors: Optional[dict] = None, reference: Optional[float] = None, by_category: bool = False):
     """Grouped bars: one group per category, one bar per series.
     values[(category, series)] = number; errors likewise (lo, hi).  Many
-    categories: horizontal, so the labels stay readable."""
+    categories: horizontal, so the labels stay readable.  by_category: the
+    categories are the methods (one series), each bar in its method's colour."""
     plt = pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     n_cat, n_ser = len(categories), max(1, len(series))
     horizontal = n_cat > 6 or max((len(c) for c in categories), default=0) > 14
     width = 0.8 / n_ser
@@ -116,7 +184,8 @@ def bars(categories: list[str], series: list[str], values: dict, *, path, title:
             lo, hi = (errors or {}).get((c, s), (v, v))
             err_lo.append(max(0.0, v - lo))
             err_hi.append(max(0.0, hi - v))
-        kw = dict(color=colors[j % len(colors)], label=s)
+        kw = dict(color=[method_color(c) for c in categories if values.get((c, s)) is not None]
+                  if by_category else method_color(s), label=None if by_category else s)
         err = [err_lo, err_hi] if errors else None
         if horizontal:
             ax.barh(pos, vals, height=width, xerr=err, error_kw=dict(lw=0.7), **kw)
@@ -138,7 +207,8 @@ def bars(categories: list[str], series: list[str], values: dict, *, path, title:
             ax.axhline(reference, color="#333", lw=0.8)
         ax.grid(True, axis="y", color="#ccc", lw=0.5)
     ax.set_title(title, fontsize=11)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if not by_category:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -150,10 +220,9 @@ def pairs(curves: list[dict], *, path, title: str, ylabel: str, reference: Optio
     interval)}], each with its median as a dashed line and its interval as
     a band."""
     plt = pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(10, 4.0), dpi=90)
-    for i, c in enumerate(curves):
-        color = colors[i % len(colors)]
+    for c in curves:
+        color = method_color(c.get("series", c["label"]))
         xs = list(range(1, len(c["y"]) + 1))
         ax.plot(xs, c["y"], "o-", color=color, lw=0.8, ms=4, label=c["label"])
         ax.axhline(c["median"], color=color, lw=1.2, ls="--")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where memkit stands among the methods timed beside it, as the lab judged
 it: the rows of the report's headline, read from each "fastest" verdict's
 data (bench/lab/ranking.c writes them), never judged again here.

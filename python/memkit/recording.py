@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Recordings made by `memkit record`: the preload library's per-process
 count files (src/preload/record.c) merged into size distributions in the
 format of data/fleet-size-distributions/FORMAT.md, read back, and turned

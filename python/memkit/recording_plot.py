@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report's picture of a recorded program (`memkit record`): its calls
 and bytes by size, per function, beside memkit's speed-up over glibc when
 size-distributions replayed the recording (the measurements' "data"
@@ -57,8 +58,8 @@ def plot(rec_dir: Path, ups: dict, path: Path, prediction: recording.Prediction)
         weight = [sum(p * s for s, p in probs.items() if lo <= s < hi) for _, lo, hi in bins]
         total = sum(weight) or 1
         x = range(len(bins))
-        ax.bar([i - 0.2 for i in x], [100 * c for c in calls], width=0.4, label="% of calls")
-        ax.bar([i + 0.2 for i in x], [100 * w / total for w in weight], width=0.4, label="% of bytes")
+        ax.bar([i - 0.2 for i in x], [100 * c for c in calls], width=0.4, label="% of calls", color="#999999")
+        ax.bar([i + 0.2 for i in x], [100 * w / total for w in weight], width=0.4, label="% of bytes", color="#444444")
         ax.set_xticks(list(x))
         ax.set_xticklabels([b[0] for b in bins], rotation=60, fontsize=7)
         ax.set_ylabel("%")

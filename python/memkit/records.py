@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The experiments' measurement records, read into one shape whatever the
 format they were written in.
 

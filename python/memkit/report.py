@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTML report of one run: a one-screen headline (the fastest method per
 operation and size range and memkit's ratio to it, memkit's losses, what
 changed since the previous run), then each experiment's main result as a
@@ -306,7 +307,7 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
         suffix = f" ({tag})" if tag else ""
         plots.bars(up_categories, series, values, errors=errors, path=path, reference=1.0,
                    title=f"{fig.exp}: speed-up over the baseline (> 1: faster){suffix}",
-                   ylabel="speed-up vs baseline")
+                   ylabel="speed-up vs baseline", by_category=by_series)
         fig.add(path, "paired per-round speed-up over the baseline, median with min..max (> 1: faster)" + suffix)
     values, errors = {}, {}
     for m in rows:
@@ -323,7 +324,7 @@ def bar_figure(fig: Figures, rows: list[dict], pref: dict, tag: Optional[str] = 
     path = fig.path(label, tag)
     suffix = f" ({tag})" if tag else ""
     plots.bars(categories, series, values, errors=errors, path=path, title=f"{fig.exp}: {label}{suffix}",
-               ylabel=f"{label} ({yunit})")
+               ylabel=f"{label} ({yunit})", by_category=by_series)
     fig.add(path, f"{label} in {yunit}" + (f" by {', '.join(cats_keys)}" if cats_keys and not by_series else "") +
             suffix + "; whiskers: min..max of the samples")
 
@@ -553,7 +554,8 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max
        margin: 1.5em auto; color: #222; line-height: 1.4; padding: 0 1em; }
 h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.6em; }
 h3 { margin: .8em 0 .3em; font-size: 1.05em; }
-table { border-collapse: collapse; font-size: .85em; margin: .4em 0; }
+/* A wide table scrolls in its own box: the page itself never scrolls sideways. */
+table { border-collapse: collapse; font-size: .85em; margin: .4em 0; display: block; max-width: 100%; overflow-x: auto; }
 td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 .headline table.fastest td { white-space: nowrap; }
@@ -603,6 +605,7 @@ def write_report(db, run_id: int, out: Path) -> Path:
 
 
 def _write_report(db, run: dict, out: Path):
+    plots.reset_colors()
     run_id = run["id"]
     plot_dir = out / PLOTS_DIR
     plot_dir.mkdir()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sizes as people write and read them, one grammar for all of memkit's
 Python: 4096, 64K, 1M, 2G (also 64KiB, 64kb) in; 1 KiB, 1.5 MiB out (the
 lab's C side reads and writes the same: bench/lab/sizes.c)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every statistical decision of memkit's Python side, made by scipy.stats.
 
 The project's rule: statistics from scipy, not by hand; one decision, one

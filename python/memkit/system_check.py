@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What makes timings noisy on this machine (`memkit system-check`, after
 pyperf's `system show`): each source as the fingerprint records it (the
 lab's C core reads the machine once, for every run: bench/lab/machine.c)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writing to the user's terminal: a live progress line (occasional plain
 lines elsewhere), and text from outside (a host name, an experiment's
 stderr, an argument) with its control characters made visible."""

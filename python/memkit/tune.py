@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`memkit tune`'s decisions: from interleaved timings of memkit's own paths,
 each strategy's MEMKIT_TUNABLES settings put in force in turn (the lab's
 interleave: memkit.tune_experiment), to the

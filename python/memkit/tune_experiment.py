@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Running memkit-tune-experiment (bench/tune_experiment.c): the lab's one
 interleave over configurations of libmemkit, each put in force in turn
 inside one process, several processes pooled.  Each size band runs in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A whole program timed with and without memkit (`memkit try`): the runs,
 the check of their outputs, the statistics, the bottom line and the run as
 the database stores it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's copiers: the copy methods a user would pick, behind one
  * interface (see memkit.h for the contract and when to pick each), one row
  * each.  The lab's other contestants are in bench/lab/copy_methods.c. */

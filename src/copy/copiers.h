@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The copiers' private pieces: the contract check, the table rows and their
  * allocators.  Shared by the library's copiers (copiers.c) and the lab's
  * contestants (bench/lab/copy_methods.c), so that both tables keep the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's streaming copier (see memkit.h for when to pick it). */
 #include "copiers_avx2.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The seed's aligned AVX copy methods, written once: a loop over 32-byte
  * vectors with the load (cached or streaming), the store (cached or
  * non-temporal), the prefetch of the next block and the unrolling as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memmove/memcpy family for the evex build (see simd.h): 32-byte vectors
  * with AVX-512's masked loads and stores. */
 #define MK_VEC_BYTES 32

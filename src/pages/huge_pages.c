@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_pages_alloc: anonymous memory on huge pages where the machine gives
  * them, normal pages otherwise, and the caller told which.  A 2 MiB page
  * takes one fault where 4 KiB pages take 512 (the faults experiment shows

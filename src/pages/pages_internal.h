@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Page services' seams for the tests. */
 #ifndef MEMKIT_PAGES_INTERNAL_H
 #define MEMKIT_PAGES_INTERNAL_H

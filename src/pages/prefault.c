@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_prefault: take a region's page faults now, in one place, instead of
  * scattered over the code that first writes it (the Kraus seed: faults are
  * CPU work, cheapest done by one thread or in one system call).

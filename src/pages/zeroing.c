@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The zeroing service: callers hand back freed blocks and take zeroed ones;
  * background workers zero the returned blocks a grain at a time.
  *

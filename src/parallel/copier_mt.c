@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MT copier adapter (the Shadesmar seed's MTCopier, fixed): the seed
  * started a thread per call and cut the work at arbitrary offsets, so it
  * could only wrap copiers without an alignment requirement.  Here the work

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_parallel_memcpy / mk_parallel_memset: the dispatched single-thread
  * routine on each chunk, chunks spread over a pool.  Below the
  * parallel_threshold tunable waking workers costs more than it saves. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The thread pool: workers created once, asleep on a condition variable
  * while idle (never spinning), woken for a job, which they and the calling
  * thread share by claiming chunk indices with one atomic add.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The thread pool's library-internal side: the chunk runner the parallel
  * routines and the copier adapter share, and the seams the tests use to
  * reach paths a healthy machine never takes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What libc already read when it started, for the shim's start-up: its
  * environment and the cpuid leaves it keeps.  The core library declares
  * these weak (src/internal.h) and asks only where they exist: in the shim,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libmemkit_preload.so: memset, memcpy, memmove, bzero, mempcpy and their
  * fortified forms, backed by memkit's dispatched routines.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Recording for `memkit record`: with MEMKIT_RECORD=DIR in the environment
  * the shim binds memset, memcpy and memmove to wrappers that count each
  * call's size, destination and (copies) source alignment and overlap, and

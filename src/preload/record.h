@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `memkit record`: the preload shim counts its callers' sizes when
  * MEMKIT_RECORD=DIR is set (see record.c for the file layout). */
 #ifndef MEMKIT_PRELOAD_RECORD_H

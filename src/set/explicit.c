@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_memset_explicit: a fill the compiler may not remove (C23 memset_explicit). */
 #include "../internal.h"
 

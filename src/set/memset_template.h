@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memset, written once and instantiated per vector width (see simd.h):
  * memset_sse2.c, memset_avx2.c, memset_evex.c, memset_avx512.c.  Built from
  * named pieces, each store pattern written once:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Debug builds (MEMKIT_DEBUG_CONTRACTS) check the caller's side of
  * mk_zero_aligned16's contract — 16-aligned dst, size a multiple of 16 — and
  * trap with one line on stderr.  Each violation runs in a forked child.  In

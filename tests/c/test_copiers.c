@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which copiers the library and the lab list; then every usable copier of
  * the lab (the library's and the lab's contestants), both directions: sizes
  * that keep its contract from 0 to 4096 and random large ones, at several

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every memcpy/memmove-family routine the CPU can run:
  *  - disjoint buffers: sizes 0..300 at all 64x64 (dst, src) alignments,
  *    301..4096 at every dst alignment with two src alignments, each buffer at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_memset_explicit must clear a buffer even when the compiler can prove
  * nobody reads it afterwards — the case where a plain memset of a dying
  * local array is deleted as a dead store (and a secret stays on the stack).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ipc-copy experiment's shared-memory ring (bench/ipc_ring.c), on fake
  * small grids: messages arrive intact (every byte checked) through every
  * usable copier of the lab and the MT adapter, from parent to child and from child to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ISA table (src/isa.def): code built for an ISA runs only where the CPU
  * has every feature its compiler flags allowed (the avx2 files are built with
  * -mbmi2: a CPU with AVX2 but no BMI2 must not run them), and the registry

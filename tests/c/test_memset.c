@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every memset-family routine the CPU can run, every size 0..4096 at every
  * destination alignment 0..63, at both ends of a guarded region with
  * canaries around, then random large sizes up to 64 MiB; fill values as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parallel engine: mk_parallel_memcpy / mk_parallel_memset against guard
  * pages and canaries over sizes and alignments (with chunks shrunk to a page
  * so small sizes cross chunk boundaries), the chunk runner's coverage, that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MT copier adapter: every usable copier of the lab (the library's and
  * the lab's contestants), both directions, through a pool with chunks of a
  * page (so pieces are many), at sizes that are multiples of the copier's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Page services: mk_prefault's three modes fault a range in and keep its
  * contents, report what the kernel refused (holes, protections, mlock beyond
  * RLIMIT_MEMLOCK) as an errno; populate falls back where the kernel lacks

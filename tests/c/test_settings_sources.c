@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where the settings come from, tried as a hostile or careless user would:
  * a profile that is not a regular file (a FIFO must not hang the program,
  * /dev/stdin must not eat its input), a profile with a NUL byte, a settings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library loads, dispatches and fills: the first thing to break. */
 #include "check.h"
 #include "memkit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-CPU strategy table: which row a CPU gets, and the defaults that
  * row gives (Zen 3 and Zen 4 keep the rep instructions off, Zen 5 copies by rep movsb
  * from 32 KiB, Intel follows glibc's thresholds, an unknown CPU the

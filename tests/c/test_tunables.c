@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MEMKIT_TUNABLES: the parser on good and bad input (unit level, through
  * mk_tunables_parse, reading the struct's fields: internal.h), the public
  * accessors against those fields for every row, then end to end: this test

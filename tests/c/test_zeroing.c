@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The zeroing service: every block handed back comes out fully zeroed, once,
  * for every lock kind, thread count and grain (odd grains and block sizes
  * included); none is lost or handed to two callers under concurrent get/put;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The zeroing service in a forked child: the child has none of the parent's
  * workers, yet blocks it hands back are zeroed, mk_zeroing_drain and
  * mk_zeroing_destroy return, and blocks the parent's workers had not finished

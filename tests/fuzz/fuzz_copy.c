@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: every usable memcpy/memmove variant, the public copy
  * routines and every usable copier of the lab (lab_copiers()), against the C
  * library's memmove on a shadow copy, with size, source and destination

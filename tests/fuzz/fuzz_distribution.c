@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the distribution-file parser (bench/lab/distribution.c)
  * on any bytes.  Whatever it accepts must be safe to replay: every value
  * drawn lies in its line's domain (an alignment of 0 once divided by zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the fuzz targets share: reading the input as little-endian fields (a
  * field past the end reads as zero bits) and the guarded region they work in
  * (tests/c/support: PROT_NONE pages on both sides). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: every usable memset variant and every public fill
  * routine against a byte-loop reference, at a size, offset, value and
  * placement taken from the input, inside a guarded region with canaries.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by the `install` ctest (tests/install.cmake) in script mode.
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -27,7 +28,7 @@ set(env ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig CC
 file(MAKE_DIRECTORY ${WORK}/pkgconfig)
 run("pkg-config example: build" ${env} make -s -C ${SOURCE_DIR}/examples/pkgconfig OUT=${WORK}/pkgconfig)
 # No LD_LIBRARY_PATH: the example records the library's directory (rpath),
-# as the README shows.
+# as the README and docs/library.md show.
 run("pkg-config example: run against libmemkit.so" ${WORK}/pkgconfig/fill)
 run("pkg-config example: run against libmemkit.a" ${WORK}/pkgconfig/fill-static)
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The preload shim in a program that also links libmemkit.so: with no
 # settings, with MEMKIT_TUNABLES, with a profile, each also with
 # LD_BIND_NOW=1.  The shim must not capture libmemkit's own mk_* symbols

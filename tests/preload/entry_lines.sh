@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails unless memset, memmove and memcpy of the preload library each start a
 # 64-byte line and no two of them share one (src/preload/preload.c: packed
 # entries cost memset 4% and memmove 6% on Zen 4).

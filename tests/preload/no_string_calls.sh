@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if any library object calls memset, memcpy, memmove, bzero or mempcpy
 # (or their fortified __*_chk forms):
 # inside libmemkit_preload.so those names are the shim itself, and a call from

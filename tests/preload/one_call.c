@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One memcpy through the PLT, or none ("none"): what the preload shim's
  * start-up costs such a program (tests/preload/startup_syscalls.sh). */
 #include <string.h>

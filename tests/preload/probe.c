@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs under LD_PRELOAD=libmemkit_preload.so (see tests/preload.cmake) and
  * checks the shim: memset & co. resolve into it, work before main and from
  * threads, give memcpy memmove's safety, and keep the fortified overflow

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs real, unmodified programs from this machine (bench/apps/workloads.sh)
 # with and without the preload shim and requires byte-identical output.
 #   usage: real_programs.sh /path/to/libmemkit_preload.so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A program with known memset/memcpy/memmove calls, for `memkit record`'s
  * tests (tests/python/test_record.py).  Each call goes out through the PLT
  * (-fno-builtin), so the preload shim sees exactly these:

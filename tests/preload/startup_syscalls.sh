@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What the preload shim asks of the kernel at a process's start (the time is
 # the lab's to measure): a program that never calls memset/memcpy runs none
 # of memkit's code; one that does reads its settings from libc's environment

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the package on sys.path, a CLI runner, fake experiments
 (small scripts speaking the lab protocol) and the real build's experiments."""
 

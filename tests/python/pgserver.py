@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A throwaway PostgreSQL server for the tests: a cluster made with initdb in
 a temporary directory, listening on a free local port and on a socket in
 that directory, run by an unprivileged user (the server refuses root),

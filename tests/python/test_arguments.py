@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Experiment arguments are checked before anything runs (issue #25): a
 refused value is one line and exit status 2, and nothing is stored; the
 real experiments, through `memkit run`."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The command line with fake experiments: output, ordering, and every error
 path as one line with a non-zero exit status."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """runs, export, run's arguments and summary, env's load,
 with fake experiments."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """compare: the statistical test, the headline metric, fingerprint changes,
 and the command's text, JSON and exit status, on synthetic runs."""
 

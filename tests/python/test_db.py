@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The results database: schema, round trip, errors, and a killed writer."""
 
 import json

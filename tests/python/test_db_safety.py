@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The SQLite database under hostile conditions: many processes creating it
 at once, a read-only file system, hand-edited contents, an empty file."""
 

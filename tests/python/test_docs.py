@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
 """The man page says what argparse cannot: the environment, the files, the
 exit statuses and examples (issue #25), each example a command the parser
-takes; README.md's and docs/strategy.md's tables of the tunables are what
+takes; docs/library.md's and docs/strategy.md's tables of the tunables are what
 the library prints of its own tables."""
 
 import difflib
@@ -57,7 +58,7 @@ def marked_table(text: str, command: str) -> str:
     return "".join(table)
 
 
-@pytest.mark.parametrize("doc, command", [("README.md", "memkit env --tunables --markdown"),
+@pytest.mark.parametrize("doc, command", [("docs/library.md", "memkit env --tunables --markdown"),
                                           ("docs/strategy.md", "memkit env --strategies --markdown")])
 def test_the_docs_tables_of_tunables_are_the_librarys(doc, command):
     p = run_cli(*command.split()[1:], "--build", real_bench_dir())

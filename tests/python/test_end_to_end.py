@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real experiments through the real command line: quick runs, compare
 (identical runs flag nothing; the variant this CPU runs slowest, forced, is flagged worse) and the report."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit fleet and compare --machine over a small simulated fleet: hosts of
 two CPU models, two of them taking a microcode update that slows zero fills
 at 4 MiB (the Downs seed), one a tunables change, one unchanged."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ipc-copy experiment's processes: small grids that run in seconds.
 Messages arrive (the experiment fails on a damaged one), the named copiers
 and an MT adapter are measured and stored, and however the run ends (done,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`pip install .` from the checkout, as a new user does it: the installed
 `memkit` runs from any directory with no build tree around, and the
 library, experiments, man page and completions come with it."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Another library racing through the whole front end: `memkit run
 size-distributions peer=LIB.so` stores the peer's series at every working
 set, `compare` pairs them between two runs, `report` names the peer; a file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The results database on a PostgreSQL server (started by the tests, see
 pgserver.py): the same behaviour as the SQLite file, several machines
 writing at once, killed writers, migrations, and the connection errors."""

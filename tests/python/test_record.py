@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit record with the real preload library and a probe with known calls
 (tests/preload/record_probe.c): exact counts, source alignments, working
 sets, forks, execs, threads, a SIGKILLed program, standard input and exit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """report: the headline, one plot (at least) per experiment, folded tables,
 no stale files; on a synthetic suite in the self-describing record format
 and on old-format records."""
@@ -257,3 +258,46 @@ def test_a_replayed_recording_names_its_speed_up_per_working_set():
     assert ups[("/rec", "Memcpy_0")] == {"hot": 2.0, "l3": 1.25, "dram": 0.5}
     assert speedup_text(ups[("/rec", "Memcpy_0")]) == "memkit vs glibc on them: 2.00x (hot), 1.25x (l3), 0.50x (dram)"
     assert speedup_text({None: 1.5}) == "memkit 1.50x glibc's speed on them"
+
+
+def drawn_colours(monkeypatch, db_path, run_id, out):
+    """Every labelled line and bar the report draws: [(label, colour)]."""
+    import matplotlib.axes
+    from matplotlib.colors import to_hex
+    drawn = []
+    for name in ("plot", "bar", "barh"):
+        original = getattr(matplotlib.axes.Axes, name)
+
+        def spy(self, *args, _original=original, **kw):
+            artists = _original(self, *args, **kw)
+            label = kw.get("label")
+            if label and not label.startswith("_"):
+                colour = kw.get("color")
+                if colour is None:   # a format string's or the cycle's colour
+                    colour = artists[0].get_color() if name == "plot" else artists.patches[0].get_facecolor()
+                drawn.append((label, to_hex(colour)))
+            return artists
+        monkeypatch.setattr(matplotlib.axes.Axes, name, spy)
+    with Database(db_path) as d:
+        write_report(d, run_id, out)
+    return drawn
+
+
+def test_each_method_has_one_colour_in_every_plot(tmp_path, monkeypatch):
+    from memkit import plots
+    db_path = tmp_path / "m.db"
+    run_id = store_suite(db_path)
+    drawn = drawn_colours(monkeypatch, db_path, run_id, tmp_path / "rep")
+    colours = {}
+    for label, colour in drawn:
+        colours.setdefault(plots.method_key(label), set()).add(colour)
+    # mk_memset's ns/call line and its "mk_memset vs glibc" speed-up, avx512 likewise ...
+    assert {"glibc", "mk_memset", "avx512", "sse2", "memkit", "libc"} <= set(colours)
+    assert [label for label, _ in drawn if label.startswith("mk_memset vs")], "no speed-up curve drawn"
+    assert {m: c for m, c in colours.items() if len(c) > 1} == {}
+    # ... and two methods never share one.
+    by_colour = {}
+    for method, (colour,) in colours.items():
+        by_colour.setdefault(colour, set()).add(method)
+    shared = [ms for ms in by_colour.values() if len(ms) > 1]
+    assert all(ms <= {"glibc", "libc"} or ms <= {"memkit", "mk_memset"} for ms in shared), shared

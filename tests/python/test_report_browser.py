@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The report in a real browser (headless Chromium): the page loads and
 every image in it loads.  `make test` installs Chromium (scripts/deps.sh
 --test) and sets MEMKIT_REQUIRE_BROWSER=1, so there a missing browser fails."""
@@ -77,3 +78,36 @@ def test_report_loads_in_chromium(tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("MEMKIT_KEEP_SCREENSHOT"):
         shutil.copy(shot, os.environ["MEMKIT_KEEP_SCREENSHOT"])
+
+
+WIDTH = """<script>
+window.addEventListener('load', function () {
+  var pre = document.createElement('pre');
+  pre.id = 'width-check';
+  pre.textContent = 'WIDTH ' + document.documentElement.scrollWidth + ' ' + window.innerWidth + ' END';
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_report_never_scrolls_sideways(tmp_path, width):
+    exe = browser()
+    db = tmp_path / "m.db"
+    store_suite(db)
+    run = store_suite(db, slow_memkit=1.5)
+    with Database(db) as d:
+        index = write_report(d, run, tmp_path / "rep")
+    page = index.with_name("width.html")
+
+    def measure(text):
+        page.write_text(text.replace("</body>", WIDTH + "</body>"))
+        p = open_page(exe, page, tmp_path / "profile", "--dump-dom", f"--window-size={width},900")
+        m = re.search(r"WIDTH (\d+) (\d+) END", p.stdout)
+        assert m, (p.returncode, p.stderr[-2000:])
+        return int(m[1]), int(m[2])
+    content, window = measure(index.read_text())
+    assert content <= window, f"the page is {content} px wide in a {window} px window"
+    # The check can fail: a wide element makes the page scroll.
+    content, window = measure(index.read_text().replace("</body>", "<div style='width:3000px'>x</div></body>"))
+    assert content > window

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`memkit report --out DIR` never deletes or overwrites a file memkit did
 not write: a directory of the user's is refused, one memkit wrote keeps the
 user's additions, a refused report changes nothing."""

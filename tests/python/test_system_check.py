@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit system-check: what makes timings noisy, in one screen, from the
 fingerprint the lab records (and the load now)."""
 

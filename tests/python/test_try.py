@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit try: a real program of the test's own (a C copier compiled here,
 python3 -c) run without and with the real preload library; the bottom line,
 the output check, the pair count, what is stored and how runs, compare,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit tune: the decision rule on synthetic paired rounds, the whole
 command against a fake timing program whose speeds are known (an obviously bad
 strategy must not be chosen, a good one must, with its confidence stated),

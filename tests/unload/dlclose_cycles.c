@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dlopen libmemkit.so, one parallel copy through the default pool (its
  * workers start), dlclose; 50 times.  After each dlclose the library must be
  * gone from the address space and no thread of it left behind (workers that

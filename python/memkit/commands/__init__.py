@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The subcommands.  Each module here is one `memkit` command and defines
 
     NAME = "run"                   # the command's name

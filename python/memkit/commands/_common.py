@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Options several commands share."""
 
 from __future__ import annotations

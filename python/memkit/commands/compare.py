@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit compare: two runs, measurement by measurement, on their raw samples."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit completion: a shell completion script for memkit itself."""
 
 from memkit import docs

@@ -1,15 +1,21 @@
-"""memkit env: this machine's fingerprint, as every run records it; or the
-library's tunables and per-CPU strategy table, printed from its code."""
+# SPDX-License-Identifier: Apache-2.0
+"""memkit env: this machine's fingerprint, as every run records it; the
+library's tunables and per-CPU strategy table, printed from its code; or
+where memkit's installed files are (the preload library above all, which
+`pip install` puts inside site-packages)."""
 
 import json
 
 from memkit import lab, load
 from memkit.commands._common import add_build_option
-from memkit.errors import UsageError
+from memkit.errors import MemkitError, UsageError
 from memkit.fingerprint import describe_lines
 
 NAME = "env"
 HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc, ISA, caches, tunables...)"
+
+
+PATHS = ["preload", "library", "static", "include", "pkgconfig", "cmake", "experiments"]
 
 
 def add_arguments(p):
@@ -22,8 +28,13 @@ def add_arguments(p):
     view.add_argument("--strategies", action="store_true",
                       help="print the per-CPU strategy table: how each row sets the per-CPU tunables' "
                            "defaults (* the row in force)")
+    view.add_argument("--paths", nargs="?", const="all", choices=["all"] + PATHS, metavar="NAME",
+                      help="print where memkit's files are: the preload library, the shared and static "
+                           "libraries, the header's folder, pkg-config's and CMake's folders, the experiments; "
+                           "with NAME (" + ", ".join(PATHS) + ") only that path, e.g. "
+                           "LD_PRELOAD=$(memkit env --paths preload)")
     p.add_argument("--markdown", action="store_true",
-                   help="with --tunables or --strategies: the Markdown table README.md or "
+                   help="with --tunables or --strategies: the Markdown table docs/library.md or "
                         "docs/strategy.md holds")
 
 
@@ -31,6 +42,8 @@ def main(args) -> int:
     if args.markdown and not (args.tunables or args.strategies):
         raise UsageError("--markdown goes with --tunables or --strategies")
     bench_dir = lab.find_bench_dir(args.build)
+    if args.paths:
+        return print_paths(lab.native_paths(bench_dir), args.paths, args.json)
     if args.tunables or args.strategies:
         table = lab.tunables(bench_dir)
         if args.json:
@@ -49,6 +62,23 @@ def main(args) -> int:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def print_paths(paths: dict, which: str, as_json: bool) -> int:
+    """One path alone (for $(...)), or all of them; a missing one is an
+    error when asked for alone, "not found" in the list."""
+    if which != "all":
+        if paths[which] is None:
+            raise MemkitError(f"no {which} path beside the experiments in {paths['experiments']}"
+                              + (" (a build tree has none; `make install PREFIX=DIR` writes it)"
+                                 if which in ("pkgconfig", "cmake") else ""))
+        print(paths[which])
+        return 0
+    if as_json:
+        print(json.dumps({k: str(v) if v else None for k, v in paths.items()}, indent=2))
+        return 0
+    print(aligned([[k, str(v) if v else "not found"] for k, v in paths.items()]), end="")
     return 0
 
 
@@ -71,7 +101,7 @@ def tunables_text(table: dict) -> str:
 
 
 def tunables_markdown(table: dict) -> str:
-    """README.md's table: the same on every CPU, so a per-CPU default is
+    """docs/library.md's table: the same on every CPU, so a per-CPU default is
     "per CPU" (docs/strategy.md's table has the rows' values)."""
     rows = [["name", "default", "bounds", "what"]]
     for t in table["tunables"]:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit export: one run's measurements as CSV or JSON, for other tools."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit fleet: one line per host (its latest run, what changed on it since
 its previous run, what moved beyond the noise), grouped by CPU model."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit list: the experiments this build has."""
 
 from memkit import lab

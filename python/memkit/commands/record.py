@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit record: run a program under the preload library with recording on
 and write its memset/memcpy/memmove size distributions, alignments and
 working sets.
@@ -70,10 +71,9 @@ def find_preload(option, build_option) -> Path:
         bench = lab.find_bench_dir(build_option)
     except MemkitError:
         bench = None
-    # A build tree keeps it beside bench/; an install prefix in lib/ beside libexec/memkit/.
-    for d in ([bench.parent, bench, bench.parent.parent / "lib"] if bench else []):
-        if (d / PRELOAD_NAME).is_file():
-            return (d / PRELOAD_NAME).resolve()
+    found = lab.native_file(bench, PRELOAD_NAME) if bench else None
+    if found:
+        return found
     raise MemkitError(f"no {PRELOAD_NAME} found (build with `make`, or pass --preload SO)")
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit report: an HTML report with PNG plots for one run."""
 
 from __future__ import annotations

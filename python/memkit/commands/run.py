@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit run: run experiments, show their tables and verdicts, store the run."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit runs: the runs in the database, one line each."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit system-check: what makes timings noisy on this machine, in one screen."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit try: will memkit make my program faster?  The program itself, run
 as a whole process without and with the preload library, in interleaved
 pairs, its outputs compared; one bottom line, and the run stored.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit tune: time memkit's own paths under each strategy (its
 MEMKIT_TUNABLES settings put in force in turn, the lab's interleave), move a threshold off the
 built-in table only with a stated confidence, write the profile the library

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # copy-read: what a short run writes, not how fast anything was.  With a toy
 # peer (a byte loop) it must emit, per size and then mode, one record per
 # method on the size axis with glibc as the baseline, and the verdicts: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Peers: another library's memcpy/memset racing as methods (peer=LIB.so).
 # Builds its own tiny library here (byte loops, which the compiler must not
 # turn back into memcpy/memset calls), runs size-distributions, copy-sweep

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs real experiments briefly and checks what they write: several
 # processes pooled into one record each (memset-sizes), and a re-executing
 # experiment keeping the fingerprint of the run as started (parallel-sweep

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Working sets: size-distributions and memset-random measure hot and cold
 # (ws=), every record says which (ws, ws_bytes sized from the fingerprint's
 # caches, pages), each level has its verdict, and a bad level is one line.

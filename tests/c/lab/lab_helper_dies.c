@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An experiment whose helper process dies of a signal, as size-distributions'
  * did of SIGFPE on an alignment of 0: the main process must say which
  * signal (tests/lab.cmake matches its line), not only that the helper failed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pinning: an experiment declaring itself single-threaded (info.pinned) has
  * each of its processes, the helpers too, on one CPU, the one the
  * fingerprint names; one that starts threads of its own keeps every CPU.

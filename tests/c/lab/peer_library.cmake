@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The lab's peer= tests race a tiny library of their own: byte loops, which
 # the compiler must not turn back into memcpy/memset calls.
 #   include(${CMAKE_CURRENT_LIST_DIR}/peer_library.cmake)

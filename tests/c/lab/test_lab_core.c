@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lab's core: the interleaved rounds are shuffled and warm each method
  * before timing it, every ratio is a speed-up, arguments outside the
  * declared table are refused with a message that names them, working sets

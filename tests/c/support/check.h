@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test support: a tiny assertion vocabulary, guard-page buffers, canaries
  * and the list of routines to test.  Every test exits non-zero on the first
  * failure and prints "N passed, N failed" at the end. */
