@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit's one judge: every constant that decides "is A faster than B, how
 sure, does it count" on the Python side, and the rule each question uses.
 docs/judging.md says which statistic answers which question, and why.
