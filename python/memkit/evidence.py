@@ -242,5 +242,5 @@ def unmeasured_note(fp: dict) -> Optional[str]:
     the flag)."""
     if fp.get("strategy_measured") is not False or fp.get("profile"):
         return None
-    return (f"this CPU runs the unmeasured strategy row {fp.get('strategy', '?')} (its defaults are "
-            "guesses, not measurements): `memkit tune` (about a minute) measures them")
+    return (f"this CPU runs strategy row {fp.get('strategy', '?')}, which is unmeasured (no evidence file, "
+            "docs/evidence.md): `memkit tune` (about a minute) measures its thresholds here")
