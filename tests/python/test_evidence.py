@@ -13,7 +13,10 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, real_bench_dir, run_cli, cli_env
+from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
+from memkit.db import Database
+from memkit.report import write_report
+from test_report import store_suite
 from memkit import evidence, tune
 from test_tune import fake_timer  # noqa: F401  (the fixture: a timing program of known speeds)
 
@@ -136,3 +139,38 @@ def test_unmeasured_note_is_one_decision():
     assert evidence.unmeasured_note(dict(fp, strategy_measured=True)) is None
     assert evidence.unmeasured_note(dict(fp, profile="/home/u/.config/memkit/profile")) is None
     assert evidence.unmeasured_note({"strategy": "x"}) is None   # a fingerprint from before the flag
+
+
+# ---- where the note is said: env, try, the report ----
+
+def test_env_says_when_the_row_is_unmeasured(tmp_path):
+    for measured in (False, True):
+        fp = dict(FINGERPRINT, strategy="intel-fsrm", strategy_measured=measured)
+        build = make_fake_build(tmp_path / f"b{measured}", ["ok"], fingerprint=fp)
+        p = run_cli("env", "--build", build)
+        assert p.returncode == 0, p.stderr
+        assert ("unmeasured" in p.stdout) == (not measured), p.stdout
+
+
+def test_the_report_says_when_the_run_s_row_is_unmeasured(tmp_path):
+    for measured in (False, True):
+        db_path = tmp_path / f"m{measured}.db"
+        run_id = store_suite(db_path, fp=dict(FINGERPRINT, strategy="intel-fsrm", strategy_measured=measured))
+        with Database(db_path) as d:
+            text = write_report(d, run_id, tmp_path / f"rep{measured}").read_text()
+        assert ("which is unmeasured" in text) == (not measured)
+
+
+def test_try_says_it_of_this_cpu_as_the_one_function_decides(tmp_path):
+    """Whatever this CPU's row: try prints the note exactly when
+    unmeasured_note says so of this machine's fingerprint."""
+    build = real_bench_dir().parent.resolve()
+    if not (build / "libmemkit_preload.so").exists():
+        pytest.skip("the preload library is not built here")
+    fp = json.loads(run_cli("env", "--build", build, "--json").stdout)
+    p = run_cli("try", "--build", build, "--db", tmp_path / "m.db", "--budget", "0", "--runs", "1", "--",
+                "/bin/true")
+    note = evidence.unmeasured_note(fp)
+    assert (note is not None) == ("which is unmeasured" in p.stderr), p.stderr
+    if note:
+        assert note in p.stderr
