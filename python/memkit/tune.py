@@ -81,7 +81,25 @@ def thread_counts(cpus: int) -> list[int]:
     return sorted({n for n in (2, 4, 8, min(cpus, 8)) if 2 <= n <= cpus})
 
 
-def strategies(family: str, cpus: int = 1) -> list[Strategy]:
+# rep movsb with the other alignment condition than the defaults' (1: any
+# dst - src; 64: only a multiple of 64, as on AMD): on the misaligned copy
+# inside rep movsb's window it decides rep_movsb_align (decide_align).
+ALIGN_FLIP = "rep_movsb_flip"
+
+
+def flipped_align(defaults: dict) -> int:
+    return 64 if defaults.get("rep_movsb_align") == 1 else 1
+
+
+def strategies(family: str, cpus: int = 1, defaults: Optional[dict] = None) -> list[Strategy]:
+    """A family's strategies; with the defaults, memcpy's include the
+    alignment flip (ALIGN_FLIP)."""
+    if family == "memcpy" and defaults is not None:
+        a = flipped_align(defaults)
+        return [s for s in STRATEGIES if s.family == family] + [
+            Strategy(ALIGN_FLIP, family, (("rep_movsb_threshold", 0), ("rep_movsb_stop", NEVER),
+                                          ("rep_movsb_align", a), ("nt_copy_threshold", NEVER)),
+                     f"rep movsb with rep_movsb_align={a}")]
     if family == "parallel":
         return [Strategy("one", family, (("parallel_threshold", NEVER),), "one thread")] + [
             Strategy(f"threads={n}", family, (("parallel_threshold", 0), ("threads", n)), f"{n} threads")
@@ -470,7 +488,37 @@ def decide_memcpy(picks_of, grid: list[int], defaults: dict, paths: Paths) -> tu
     out = (window(("nt_copy_threshold",), defaults, picks, "nt",
                   "non-temporal copies (aligned and misaligned together)")
            + window(("rep_movsb_threshold", "rep_movsb_stop"), defaults, picks, "rep_movsb", "rep movsb"))
-    return out, {"copy": picks}
+    align, align_picks = decide_align(picks_of, grid, defaults, out)
+    return out + align, {"copy": picks, **({"align": align_picks} if align_picks else {})}
+
+
+def decide_align(picks_of, grid: list[int], defaults: dict, out: list[Choice]) -> tuple[list[Choice], list]:
+    """rep_movsb_align: on the copy with the destination 3 bytes off, at the
+    sizes inside the rep movsb window just decided, rep movsb under the
+    other alignment condition (ALIGN_FLIP) against the defaults' (the
+    "rep_movsb" strategy).  As a threshold does, it moves only if every
+    measured size it changes (all of the window's) was picked so with
+    confidence.  Not measured (an evidence file from before): none."""
+    if ALIGN_FLIP not in picks_of.names("memcpy"):
+        return [], []
+    d = defaults.get("rep_movsb_align")
+    flip = flipped_align(defaults)
+    value = {c.name: c.value for c in out}
+    lo, hi = value.get("rep_movsb_threshold"), value.get("rep_movsb_stop")
+    sizes = [s for s in grid if in_window(s, lo, hi)]
+    what = f"rep movsb for misaligned copies (dst - src not a multiple of {max(d or 1, flip)})"
+    if not sizes:
+        return [Choice("rep_movsb_align", d, d, f"{what}: no measured size in rep movsb's window", False)], []
+    picks = [picks_of("memcpy", ["rep_movsb", ALIGN_FLIP], ["copy3"], s, "rep_movsb") for s in sizes]
+    moved = [p for p in picks if p.chosen == ALIGN_FLIP]
+    span = f"{fmt_size(sizes[0])}..{fmt_size(sizes[-1])}"
+    if len(moved) == len(sizes):
+        why = (f"{what}: {'allowed' if flip == 1 else 'not allowed'} (rep_movsb_align={flip}, default {d}): "
+               f"the destination 3 bytes off, {evidence_text(moved)}")
+        return [Choice("rep_movsb_align", d, flip, why, True)], picks
+    why = (f"{what}: {'allowed' if d == 1 else 'not allowed'} as the default says: rep_movsb_align={flip} "
+           f"was faster with confidence at {len(moved)} of the {len(sizes)} sizes in the window ({span})")
+    return [Choice("rep_movsb_align", d, d, why, False)], picks
 
 
 def decide_parallel(picks_of, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:

@@ -101,9 +101,9 @@ def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
                                 batch_ns=s["batch_ns"])
 
 
-def measure_family(timer, family, grid, s, cpus, progress, step) -> dict:
+def measure_family(timer, family, grid, s, cpus, progress, step, defaults=None) -> dict:
     ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
-    strats = tune.strategies(family, cpus)
+    strats = tune.strategies(family, cpus, defaults)
     if len(strats) < 2 or not grid:
         print(f"== {step} {family}: nothing to compare on this machine", flush=True)
         return {}
@@ -178,7 +178,9 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     weighed, measured, decisions = [], {}, []
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
-        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
+        # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
+        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}",
+                               None if plan else defaults)
         if not times:
             continue
         picks_of = tune.TimedPicks(times)
@@ -229,7 +231,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
 
 PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
                "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):",
-               "parallel": "parallel (memset, memcpy):"}
+               "parallel": "parallel (memset, memcpy):", "align": "rep movsb misaligned (copy3):"}
 
 
 def check_loads(timer: Path, path: Path) -> tune_experiment.Loaded:
