@@ -4,7 +4,10 @@
  * small-size method) in one table keyed by vendor and family/model ranges.
  * The first matching row wins; the last matches every CPU.  Each row names
  * its evidence in one line; docs/strategy.md has the measurements behind it,
- * keyed by experiment.  A row gives every per-CPU tunable (PER_CPU in
+ * keyed by experiment.  A measured row names its evidence file
+ * (data/evidence/<row>.json, docs/evidence.md), from which
+ * tests/python/test_evidence.py re-derives its defaults; a row without one
+ * is unmeasured, and memkit says so on a CPU that runs it.  A row gives every per-CPU tunable (PER_CPU in
  * memkit_tunables.def) its default, T(name) = rule; a profile or
  * MEMKIT_TUNABLES overrides them.  `memkit env --strategies` prints the
  * table (docs/strategy.md holds that output). */
