@@ -17,12 +17,19 @@
  * aligned buffers; copy3: the destination 3 bytes off); for pset and pcopy
  * (the parallel engine) "pool" or "one", then the method of the routine it
  * runs (in the pool: each chunk's, or streamed: mk_stream_chunks).  Sizes above 8 vectors: the
- * large path. */
+ * large path.
+ *
+ * memkit-tunables --cpu VENDOR FAMILY MODEL L2 L3 [FEATURE,...]: the row another
+ * CPU gets and the per-CPU defaults it comes to there (FEATURE: erms, fsrm,
+ * avx2, avx512), as {"strategy", "variant", "evidence_file", "defaults":
+ * {name: bytes or null for never}}: how a test reads the table for the CPU
+ * an evidence file was measured on (docs/evidence.md). */
 #include "internal.h"
 #include "parallel/pool_internal.h"   /* mk_parallel_chunk */
 #include "text.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void refused(void *ctx, const char *line)
@@ -74,6 +81,62 @@ static int print_paths(const char *spec, const char *op, char **sizes, int count
     return 0;
 }
 
+static void json_string(const char *s);
+
+static void json_string_or_null(const char *s)
+{
+    if (s)
+        json_string(s);
+    else
+        fputs("null", stdout);
+}
+
+static int print_cpu_defaults(char **argv, int argc)
+{
+    mk_cpu_info c = {0};
+    char *end;
+    if (argc < 5 || strlen(argv[0]) >= sizeof c.vendor) {
+        fprintf(stderr, "usage: memkit-tunables --cpu VENDOR FAMILY MODEL L2 L3 [FEATURE,...]\n");
+        return 2;
+    }
+    strcpy(c.vendor, argv[0]);
+    c.family = (unsigned)strtoul(argv[1], &end, 0);
+    c.model = (unsigned)strtoul(argv[2], &end, 0);
+    c.l2_bytes = (size_t)strtoull(argv[3], &end, 0);
+    c.l3_bytes = (size_t)strtoull(argv[4], &end, 0);
+    const char *f = argc > 5 ? argv[5] : "";
+    c.has_sse2 = 1;
+    c.has_erms = strstr(f, "erms") != NULL;
+    c.has_fsrm = strstr(f, "fsrm") != NULL;
+    c.has_avx2 = c.has_bmi2 = c.os_avx = strstr(f, "avx2") || strstr(f, "avx512");
+    c.has_avx512f = c.has_avx512bw = c.has_avx512vl = c.os_avx512 = strstr(f, "avx512") != NULL;
+    mk_tunables t;
+    mk_tunables_defaults(&t, &c, MK_CACHES_KNOWN);
+    size_t row = mk_strategy_index(&c);
+    printf("{\"strategy\":");
+    json_string(mk_strategy_at(row)->name);
+    printf(",\"variant\":");
+    json_string_or_null(mk_strategy_variant_at(row));
+    printf(",\"evidence_file\":");
+    json_string_or_null(mk_strategy_evidence_file_at(row));
+    printf(",\"defaults\":{");
+    int first = 1;
+    for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
+        size_t v;
+        if (!mk_tunable_rows[i].per_cpu || mk_tunables_number(&t, mk_tunable_rows[i].name, &v))
+            continue;
+        printf("%s", first ? "" : ",");
+        first = 0;
+        json_string(mk_tunable_rows[i].name);
+        if (v == SIZE_MAX)
+            printf(":null");
+        else
+            printf(":%zu", v);
+    }
+    printf("}}\n");
+    return 0;
+}
+
 static void json_string(const char *s)
 {
     putchar('"');
@@ -93,8 +156,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--paths"))
         return print_paths(argv[2], argv[3], argv + 4, argc - 4);
+    if (argc >= 2 && !strcmp(argv[1], "--cpu"))
+        return print_cpu_defaults(argv + 2, argc - 2);
     if (argc != 1) {
-        fprintf(stderr, "usage: memkit-tunables [--paths SPEC OP SIZE...]\n");
+        fprintf(stderr, "usage: memkit-tunables [--paths SPEC OP SIZE... | --cpu VENDOR FAMILY MODEL L2 L3 "
+                        "[FEATURE,...]]\n");
         return 2;
     }
     static const char *const kinds[] = {
@@ -133,6 +199,12 @@ int main(int argc, char **argv)
         json_string(mk_strategy_at(i)->name);
         printf(",\"matched\":");
         json_string(mk_strategy_at(i)->matched);
+        printf(",\"variant\":");
+        json_string_or_null(mk_strategy_variant_at(i));
+        /* measured: the row has its evidence file (docs/evidence.md) */
+        printf(",\"evidence_file\":");
+        json_string_or_null(mk_strategy_evidence_file_at(i));
+        printf(",\"measured\":%s", mk_strategy_evidence_file_at(i) ? "true" : "false");
         printf(",\"defaults\":{");
         int first = 1;
         for (size_t t = 0; t < MK_TUNABLE_COUNT; t++) {

@@ -171,6 +171,11 @@ MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu);
 MK_HIDDEN extern const size_t mk_strategy_count;
 MK_HIDDEN const mk_strategy_info *mk_strategy_at(size_t i);
 MK_HIDDEN char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end);
+/* Row i's variant (NULL: the first the CPU runs), its evidence file in the
+ * repository (NULL: unmeasured, docs/evidence.md), and the row a CPU gets. */
+MK_HIDDEN const char *mk_strategy_variant_at(size_t i);
+MK_HIDDEN const char *mk_strategy_evidence_file_at(size_t i);
+MK_HIDDEN size_t mk_strategy_index(const mk_cpu_info *cpu);
 
 /* ---- config.c ----
  * The configuration every routine reads: set once by mk_config_early()

@@ -5,7 +5,10 @@
  * small-size method) in one table keyed by vendor and family/model ranges.
  * The first matching row wins; the last matches every CPU.  Each row names
  * its evidence in one line; docs/strategy.md has the measurements behind it,
- * keyed by experiment.  A row gives every per-CPU tunable (PER_CPU in
+ * keyed by experiment.  A measured row names its evidence file
+ * (data/evidence/<row>.json, docs/evidence.md), from which
+ * tests/python/test_evidence.py re-derives its defaults; a row without one
+ * is unmeasured, and memkit says so on a CPU that runs it.  A row gives every per-CPU tunable (PER_CPU in
  * memkit_tunables.def) its default, T(name) = rule; a profile or
  * MEMKIT_TUNABLES overrides them.  `memkit env --strategies` prints the
  * table (docs/strategy.md holds that output). */
@@ -43,6 +46,8 @@ typedef struct {
     rule        sets[MK_TUNABLE_COUNT]; /* the per-CPU tunables' defaults, T(name) = ... */
     const char *variant;            /* the routines' ISA (isa.def) when the CPU can run
                                        it; NULL: the first it can run */
+    const char *evidence_file;      /* what `memkit tune` measured, in the repository
+                                       (docs/evidence.md); NULL: the row is unmeasured */
 } row;
 
 #define AMD "AuthenticAMD"
@@ -107,7 +112,20 @@ static const row table[] = {
      T(rep_stosb_threshold) = NEVER,
      T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
      T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2)},
-    {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
+    {.info = {"intel-emr", "Intel family 6 model 0xcf (Emerald Rapids)", SMALL_EVEX,
+      "memkit tune on a Xeon family 6 model 207, evex forced (evidence/intel-xeon-6-207/tune-evex.txt "
+      "lines 13-18): rep stosb from 22.6 KiB (2-16 KiB 1.09-2.37x faster by the loop), rep movsb "
+      "16 KiB..32 MiB, NT copies from 32 MiB (1.26-1.68x), NT fills where L3/4 puts them; evex: "
+      "lab-size-distributions-evex.txt lines 57-65 against -peers.txt lines 93-107 (l3, dram "
+      "0.93-1.02x glibc, avx512 0.69-0.93x)"},
+     .vendor = INTEL, .family = {6, 6}, .models = {{0xcf, 0xcf}},
+     .needs_erms = 1, .needs_fsrm = 1,
+     T(rep_stosb_threshold) = BYTES(23168),
+     T(rep_movsb_threshold) = BYTES(KIB(16)), T(rep_movsb_stop) = BYTES(KIB(32768)),
+     T(rep_movsb_align) = BYTES(1),
+     T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = BYTES(KIB(32768)),
+     .variant = "evex", .evidence_file = "data/evidence/intel-emr.json"},
+    {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later), unmeasured", SMALL_MASKED,
       "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
       "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
@@ -116,7 +134,7 @@ static const row table[] = {
      T(rep_movsb_threshold) = BYTES(2112), T(rep_movsb_stop) = L3(1, 4),
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = L3(1, 4)},
-    {.info = {"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
+    {.info = {"intel-erms", "Intel with ERMS, without FSRM, unmeasured", SMALL_MASKED,
       "glibc 2.38+ x86 defaults: rep_movsb_threshold 2048 * (VEC_SIZE / 16), rep_stosb_threshold "
       "2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
@@ -208,6 +226,12 @@ const mk_strategy_info *mk_strategy(void) { return mk_strategy_for(mk_cpu_early(
 const size_t mk_strategy_count = NROWS;
 
 const mk_strategy_info *mk_strategy_at(size_t i) { return &table[i].info; }
+
+const char *mk_strategy_variant_at(size_t i) { return table[i].variant; }
+
+const char *mk_strategy_evidence_file_at(size_t i) { return table[i].evidence_file; }
+
+size_t mk_strategy_index(const mk_cpu_info *cpu) { return (size_t)(row_for(cpu) - table); }
 
 char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end)
 {

@@ -2,6 +2,7 @@
 /* The machine's fingerprint: what the CPU, kernel, libc and memkit are, and
  * how memkit is configured; the first line of every run's JSONL. */
 #include "internal.h"
+#include "../../src/internal.h"   /* the strategy table: is the row measured */
 
 #include "memkit.h"
 
@@ -44,6 +45,9 @@ void lab_write_fingerprint(FILE *f)
     fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
     fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
     fputs(",\"strategy_evidence\":", f); lab_json_string(f, mk_strategy()->evidence);
+    /* measured: the row has an evidence file in the repository (docs/evidence.md) */
+    fprintf(f, ",\"strategy_measured\":%s",
+            mk_strategy_evidence_file_at(mk_strategy_index(c)) ? "true" : "false");
     fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
             mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
             mk_selected_variant(MK_OP_MEMMOVE));

@@ -21,6 +21,7 @@ from typing import Optional
 from memkit import compare as cmp
 from memkit import plots, ranking, recording_plot, records, stats, whole_program
 from memkit.compare import params_text
+from memkit.evidence import unmeasured_note
 from memkit.fingerprint import cache_levels, describe_lines, differences
 from memkit.sizes import fmt_size
 from memkit.outdir import OutputDir
@@ -621,6 +622,9 @@ def _write_report(db, run: dict, out: Path):
              f" &middot; tuned profile: {e(run['profile'] or 'none')}"
              f"{' &middot; <span class=loss>busy machine: ' + e(run['busy']) + '</span>' if run.get('busy') else ''}"
              f"</p>"]
+    note = unmeasured_note(fp)
+    if note:
+        parts.append(f"<p class='loss'>{e(note)}</p>")
     parts += headline_html(db, run, exps)
 
     parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th></tr>")

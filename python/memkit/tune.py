@@ -81,7 +81,25 @@ def thread_counts(cpus: int) -> list[int]:
     return sorted({n for n in (2, 4, 8, min(cpus, 8)) if 2 <= n <= cpus})
 
 
-def strategies(family: str, cpus: int = 1) -> list[Strategy]:
+# rep movsb with the other alignment condition than the defaults' (1: any
+# dst - src; 64: only a multiple of 64, as on AMD): on the misaligned copy
+# inside rep movsb's window it decides rep_movsb_align (decide_align).
+ALIGN_FLIP = "rep_movsb_flip"
+
+
+def flipped_align(defaults: dict) -> int:
+    return 64 if defaults.get("rep_movsb_align") == 1 else 1
+
+
+def strategies(family: str, cpus: int = 1, defaults: Optional[dict] = None) -> list[Strategy]:
+    """A family's strategies; with the defaults, memcpy's include the
+    alignment flip (ALIGN_FLIP)."""
+    if family == "memcpy" and defaults is not None:
+        a = flipped_align(defaults)
+        return [s for s in STRATEGIES if s.family == family] + [
+            Strategy(ALIGN_FLIP, family, (("rep_movsb_threshold", 0), ("rep_movsb_stop", NEVER),
+                                          ("rep_movsb_align", a), ("nt_copy_threshold", NEVER)),
+                     f"rep movsb with rep_movsb_align={a}")]
     if family == "parallel":
         return [Strategy("one", family, (("parallel_threshold", NEVER),), "one thread")] + [
             Strategy(f"threads={n}", family, (("parallel_threshold", 0), ("threads", n)), f"{n} threads")
@@ -292,6 +310,24 @@ def pick(times: Times, family: str, names: list[str], ops: list[str], size: int,
     return Pick(size, default, best.challenger.split(":", 1)[1], best)
 
 
+class TimedPicks:
+    """The deciders' source of picks: tune's timings (pick); every pick made
+    is kept, by the workloads it judged, for the evidence file."""
+
+    def __init__(self, times: Times):
+        self.times = times
+        self.made: dict = {}   # (ops, size) -> Pick
+
+    def names(self, family: str) -> list[str]:
+        """The strategies timed for a family."""
+        return [k.split(":", 1)[1] for k in self.times if k.startswith(f"{family}:")]
+
+    def __call__(self, family: str, names: list[str], ops: list[str], size: int, default: str) -> Pick:
+        got = pick(self.times, family, names, ops, size, default)
+        self.made[(tuple(ops), size)] = got
+        return got
+
+
 # ---- the strategy memkit runs at a size ----
 
 class Paths:
@@ -308,11 +344,14 @@ class Paths:
         spec = ":".join(f"{k}={'never' if v is None else v}" for k, v in sorted(t.items()) if k != "pool_threads")
         missing = [s for s in dict.fromkeys(sizes) if (spec, op, s) not in self.known]
         if missing:
-            for s, p in zip(missing, lab.paths(self.bench_dir, spec, op, missing)):
+            for s, p in zip(missing, self.ask(spec, op, missing)):
                 self.known[(spec, op, s)] = p
         got = [self.known[(spec, op, s)] for s in sizes]
         # the parallel engine's ("one loop", "pool nt"): the pool named by its size
         return [f"threads={t.get('pool_threads')}" + p[4:] if p.startswith("pool ") else p for p in got]
+
+    def ask(self, spec: str, op: str, sizes: list[int]) -> list[str]:
+        return lab.paths(self.bench_dir, spec, op, sizes)
 
     def at(self, t: dict, op: str, size: int) -> str:
         return self.of(t, op, [size])[0]
@@ -411,11 +450,15 @@ def window(names: tuple, defaults: dict, picks: list[Pick], strategy: str, what:
     return out
 
 
-def decide_memset(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
+# A decider: (picks, the grid, the defaults in force, Paths) -> (the
+# Choices, {label: [Pick per size]}); picks(family, names, ops, size,
+# default) -> Pick is TimedPicks, or the picks an evidence file recorded.
+
+def decide_memset(picks_of, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     names = [s.name for s in strategies("memset")]
     picks = {}
     for op in ("set0", "set"):
-        picks[op] = [pick(times, "memset", names, [op], s, d) for s, d in zip(grid, paths.of(defaults, op, grid))]
+        picks[op] = [picks_of("memset", names, [op], s, d) for s, d in zip(grid, paths.of(defaults, op, grid))]
     out = (window(("nt_threshold_zero",), defaults, picks["set0"], "nt", "non-temporal stores for zero fills")
            + window(("nt_threshold",), defaults, picks["set"], "nt", "non-temporal stores for non-zero fills"))
     # rep stosb against the vector loop, one threshold for both values: on
@@ -423,7 +466,7 @@ def decide_memset(times: Times, grid: list[int], defaults: dict, paths: Paths) -
     nt_from = min((c.value for c in out if c.value is not None), default=None)
     below = [s for s in grid if nt_from is None or s < nt_from]
     no_nt = dict(defaults, nt_threshold=None, nt_threshold_zero=None)
-    rep_picks = [pick(times, "memset", ["loop", "rep_stosb"], ["set0", "set"], s, d)
+    rep_picks = [picks_of("memset", ["loop", "rep_stosb"], ["set0", "set"], s, d)
                  for s, d in zip(below, paths.of(no_nt, "set0", below))]
     if below:
         out += window(("rep_stosb_threshold",), defaults, rep_picks, "rep_stosb",
@@ -432,28 +475,58 @@ def decide_memset(times: Times, grid: list[int], defaults: dict, paths: Paths) -
     return out, picks
 
 
-def decide_memcpy(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
+def decide_memcpy(picks_of, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     names = [s.name for s in strategies("memcpy")]
     # judged on both workloads together, the incumbent what the aligned copy runs
-    picks = [pick(times, "memcpy", names, ["copy", "copy3"], s, d)
+    picks = [picks_of("memcpy", names, ["copy", "copy3"], s, d)
              for s, d in zip(grid, paths.of(defaults, "copy", grid))]
     # rep movsb goes first in memkit's copy, in its window; non-temporal
     # stores from their threshold on (outside that window).
     out = (window(("nt_copy_threshold",), defaults, picks, "nt",
                   "non-temporal copies (aligned and misaligned together)")
            + window(("rep_movsb_threshold", "rep_movsb_stop"), defaults, picks, "rep_movsb", "rep movsb"))
-    return out, {"copy": picks}
+    align, align_picks = decide_align(picks_of, grid, defaults, out)
+    return out + align, {"copy": picks, **({"align": align_picks} if align_picks else {})}
 
 
-def decide_parallel(times: Times, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
+def decide_align(picks_of, grid: list[int], defaults: dict, out: list[Choice]) -> tuple[list[Choice], list]:
+    """rep_movsb_align: on the copy with the destination 3 bytes off, at the
+    sizes inside the rep movsb window just decided, rep movsb under the
+    other alignment condition (ALIGN_FLIP) against the defaults' (the
+    "rep_movsb" strategy).  As a threshold does, it moves only if every
+    measured size it changes (all of the window's) was picked so with
+    confidence.  Not measured (an evidence file from before): none."""
+    if ALIGN_FLIP not in picks_of.names("memcpy"):
+        return [], []
+    d = defaults.get("rep_movsb_align")
+    flip = flipped_align(defaults)
+    value = {c.name: c.value for c in out}
+    lo, hi = value.get("rep_movsb_threshold"), value.get("rep_movsb_stop")
+    sizes = [s for s in grid if in_window(s, lo, hi)]
+    what = f"rep movsb for misaligned copies (dst - src not a multiple of {max(d or 1, flip)})"
+    if not sizes:
+        return [Choice("rep_movsb_align", d, d, f"{what}: no measured size in rep movsb's window", False)], []
+    picks = [picks_of("memcpy", ["rep_movsb", ALIGN_FLIP], ["copy3"], s, "rep_movsb") for s in sizes]
+    moved = [p for p in picks if p.chosen == ALIGN_FLIP]
+    span = f"{fmt_size(sizes[0])}..{fmt_size(sizes[-1])}"
+    if len(moved) == len(sizes):
+        why = (f"{what}: {'allowed' if flip == 1 else 'not allowed'} (rep_movsb_align={flip}, default {d}): "
+               f"the destination 3 bytes off, {evidence_text(moved)}")
+        return [Choice("rep_movsb_align", d, flip, why, True)], picks
+    why = (f"{what}: {'allowed' if d == 1 else 'not allowed'} as the default says: rep_movsb_align={flip} "
+           f"was faster with confidence at {len(moved)} of the {len(sizes)} sizes in the window ({span})")
+    return [Choice("rep_movsb_align", d, d, why, False)], picks
+
+
+def decide_parallel(picks_of, grid: list[int], defaults: dict, paths: Paths) -> tuple[list[Choice], dict]:
     """From which size the pool beats one thread, and with how many threads;
     `defaults["pool_threads"]` is the default pool's size."""
-    names = [k.split(":", 1)[1] for k in times if k.startswith("parallel:")]
+    names = picks_of.names("parallel")
     pool = f"threads={defaults.get('pool_threads', 1)}"
     if pool not in names:
         return [], {}
     # the engine's strategy, not the method each thread then runs
-    picks = [pick(times, "parallel", names, ["pset", "pcopy"], s, d.split()[0])
+    picks = [picks_of("parallel", names, ["pset", "pcopy"], s, d.split()[0])
              for s, d in zip(grid, paths.of(defaults, "pset", grid))]
     # "parallel" is any pool size: the threshold is where one thread stops.
     as_pool = [Pick(p.size, "pool" if p.default != "one" else "one",

@@ -154,7 +154,8 @@ int main(void)
     expect_row(cpu("AuthenticAMD", 23, 0x31, 0, 0), "amd");        /* Rome: Zen 2 */
     expect_row(cpu("AuthenticAMD", 26, 0x02, 1, 1), "amd-zen5");   /* Turin */
     expect_row(cpu("AuthenticAMD", 26, 0x44, 1, 1), "amd-zen5");   /* Granite Ridge */
-    expect_row(cpu("GenuineIntel", 6, 0x8f, 1, 1), "intel-fsrm");  /* Sapphire Rapids */
+    expect_row(cpu("GenuineIntel", 6, 0xcf, 1, 1), "intel-emr");   /* Emerald Rapids: measured */
+    expect_row(cpu("GenuineIntel", 6, 0x8f, 1, 1), "intel-fsrm");  /* Sapphire Rapids: not measured */
     expect_row(cpu("GenuineIntel", 6, 0x55, 1, 0), "intel-erms");  /* Skylake-SP */
     expect_row(cpu("GenuineIntel", 6, 0x1a, 0, 0), "generic");     /* Nehalem: no ERMS */
     expect_row(cpu("HygonGenuine", 24, 0x01, 1, 0), "generic");
@@ -168,7 +169,13 @@ int main(void)
     CHECK(!mk_strategy_variant(&turin) && !mk_strategy_variant(&spr) && !mk_strategy_variant(&hygon),
           "Zen 5, Intel and an unknown CPU keep the first variant they can run");
     CHECK(mk_variant_named("evex", 4) != NULL, "the evex routines are built");
-    mk_cpu_info rows[] = {genoa, turin, spr, hygon, cpu("AuthenticAMD", 25, 0x01, 1, 1),
+    mk_cpu_info emr = cpu("GenuineIntel", 6, 0xcf, 1, 1);
+    CHECK(mk_strategy_variant(&emr) && strcmp(mk_strategy_variant(&emr), "evex") == 0,
+          "Emerald Rapids runs the evex routines (its evidence: the production distributions)");
+    /* measured: the row names its evidence file (tests/python/test_evidence.py reads it) */
+    CHECK(mk_strategy_evidence_file_at(mk_strategy_index(&emr)) != NULL, "intel-emr names its evidence file");
+    CHECK(mk_strategy_evidence_file_at(mk_strategy_index(&spr)) == NULL, "intel-fsrm has none");
+    mk_cpu_info rows[] = {genoa, turin, spr, hygon, emr, cpu("AuthenticAMD", 25, 0x01, 1, 1),
                           cpu("AuthenticAMD", 23, 0x31, 0, 0), cpu("GenuineIntel", 6, 0x55, 1, 0),
                           cpu("GenuineIntel", 6, 0x1a, 0, 0)};
     size_t rows_seen = 0;

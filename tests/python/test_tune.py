@@ -545,3 +545,38 @@ def test_timing_program_interleaves_configurations_and_refuses_bad_ones(tmp_path
                            capture_output=True, text=True, env=tune_experiment.clean_env(), timeout=60)
         assert p.returncode == 2 and why in p.stderr and p.stderr.count("\n") == 1, p.stderr
         assert not (tmp_path / "out").exists()
+
+
+# ---- rep_movsb_align: the misaligned copy inside rep movsb's window ----
+
+def align_times(flip_ns: dict, base_ns=100.0, rounds=7):
+    """copy3 under the defaults' rep movsb and under the flipped condition."""
+    return {"memcpy:rep_movsb": {("copy3", s): [base_ns] * rounds for s in flip_ns},
+            "memcpy:" + tune.ALIGN_FLIP: {("copy3", s): [ns * (1 + 0.001 * k) for k in range(rounds)]
+                                          for s, ns in flip_ns.items()}}
+
+
+def test_align_moves_only_when_every_size_in_the_window_says_so():
+    grid = [4096, 8192, 16384, 32768]
+    window = [tune.Choice("rep_movsb_threshold", 8192, 8192, "", False),
+              tune.Choice("rep_movsb_stop", None, None, "", False)]
+    defaults = {"rep_movsb_align": 1}   # rep movsb misaligned: the flip is 64 (the loop for copy3)
+    # the window is 8 KiB.. : 4 KiB does not count
+    got, picks = tune.decide_align(tune.TimedPicks(align_times({4096: 200.0, 8192: 50.0, 16384: 50.0,
+                                                                32768: 50.0})), grid, defaults, window)
+    assert [(c.name, c.value, c.moved) for c in got] == [("rep_movsb_align", 64, True)]
+    assert [p.size for p in picks] == [8192, 16384, 32768] and "not allowed" in got[0].why
+    # one size in the window without confidence: kept
+    got, _ = tune.decide_align(tune.TimedPicks(align_times({4096: 50.0, 8192: 50.0, 16384: 100.0,
+                                                            32768: 50.0})), grid, defaults, window)
+    assert (got[0].value, got[0].moved) == (1, False) and "2 of the 3 sizes" in got[0].why
+    # from 64 the flip is 1; no window, no decision to make
+    got, _ = tune.decide_align(tune.TimedPicks(align_times({8192: 50.0})), [8192], {"rep_movsb_align": 64},
+                               window)
+    assert (got[0].value, got[0].moved) == (1, True)
+    off = [tune.Choice("rep_movsb_threshold", None, None, "", False),
+           tune.Choice("rep_movsb_stop", None, None, "", False)]
+    got, picks = tune.decide_align(tune.TimedPicks(align_times({8192: 50.0})), [8192], defaults, off)
+    assert not got[0].moved and picks == []
+    # times without the flip (an evidence file from before): no decision
+    assert tune.decide_align(tune.TimedPicks({"memcpy:rep_movsb": {}}), grid, defaults, window) == ([], [])

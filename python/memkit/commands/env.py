@@ -7,6 +7,7 @@ where memkit's installed files are (the preload library above all, which
 import json
 
 from memkit import lab, load
+from memkit.evidence import unmeasured_note
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError, UsageError
 from memkit.fingerprint import describe_lines
@@ -62,6 +63,9 @@ def main(args) -> int:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
+    note = unmeasured_note(fp)
+    if note:
+        print(note)
     return 0
 
 
@@ -121,13 +125,22 @@ def strategies_text(table: dict) -> str:
                            for s in table["strategies"]]]
     for name in per_cpu_names(table):
         rows.append([name] + [s["defaults"][name] for s in table["strategies"]])
+    rows.append(["variant"] + [s.get("variant") or "auto" for s in table["strategies"]])
+    rows.append(["measured"] + [measured_text(s) for s in table["strategies"]])
     return aligned(rows)
+
+
+def measured_text(row: dict) -> str:
+    """yes: the row has its evidence file (docs/evidence.md); no: a guess."""
+    return "yes" if row.get("measured") else "no"
 
 
 def strategies_markdown(table: dict) -> str:
     """docs/strategy.md's table: a line per row, a column per per-CPU tunable."""
     names = per_cpu_names(table)
-    rows = [["row"] + [f"`{n}`" for n in names]]
+    rows = [["row"] + [f"`{n}`" for n in names] + ["variant", "measured"]]
     for s in table["strategies"]:
-        rows.append([f"`{s['name']}`"] + [s["defaults"][n] for n in names])
+        rows.append([f"`{s['name']}`"] + [s["defaults"][n] for n in names] +
+                    [s.get("variant") or "auto",
+                     f"[yes](../{s['evidence_file']})" if s.get("measured") else "no"])
     return markdown(rows)

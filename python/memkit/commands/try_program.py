@@ -28,6 +28,7 @@ from memkit.commands._common import add_build_option, add_db_option, add_host_op
 from memkit.commands.record import PRELOAD_NAME, find_preload
 from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.evidence import unmeasured_note
 
 NAME = "try"
 HELP = "will memkit make my program faster? run it with and without the preload library, paired, and say"
@@ -306,6 +307,9 @@ def main(args) -> int:
     # after minutes of runs.
     with Database(db_path(args), create=True) as db:
         fingerprint = _machine_fingerprint(args.build)
+        note = None if profile else unmeasured_note(fingerprint or {})
+        if note:
+            say(note, loud=True)
         now = load.sample(0.3)
         if now.busy:
             say(f"warning: the machine is busy ({now.busy}): the pairs will be noisier; the run records it",

@@ -12,7 +12,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from memkit import lab, recording, stats, tune, tune_experiment
+from memkit import evidence, lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.sizes import fmt_size, size_arg
@@ -35,7 +35,10 @@ def add_arguments(p):
     p.add_argument("--out", metavar="PATH",
                    help="the profile to write (or --check) (default: $MEMKIT_PROFILE, else "
                         "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
-    p.add_argument("--dry-run", action="store_true", help="measure and explain, write nothing")
+    p.add_argument("--dry-run", action="store_true", help="measure and explain, write no profile")
+    p.add_argument("--evidence", metavar="FILE",
+                   help="also write what was measured (the CPU, the rule, every cell's per-round times, "
+                        "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too")
     p.add_argument("--for", dest="for_recording", metavar="DIR",
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
@@ -99,9 +102,9 @@ def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
                                 batch_ns=s["batch_ns"])
 
 
-def measure_family(timer, family, grid, s, cpus, progress, step) -> dict:
+def measure_family(timer, family, grid, s, cpus, progress, step, defaults=None) -> dict:
     ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
-    strats = tune.strategies(family, cpus)
+    strats = tune.strategies(family, cpus, defaults)
     if len(strats) < 2 or not grid:
         print(f"== {step} {family}: nothing to compare on this machine", flush=True)
         return {}
@@ -150,6 +153,9 @@ def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
 
 
 def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
+    if args.evidence and args.for_recording:
+        raise MemkitError("--evidence goes without --for: a program's calls weigh the moves there, "
+                          "which the evidence of the rule alone does not re-derive")
     defaults = with_pool(tune_experiment.loaded(timer))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
@@ -170,13 +176,18 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     choices = []
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
-    weighed = []
+    weighed, measured, decisions = [], {}, []
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
-        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}")
+        # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
+        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}",
+                               None if plan else defaults)
         if not times:
             continue
-        got, picks = tune.DECIDERS[family](times, fgrid, defaults, paths)
+        picks_of = tune.TimedPicks(times)
+        got, picks = tune.DECIDERS[family](picks_of, fgrid, defaults, paths)
+        measured[family] = evidence.family_record(fgrid, times, picks_of.made)
+        decisions += [evidence.decision_record(family, c) for c in got]
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         if plan:
@@ -191,6 +202,11 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
     for c in choices:
         print(f"{c.name:<22} {c.show(c.default):>10} {(c.show(c.value) if c.moved else '(default)'):>10}  {c.why}")
+    if args.evidence:
+        rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
+        rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
+        evidence.write(Path(args.evidence), evidence.document(fp, rule, defaults, measured, decisions, paths))
+        print(f"\nwrote the evidence to {args.evidence} (docs/evidence.md)")
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
@@ -216,7 +232,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
 
 PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
                "rep": "rep stosb vs loop (both):", "copy": "memcpy (both alignments):",
-               "parallel": "parallel (memset, memcpy):"}
+               "parallel": "parallel (memset, memcpy):", "align": "rep movsb misaligned (copy3):"}
 
 
 def check_loads(timer: Path, path: Path) -> tune_experiment.Loaded:
