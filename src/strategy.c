@@ -76,7 +76,7 @@ static const row table[] = {
      T(rep_movsb_threshold) = BYTES(KIB(32)), T(rep_movsb_stop) = NEVER,
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(5, 4), T(nt_copy_threshold) = L3(1, 2),
-     .variant = "evex"},
+     .variant = "evex", .evidence_file = "data/evidence/amd-zen5.json"},
     {.info = {"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_EVEX,
       "copy-sweep, fill-regions on EPYC Zen 4 (family 25 model 17): rep stosb never beat the "
       "vector loop; rep movsb with dst-src not a multiple of 64 ran 5-26x slower; NT zero fills "

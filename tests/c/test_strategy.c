@@ -120,7 +120,7 @@ static void rules_as_text(void)
         {"amd-zen4", MK_T_nt_threshold, "2 x L3"}, {"amd-zen4", MK_T_nt_threshold_zero, "L3/2"},
         {"amd-zen3", MK_T_nt_threshold_zero, "L3/3"}, {"amd-zen5", MK_T_rep_stosb_threshold, "L2"},
         {"amd-zen5", MK_T_rep_movsb_threshold, "32K"}, {"amd-zen5", MK_T_rep_movsb_stop, "never"},
-        {"amd-zen5", MK_T_rep_movsb_align, "64"}, {"intel-fsrm", MK_T_rep_movsb_threshold, "2112"},
+        {"amd-zen5", MK_T_rep_movsb_align, "1"}, {"intel-fsrm", MK_T_rep_movsb_threshold, "2112"},
         {"intel-erms", MK_T_rep_movsb_threshold, "2048 x V/16"}, {"generic", MK_T_threads, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -160,14 +160,17 @@ int main(void)
     expect_row(cpu("GenuineIntel", 6, 0x1a, 0, 0), "generic");     /* Nehalem: no ERMS */
     expect_row(cpu("HygonGenuine", 24, 0x01, 1, 0), "generic");
 
-    /* Zen 4's 64-byte accesses are two 32-byte halves: its routines are evex's; every
-     * other row keeps the first variant the CPU can run (avx512 where it has it). */
+    /* Zen 4's 64-byte accesses are two 32-byte halves and Zen 5's small masked
+     * 64-byte stores lose in the L3 and DRAM: their routines are evex's; the
+     * rows not measured keep the first variant the CPU can run. */
     mk_cpu_info genoa = cpu("AuthenticAMD", 25, 0x11, 1, 1), turin = cpu("AuthenticAMD", 26, 0x02, 1, 1);
     mk_cpu_info spr = cpu("GenuineIntel", 6, 0x8f, 1, 1), hygon = cpu("HygonGenuine", 24, 0x01, 1, 0);
     CHECK(mk_strategy_variant(&genoa) && strcmp(mk_strategy_variant(&genoa), "evex") == 0,
           "Zen 4 prefers the evex routines");
-    CHECK(!mk_strategy_variant(&turin) && !mk_strategy_variant(&spr) && !mk_strategy_variant(&hygon),
-          "Zen 5, Intel and an unknown CPU keep the first variant they can run");
+    CHECK(mk_strategy_variant(&turin) && strcmp(mk_strategy_variant(&turin), "evex") == 0,
+          "Zen 5 runs the evex routines (its evidence: the production distributions)");
+    CHECK(!mk_strategy_variant(&spr) && !mk_strategy_variant(&hygon),
+          "Sapphire Rapids and an unknown CPU keep the first variant they can run");
     CHECK(mk_variant_named("evex", 4) != NULL, "the evex routines are built");
     mk_cpu_info emr = cpu("GenuineIntel", 6, 0xcf, 1, 1);
     CHECK(mk_strategy_variant(&emr) && strcmp(mk_strategy_variant(&emr), "evex") == 0,
@@ -210,8 +213,8 @@ int main(void)
 
     mk_tunables z5 = defaults(cpu("AuthenticAMD", 26, 0x02, 1, 1));
     CHECK(z5.rep_movsb_threshold == 32768 && z5.rep_movsb_stop == SIZE_MAX &&
-              z5.rep_movsb_align == 64,
-          "Zen 5: rep movsb from 32 KiB up, same line offset (%zu, %zu, %zu)",
+              z5.rep_movsb_align == 1,
+          "Zen 5: rep movsb from 32 KiB up, at any line offset (%zu, %zu, %zu)",
           z5.rep_movsb_threshold, z5.rep_movsb_stop, z5.rep_movsb_align);
     CHECK(z5.rep_stosb_threshold == (size_t)1 << 20, "Zen 5: rep stosb from the L2 (%zu)",
           z5.rep_stosb_threshold);
