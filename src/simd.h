@@ -26,7 +26,9 @@
  *   MK_SET_MASKED_BYTES   memset: 2V by two masked stores (avx512); 128 by
  *                         four overlapping 32-byte ones (evex, see below)
  *   MK_SET_MASKED_WIDTH   the bytes of one of those masked stores
- *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V (avx512, evex) */
+ *   MK_COPY_MASKED_BYTES  memcpy/memmove: 2V by two masked vectors (avx512);
+ *                         64 by two overlapping 32-byte ones (evex)
+ *   MK_COPY_MASKED_WIDTH  the bytes of one of those masked accesses */
 #if MK_VEC_BYTES == 16
 #define MK_ISA sse2
 #define MK_SET_MASKED_BYTES 0
@@ -39,25 +41,9 @@ MK_INLINE void vec_store(void *p, vec_t v) { _mm_storeu_si128((__m128i *)p, v); 
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm_store_si128((__m128i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm_stream_si128((__m128i *)p, v); }
 #elif MK_VEC_BYTES == 32
-#ifdef MK_EVEX
-/* evex, the AVX-512 build for a CPU whose 64-byte accesses are two 32-byte
- * halves (Zen 4).  When the data is not in the cache, every access there
- * costs a miss for each line its whole vector spans, masked-off bytes and
- * fully masked accesses included, and a 64-byte load costs two: avx512's
- * two masked 64-byte vectors ran small copies at 0.4-0.6x glibc at random
- * lines of a 64 MiB arena (docs/strategy.md, small sizes when the data is
- * cold).  So its copies load 32 bytes at a time, n <= 64 as two masked
- * 32-byte vectors that repeat one access below 32 bytes instead of reaching
- * past it; its memset (built with 64-byte vectors, below) masks four 32-byte
- * stores the same way up to 128, and stores 64 bytes at a time above. */
-#define MK_ISA evex
-#define MK_SET_MASKED_BYTES 0     /* not built: evex's memset has 64-byte vectors */
-#define MK_COPY_MASKED_BYTES (2 * MK_VEC_BYTES)
-#else
 #define MK_ISA avx2
 #define MK_SET_MASKED_BYTES 0
 #define MK_COPY_MASKED_BYTES 0
-#endif
 typedef __m256i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm256_set1_epi8((char)b); }
 MK_INLINE vec_t vec_load(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
@@ -65,23 +51,30 @@ MK_INLINE vec_t vec_load_a(const void *p) { return _mm256_load_si256((const __m2
 MK_INLINE void vec_store(void *p, vec_t v) { _mm256_storeu_si256((__m256i *)p, v); }
 MK_INLINE void vec_store_a(void *p, vec_t v) { _mm256_store_si256((__m256i *)p, v); }
 MK_INLINE void vec_stream(void *p, vec_t v) { _mm256_stream_si256((__m256i *)p, v); }
-#ifdef MK_EVEX
-/* Bytes [0, n) of a vector; n >= 32 (up to 255): all of them. */
-MK_INLINE __mmask32 vec_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
-MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm256_mask_storeu_epi8(p, vec_mask(n), v); }
-MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(vec_mask(n), p); }
-#endif
 #elif MK_VEC_BYTES == 64
 #ifdef MK_EVEX
+/* evex, the AVX-512 build for small calls whose data is not in the cache.
+ * There every access costs a miss for each line its whole vector spans,
+ * masked-off bytes and fully masked accesses included: avx512's two masked
+ * 64-byte vectors ran small copies at 0.4-0.6x glibc at random lines of a
+ * 64 MiB arena (Zen 4, docs/strategy.md, small sizes when the data is cold).
+ * So its small paths mask 32-byte accesses that repeat one access below 32
+ * bytes instead of reaching past it: copies up to 64 bytes, memset up to
+ * 128.  Above, every line of [s, s+n) is needed anyway, and it runs
+ * avx512's 64-byte ladders and loops: built with 32-byte vectors throughout,
+ * its copies of 512 B-2 KiB ran 0.68-0.88x glibc on an Intel Xeon 6/207 and
+ * ~0.8x on Zen 5, where the 64-byte ones are level. */
 #define MK_ISA evex
 #define MK_SET_MASKED_BYTES 128
 #define MK_SET_MASKED_WIDTH 32
-#define MK_COPY_MASKED_BYTES 0
+#define MK_COPY_MASKED_BYTES 64
+#define MK_COPY_MASKED_WIDTH 32
 #else
 #define MK_ISA avx512
 #define MK_SET_MASKED_BYTES (2 * MK_VEC_BYTES)
 #define MK_SET_MASKED_WIDTH MK_VEC_BYTES
 #define MK_COPY_MASKED_BYTES (2 * MK_VEC_BYTES)
+#define MK_COPY_MASKED_WIDTH MK_VEC_BYTES
 #endif
 typedef __m512i vec_t;
 MK_INLINE vec_t vec_splat(uint8_t b) { return _mm512_set1_epi8((char)b); }
@@ -96,11 +89,15 @@ MK_INLINE void vec_stream(void *p, vec_t v) { _mm512_stream_si512((void *)p, v);
 MK_INLINE __mmask64 vec_mask(size_t n) { return _bzhi_u64(~0ull, (unsigned)n); }
 MK_INLINE void vec_store_n(void *p, vec_t v, size_t n) { _mm512_mask_storeu_epi8(p, vec_mask(n), v); }
 MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_epi8(vec_mask(n), p); }
-/* 32-byte masked stores (AVX-512VL) beside the 64-byte vectors. */
+/* 32-byte masked accesses (AVX-512VL) beside the 64-byte vectors: bytes
+ * [0, n) of the 32, all of them for n >= 32 (up to 255). */
+MK_INLINE __mmask32 v32_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
 MK_INLINE void v32_store_n(void *p, vec_t v, size_t n)
 {
-    _mm256_mask_storeu_epi8(p, _bzhi_u32(~0u, (unsigned)n), _mm512_castsi512_si256(v));
+    _mm256_mask_storeu_epi8(p, v32_mask(n), _mm512_castsi512_si256(v));
 }
+MK_INLINE __m256i v32_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(v32_mask(n), p); }
+MK_INLINE void v32_store_mn(void *p, __m256i v, size_t n) { _mm256_mask_storeu_epi8(p, v32_mask(n), v); }
 #else
 #error "MK_VEC_BYTES must be 16, 32 or 64"
 #endif

@@ -56,10 +56,9 @@ typedef struct {
 #define ALL_MODELS {{0, 255}}
 #define SMALL_MASKED "AVX-512: n <= 2V by masked loads/stores, masks without branches; " \
                      "else overlapping-store ladders"
-#define SMALL_EVEX "evex (AVX-512 for 64-byte accesses done in halves): copies load 32 bytes " \
-                   "at a time, n <= 64 by two masked 32-byte vectors; memset n <= 128 by four masked " \
-                   "32-byte stores that stay inside [d, d+n) from 32 B up; else " \
-                   "overlapping-store ladders"
+#define SMALL_EVEX "evex (AVX-512, small calls whose data is cold): copies n <= 64 by two masked " \
+                   "32-byte vectors, memset n <= 128 by four masked 32-byte stores, none reaching past " \
+                   "[d, d+n) from 32 B up; above, 64-byte overlapping-store ladders and loops"
 
 static const row table[] = {
     {.info = {"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_EVEX,

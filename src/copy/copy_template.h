@@ -2,15 +2,14 @@
 /* memmove (and so memcpy, which is overlap-safe here), written once and
  * instantiated per vector width (see simd.h): memcpy_sse2.c, memcpy_avx2.c,
  * memcpy_evex.c, memcpy_avx512.c.  Built from named pieces, each written once:
- *   copy_masked        n <= 2V (avx512, evex): masked loads, then masked
+ *   copy_masked        n <= 2V (avx512), 64 (evex): masked loads, then masked
  *                      stores, no branch on n (where no access crosses a
  *                      page)
  *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
  *                      2/4/8, 16-byte, V-byte), loaded before they are stored
  *   copy_4_to_15,      without masks: the memset seed's branch-free
  *   copy_16_to_64      overlapping pieces, four loads then four stores
- *   copy_4v, copy_8v,  two, four or (evex) eight vectors from each end
- *   copy_16v
+ *   copy_4v, copy_8v   two or four vectors from each end
  *   copy_block4_fwd,   4 vectors, aligned destination (cached or
  *   copy_block4_bwd    non-temporal stores): the body of every loop
  *   align_forward      where an aligned-destination loop starts
@@ -103,20 +102,20 @@ MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
 }
 
 #if MK_COPY_MASKED_BYTES
-/* n <= 2V, where neither [s, s+2V) nor [d, d+2V) crosses a page (a masked
- * access crossing a page is slow: docs/strategy.md): loaded before stored,
- * masks from bzhi and a cmov, no branch on n.  avx512: two vectors, the
- * second masked off below V.  evex: two vectors at 0 and t = n-V (clamped
- * at 0) with one mask, the same access twice below V, so none reaches past
- * s+V or d+V (a vector V bytes on would miss one more line when the data is
- * not cached). */
+/* n <= MK_COPY_MASKED_BYTES, where neither that span of s nor of d crosses
+ * a page (a masked access crossing a page is slow: docs/strategy.md):
+ * loaded before stored, masks from bzhi and a cmov, no branch on n.
+ * avx512: two vectors, the second masked off below V.  evex: two 32-byte
+ * accesses at 0 and t = n-32 (clamped at 0) with one mask, the same access
+ * twice below 32, so none reaches past s+32 or d+32 (32 bytes on would miss
+ * one more line when the data is not cached). */
 MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 {
-#ifdef MK_EVEX
-    size_t t = n > V ? n - V : 0;
-    vec_t a = vec_load_n(s, n), b = vec_load_n(s + t, n);
-    vec_store_n(d, a, n);
-    vec_store_n(d + t, b, n);
+#if MK_COPY_MASKED_WIDTH == 32
+    size_t t = n > 32 ? n - 32 : 0;
+    __m256i a = v32_load_n(s, n), b = v32_load_n(s + t, n);
+    v32_store_mn(d, a, n);
+    v32_store_mn(d + t, b, n);
 #else
     size_t n2 = n > V ? n - V : 0;
     vec_t a = vec_load_n(s, n), b = vec_load_n(s + V, n2);
@@ -161,28 +160,6 @@ MK_INLINE void copy_8v(char *d, const char *s, size_t n)
     vec_store(d + n - V, i);
 }
 
-/* 8V <= n <= 16V with 32-byte vectors: the first and the last 8, all
- * sixteen loaded first (they fit zmm16-31 of the evex build).  Random
- * 257..512-byte copies ran 1.3x slower through the loop (Zen 4, L1). */
-#if V == 32
-MK_INLINE void copy_16v(char *d, const char *s, size_t n)
-{
-    vec_t a0 = vec_load(s), a1 = vec_load(s + V), a2 = vec_load(s + 2 * V), a3 = vec_load(s + 3 * V);
-    vec_t a4 = vec_load(s + 4 * V), a5 = vec_load(s + 5 * V), a6 = vec_load(s + 6 * V);
-    vec_t a7 = vec_load(s + 7 * V);
-    const char *e = s + n - 8 * V;
-    vec_t b0 = vec_load(e), b1 = vec_load(e + V), b2 = vec_load(e + 2 * V), b3 = vec_load(e + 3 * V);
-    vec_t b4 = vec_load(e + 4 * V), b5 = vec_load(e + 5 * V), b6 = vec_load(e + 6 * V);
-    vec_t b7 = vec_load(e + 7 * V);
-    char *f = d + n - 8 * V;
-    vec_store(d, a0), vec_store(d + V, a1), vec_store(d + 2 * V, a2), vec_store(d + 3 * V, a3);
-    vec_store(d + 4 * V, a4), vec_store(d + 5 * V, a5), vec_store(d + 6 * V, a6);
-    vec_store(d + 7 * V, a7);
-    vec_store(f, b0), vec_store(f + V, b1), vec_store(f + 2 * V, b2), vec_store(f + 3 * V, b3);
-    vec_store(f + 4 * V, b4), vec_store(f + 5 * V, b5), vec_store(f + 6 * V, b6);
-    vec_store(f + 7 * V, b7);
-}
-#endif
 
 /* 4V bytes from q to the V-aligned p: all four loads, then the stores,
  * through the cache or non-temporal (a constant). */
@@ -394,12 +371,6 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         copy_8v(d, s, n);
         return dst;
     }
-#if V == 32
-    if (MK_COPY_MASKED_BYTES && n <= 16 * V) {
-        copy_16v(d, s, n);
-        return dst;
-    }
-#endif
     if (MK_UNLIKELY(n >= __atomic_load_n(&mk_copy_large_from, __ATOMIC_RELAXED)))
         return MK_FN(copy_large)(d, s, n);   /* a tail call: no frame here */
     copy_loop(d, s, n);
