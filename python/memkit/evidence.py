@@ -70,7 +70,8 @@ def decision_record(family: str, c: tune.Choice) -> dict:
 
 
 def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: list,
-             paths: tune.Paths, source: str = MEASURED, note: str = "") -> dict:
+             paths: tune.Paths, source: str = MEASURED, note: str = "",
+             variants: list = ()) -> dict:
     return {
         "format": FORMAT, "version": VERSION, "source": source, "note": note,
         "cpu": cpu_of(fp),
@@ -79,6 +80,10 @@ def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: li
         "families": families,
         "decisions": decisions,
         "paths": paths_record(paths),
+        "variants": {"levels": list(tune.VARIANT_LEVELS), "floor": tune.VARIANT_FLOOR,
+                     "defaults": {fn: (fp.get("variants") or {}).get(fn) for fn in tune.VARIANT_FUNCTIONS},
+                     "scores": [{"variant": sc.variant, "function": sc.function, "levels": sc.levels}
+                                for sc in variants]},
     }
 
 
@@ -173,6 +178,10 @@ def derive(doc: dict, paths: Optional[tune.Paths] = None) -> list[tuple[str, tun
         picks_of = tune.TimedPicks(times) if times else RecordedPicks(fam)
         got, _ = decide(picks_of, fam["grid"], defaults, paths)
         out += [(family, c) for c in got]
+    var = doc.get("variants") or {}
+    if var.get("scores"):
+        scores = [tune.VariantScore(sc["variant"], sc["function"], sc["levels"]) for sc in var["scores"]]
+        out += [("variant", c) for c in tune.decide_variants(scores, var["defaults"])]
     return out
 
 
@@ -221,13 +230,19 @@ def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:
     defaults there and variant; rules: the row's rule texts) differs from
     what the evidence implies; [] when it does not."""
     out = []
-    for name, (value, family) in derived_values(doc).items():
-        if name not in row["defaults"]:
-            continue   # not a per-CPU tunable (the pool's)
+    derived = derived_values(doc)
+    chosen = {value for name, (value, family) in derived.items() if family == "variant"}
+    for name, (value, family) in derived.items():
+        if family == "variant" or name not in row["defaults"]:
+            continue   # the variant below; not a per-CPU tunable (the pool's)
         grid = doc["families"][family]["grid"]
         if not agrees(value, row["defaults"][name], rules.get(name, ""), grid):
             out.append(f"{name}: the row gives {row['defaults'][name]} ({rules.get(name, '?')}), "
                        f"the evidence implies {value}")
+    if chosen:   # tune chose the variant of each function: the row's must be that one
+        if row.get("variant") and chosen != {row["variant"]}:
+            out.append(f"variant: the row runs {row['variant']}, the evidence implies {sorted(chosen)}")
+        return out
     variants = set((doc["cpu"].get("variants") or {}).values())
     if row.get("variant") and variants != {row["variant"]}:
         out.append(f"variant: the row runs {row['variant']}, the evidence measured {sorted(variants)}")

@@ -59,6 +59,12 @@ TUNE_NULL_MIN = 8         # identical cells needed to read the noise (--check)
 TUNE_BAND_MIN = 4         # ... and in a size band, to read its own center
 TUNE_NULL_CLIP = 4.0      # identical cells this many scales out are not noise
 
+# ---- tune: the small-size design (the variant of each function) ----
+# A CPU's default small-size design: the best geometric mean over the levels weighed
+# equally, on the production distributions, no level below this x glibc.
+VARIANT_LEVELS = ("l1", "l2", "l3", "dram")
+VARIANT_FLOOR = 0.85
+
 # ---- try: a whole program with and without memkit ----
 TRY_CONFIDENCE = 0.95     # the interval of the median paired ratio
 TRY_MIN_PAIRS = 6         # pairs before any stopping rule applies

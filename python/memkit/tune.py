@@ -31,6 +31,7 @@ from typing import Optional
 from memkit import lab, stats
 from memkit.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
 from memkit.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
+from memkit.judge import VARIANT_FLOOR, VARIANT_LEVELS
 from memkit.tune_experiment import band_of
 from memkit.sizes import fmt_size
 
@@ -378,10 +379,10 @@ class Choice:
     def setting(self) -> str:
         return f"{self.name}={NEVER if self.value is None else self.value}"
 
-    def show(self, v: Optional[int]) -> str:
+    def show(self, v) -> str:
         if self.name == "threads":
             return "derived" if not v else str(v)
-        return fmt_size(v)
+        return v if isinstance(v, str) else fmt_size(v)   # a variant's name, or a size
 
 
 def in_window(s: int, lo: Optional[int], hi: Optional[int]) -> bool:
@@ -542,6 +543,83 @@ def decide_parallel(picks_of, grid: list[int], defaults: dict, paths: Paths) -> 
 
 
 DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy, "parallel": decide_parallel}
+
+
+# ---- the small-size design: the variant of each function ----
+#
+# Timed on the production size distributions (memkit-exp-size-distributions,
+# its calls unlearnable by a branch predictor), each call at a random line of
+# an arena sized to each cache level and beyond, against glibc in the same
+# rounds: a variant's score at a level is the geometric mean of its speed-ups
+# over the distributions.  The rule (memkit.judge): the best geometric mean
+# over the levels weighed equally, among the variants that keep every level
+# at VARIANT_FLOOR x glibc or better (all of them where none does, said so);
+# the default stays unless that beats it by MARGIN.
+
+VARIANT_FUNCTIONS = ("memset", "memcpy", "memmove")
+
+
+@dataclass
+class VariantScore:
+    variant: str
+    function: str
+    levels: dict        # level -> geometric mean speed-up over glibc
+
+    @property
+    def geomean(self) -> float:
+        return geometric_mean(self.levels[lv] for lv in VARIANT_LEVELS)
+
+    @property
+    def worst(self) -> tuple[str, float]:
+        lv = min(VARIANT_LEVELS, key=lambda k: self.levels[k])
+        return lv, self.levels[lv]
+
+    def text(self) -> str:
+        return (f"{self.variant} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in VARIANT_LEVELS)
+                + f", geomean {self.geomean:.2f}")
+
+
+def variant_scores(variant: str, measurements: list[dict]) -> list[VariantScore]:
+    """A variant's scores, one per function, from size-distributions'
+    records of one run with that variant forced ("memkit FUNCTION" series,
+    their median paired speed-up over glibc)."""
+    ups: dict = {}
+    for m in measurements:
+        fn = m.get("series", "").removeprefix("memkit ")
+        lv = (m.get("params") or {}).get("ws")
+        if fn in VARIANT_FUNCTIONS and lv in VARIANT_LEVELS and m.get("ratio") and m["metric"] == "ns_per_call":
+            ups.setdefault(fn, {}).setdefault(lv, []).append(m["ratio"])
+    return [VariantScore(variant, fn, {lv: geometric_mean(xs) for lv, xs in by.items()})
+            for fn, by in ups.items() if set(by) >= set(VARIANT_LEVELS)]
+
+
+def choose_variant(function: str, scores: list[VariantScore], default: str) -> Choice:
+    """The variant of one function by the rule above."""
+    mine = [sc for sc in scores if sc.function == function]
+    by = {sc.variant: sc for sc in mine}
+    if default not in by:
+        return Choice(function, default, default, f"{function}: the default's variant {default} was not measured",
+                      False)
+    floor_kept = [sc for sc in mine if sc.worst[1] >= VARIANT_FLOOR]
+    field = floor_kept or mine
+    best = max(field, key=lambda sc: sc.geomean)
+    inc = by[default]
+    board = "; ".join(sc.text() for sc in sorted(mine, key=lambda sc: -sc.geomean))
+    floor = (f"every level at {VARIANT_FLOOR:.2f}x glibc or better" if floor_kept else
+             f"no variant keeps every level at {VARIANT_FLOOR:.2f}x glibc (the best's worst: "
+             f"{best.worst[0]} {best.worst[1]:.2f}), so the best geometric mean of all")
+    if best.variant != default and (best.geomean >= inc.geomean * (1 + MARGIN)
+                                    or (floor_kept and inc not in floor_kept)):
+        return Choice(function, default, best.variant,
+                      f"{function}: {best.variant} (default {default}), the best geometric mean over "
+                      f"{', '.join(VARIANT_LEVELS)} with {floor}: {board}", True)
+    return Choice(function, default, default,
+                  f"{function}: {default} kept ({floor}; another must beat it by {MARGIN:.0%}): {board}", False)
+
+
+def decide_variants(scores: list[VariantScore], defaults: dict) -> list[Choice]:
+    """defaults: function -> the variant the library runs by default."""
+    return [choose_variant(fn, scores, defaults[fn]) for fn in VARIANT_FUNCTIONS if fn in defaults]
 
 
 # ---- the profile ----

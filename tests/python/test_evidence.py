@@ -95,6 +95,27 @@ def test_a_row_that_drifts_from_its_evidence_fails():
     assert any(m.startswith("nt_copy_threshold") for m in evidence.row_mismatches(drifted, row, rules))
 
 
+def test_a_row_whose_variant_is_not_the_evidences_choice_fails():
+    """Where the file holds tune's variant scores, the row's variant must be
+    the one tune's rule chooses from them (here, evex: avx512 loses in DRAM)."""
+    path = EVIDENCE_DIR / "intel-emr.json"
+    doc = evidence.load(path)
+    row = row_for(doc)
+    rules = next(s for s in table()["strategies"] if s["name"] == "intel-emr")["defaults"]
+    doc["variants"] = {"levels": list(tune.VARIANT_LEVELS), "floor": tune.VARIANT_FLOOR,
+                       "defaults": {fn: "avx512" for fn in tune.VARIANT_FUNCTIONS},
+                       "scores": [{"variant": v, "function": fn, "levels": dict(zip(tune.VARIANT_LEVELS, ups))}
+                                  for fn in tune.VARIANT_FUNCTIONS
+                                  for v, ups in (("avx512", (1.8, 1.7, 0.73, 0.83)), ("evex", (1.8, 1.8, 0.95, 0.96)))]}
+    derived = evidence.derived_values(doc)
+    assert derived["memcpy"] == ("evex", "variant")
+    assert evidence.row_mismatches(doc, row, rules) == []          # the row runs evex
+    moved = copy.deepcopy(row)
+    moved["variant"] = "avx512"
+    assert any(m.startswith("variant: the row runs avx512, the evidence implies ['evex']")
+               for m in evidence.row_mismatches(doc, moved, rules))
+
+
 def test_agreement_of_cache_rules_is_by_the_neighbouring_grid_points():
     grid = tune.size_grid(1 << 10, 256 << 20, 2)
     l3_4 = (260 << 20) // 4                                 # 65 MiB: between 64 and 90.5 MiB

@@ -580,3 +580,40 @@ def test_align_moves_only_when_every_size_in_the_window_says_so():
     assert not got[0].moved and picks == []
     # times without the flip (an evidence file from before): no decision
     assert tune.decide_align(tune.TimedPicks({"memcpy:rep_movsb": {}}), grid, defaults, window) == ([], [])
+
+
+# ---- the variant of each function (the small-size design) ----
+
+def scores_of(**by_variant):
+    """variant -> (l1, l2, l3, dram) speed-ups, one function (memcpy)."""
+    return [tune.VariantScore(v, "memcpy", dict(zip(tune.VARIANT_LEVELS, ups))) for v, ups in by_variant.items()]
+
+
+def test_the_variant_is_the_best_geometric_mean_that_keeps_the_floor():
+    # avx512 is far ahead in the caches but 0.6x glibc in DRAM: the floor rules it out
+    scores = scores_of(avx512=(2.4, 2.2, 1.3, 0.6), evex=(1.9, 1.8, 1.6, 0.97), avx2=(1.1, 1.1, 1.1, 1.0))
+    c = tune.choose_variant("memcpy", scores, "avx512")
+    assert c.moved and c.value == "evex" and c.setting() == "memcpy=evex"
+    assert "every level at 0.85x glibc or better" in c.why and "avx512 l1 2.40" in c.why
+
+
+def test_the_default_variant_stays_within_the_margin():
+    scores = scores_of(avx512=(1.9, 1.8, 1.6, 0.95), evex=(1.92, 1.82, 1.62, 0.96))
+    c = tune.choose_variant("memcpy", scores, "avx512")
+    assert not c.moved and c.value == "avx512" and "kept" in c.why
+
+
+def test_where_no_variant_keeps_the_floor_the_best_geometric_mean_wins_and_says_so():
+    scores = scores_of(avx512=(1.2, 1.2, 1.05, 0.72), evex=(1.6, 1.5, 1.4, 0.76))
+    c = tune.choose_variant("memcpy", scores, "avx512")
+    assert c.value == "evex" and "no variant keeps every level at 0.85x glibc" in c.why
+
+
+def test_variant_scores_read_size_distributions_records():
+    recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": lv, "distribution": d},
+             "ratio": r} for fn in ("memset", "memcpy") for lv in tune.VARIANT_LEVELS
+            for d, r in (("A", 1.0), ("B", 4.0))]
+    recs.append({"series": "glibc memcpy", "metric": "ns_per_call", "params": {"ws": "l1"}, "ratio": 1.0})
+    got = {sc.function: sc for sc in tune.variant_scores("evex", recs)}
+    assert set(got) == {"memset", "memcpy"} and got["memcpy"].levels["l2"] == pytest.approx(2.0)
+    assert got["memset"].geomean == pytest.approx(2.0)

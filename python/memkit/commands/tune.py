@@ -117,6 +117,54 @@ def measure_family(timer, family, grid, s, cpus, progress, step, defaults=None) 
     return times
 
 
+SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
+# (rounds per process, processes) of the variant stage: the experiment's own
+# defaults; a variant's code and data placement moves small calls between
+# processes, so --quick (one process) does not choose a variant.
+VARIANT_RUNS = (11, 3)
+
+
+def runnable_variants(fp: dict) -> list[str]:
+    """The variants (isa.def) this CPU can run, by its fingerprint."""
+    isa = fp.get("isa") or {}
+    out = ["sse2"]
+    if isa.get("avx2") and isa.get("os_avx"):
+        out.append("avx2")
+    if isa.get("avx512f") and isa.get("avx512bw") and isa.get("avx512vl") and isa.get("os_avx512"):
+        out += ["avx512", "evex"]
+    return out
+
+
+def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str) -> list[tune.VariantScore]:
+    """Each variant this CPU runs, forced for memset, memcpy and memmove, on
+    the production distributions at every level of tune.VARIANT_LEVELS
+    (memkit-exp-size-distributions beside the timing program)."""
+    program = timer.parent / SIZES_EXPERIMENT
+    if quick:
+        print(f"== {step} variant: not measured with --quick (one process cannot tell a variant "
+              "from where its code landed)", flush=True)
+        return []
+    if not os.access(program, os.X_OK):
+        print(f"== {step} variant: not measured ({program} is not there)", flush=True)
+        return []
+    rounds, processes = VARIANT_RUNS
+    variants = runnable_variants(fp)
+    print(f"== {step} variant: {', '.join(variants)} on the production size distributions at "
+          f"{', '.join(tune.VARIANT_LEVELS)} ({rounds} rounds x {processes} process(es) each)", flush=True)
+    exp = lab.describe(program)
+    args = ["ws=" + ",".join(tune.VARIANT_LEVELS), f"rounds={rounds}", f"processes={processes}"]
+    scores = []
+    for v in variants:
+        forced = ":".join(f"{fn}={v}" for fn in tune.VARIANT_FUNCTIONS)
+        res = lab.run_experiment(exp, False, args, env=tune_experiment.clean_env(MEMKIT_TUNABLES=forced),
+                                 on_progress=lambda pr, v=v: progress.update(pr, f"variant {v} "))
+        progress.clear()
+        if res.status != "ok":
+            raise MemkitError(f"{SIZES_EXPERIMENT} with {forced} {res.status}: {res.error}")
+        scores += tune.variant_scores(v, res.measurements)
+    return scores
+
+
 def describe_picks(label: str, picks: list[tune.Pick]) -> str:
     """"loop 1 KiB..24 MiB, nt 32 MiB..128 MiB" and whether it is the default's."""
     runs = []
@@ -177,10 +225,11 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
     weighed, measured, decisions = [], {}, []
+    stages = len(families) + (not plan)   # and the variant's
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
         # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
-        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{len(families)}",
+        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{stages}",
                                None if plan else defaults)
         if not times:
             continue
@@ -192,6 +241,12 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         if plan:
             weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
+        choices += got
+    scores = []
+    if not plan:   # --for: the recording's own working set should weigh the levels (not yet)
+        scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}")
+        got = tune.decide_variants(scores, fp.get("variants") or {}) if scores else []
+        decisions += [evidence.decision_record("variant", c) for c in got]
         choices += got
     if plan:
         print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
@@ -205,7 +260,8 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     if args.evidence:
         rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
         rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
-        evidence.write(Path(args.evidence), evidence.document(fp, rule, defaults, measured, decisions, paths))
+        evidence.write(Path(args.evidence), evidence.document(fp, rule, defaults, measured, decisions, paths,
+                                                              variants=scores))
         print(f"\nwrote the evidence to {args.evidence} (docs/evidence.md)")
     if args.dry_run:
         print("\n--dry-run: no profile written")
@@ -259,8 +315,16 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     tuned, defaults = with_pool(profile), with_pool(tune_experiment.loaded(timer))
     # Sizes between the tuning grid's: the check is not the data the profile came from.
     grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
-    # the profile as the library read it, put in force over the defaults
-    p = plan({"defaults": "", "profile": profile.tunables},
+    # the profile as the library read it, put in force over the defaults; a
+    # variant is chosen at load time, not between batches: its thresholds
+    # are checked with the defaults' variants
+    settings_in_force = [x.partition("=") for x in profile.tunables.split(":") if x]
+    forced = [f"{k}={v}" for k, _, v in settings_in_force if k in tune.VARIANT_FUNCTIONS and v != "auto"]
+    if forced:
+        print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
+              "distributions; --check times its thresholds with the variants the defaults run", flush=True)
+    thresholds = ":".join(f"{k}={v}" for k, _, v in settings_in_force if k not in tune.VARIANT_FUNCTIONS)
+    p = plan({"defaults": "", "profile": thresholds},
              [(op, size) for op, (family, _) in tune.WORKLOADS.items()
               for size in tune.family_grid(family, grid)], s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
