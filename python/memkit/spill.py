@@ -83,9 +83,9 @@ def _places(db_name: str) -> list[Path]:
 
 def write_spill(db_name: str, run: dict, fingerprint, results: list, partial_run: Optional[int]) -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    text = json.dumps({"memkit_spill": FORMAT, "database": db_name, "partial_run": partial_run, "run": run,
-                       "fingerprint": fingerprint, "results": [dataclasses.asdict(r) for r in results]},
-                      indent=1) + "\n"
+    body = json.dumps({"database": db_name, "partial_run": partial_run, "run": run, "fingerprint": fingerprint,
+                       "results": [dataclasses.asdict(r) for r in results]}, indent=1)
+    text = f'{MARKER.decode()}{FORMAT},\n' + body[2:] + "\n"   # the marker first, on the first line
     errors = []
     for place in _places(db_name):
         path = place / f"run-{stamp}-{os.getpid()}{SUFFIX}"
