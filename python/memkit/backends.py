@@ -73,6 +73,9 @@ class SQLite:
                 raise MemkitError(f"cannot create {self.path.parent}: {e.strerror or e}")
         elif self.path.is_dir():
             raise MemkitError(f"{self.path} is a directory, not a results database")
+        elif not self.path.is_file():   # /dev/null, a FIFO: SQLite would take them for an empty database
+            raise MemkitError(f"{self.path} is not a regular file, so not a results database: give --db a "
+                              f"file path")
         try:
             # A reader never creates the file (mode=rw); autocommit mode:
             # transactions are explicit.  A minute of waiting for another

@@ -87,12 +87,16 @@ class GuardedOutput:
         self._stream = stream
 
     def write(self, text):
+        if self._stream is None:   # started with standard output closed (>&-)
+            raise OutputError(OSError(errno.EBADF, "standard output is closed"))
         try:
             return self._stream.write(text)
         except OSError as e:
             raise OutputError(e) from None
 
     def flush(self):
+        if self._stream is None:   # nothing was written
+            return
         try:
             self._stream.flush()
         except OSError as e:

@@ -264,6 +264,9 @@ class Database:
             for stmt in _statements(SCHEMA):
                 b.execute(b.ddl(stmt))
             version = 1
+        elif version < 0:
+            raise MemkitError(f"{self.path} has an unknown schema version {version}: not a database memkit "
+                              "wrote, or a damaged one")
         elif version > SCHEMA_VERSION:
             raise MemkitError(f"{self.path} has schema version {version}, newer than this memkit's "
                               f"{SCHEMA_VERSION}: upgrade memkit")
@@ -406,12 +409,6 @@ class Database:
         except self.backend.errors as e:
             raise self.backend.error(e, "read") from None
 
-    def _json(self, text, what: str):
-        try:
-            return json.loads(text)
-        except (TypeError, ValueError):
-            raise CorruptDatabase(self.path, f"{what} is not valid JSON")
-
     def runs(self, host: Optional[str] = None) -> list[dict]:
         """Every run (of one host, if given), oldest first, with its fingerprint (dict)."""
         sql = ("SELECT r.*, f.json AS fingerprint FROM runs r"
@@ -422,10 +419,16 @@ class Database:
             args = (host,)
         out = []
         for d in self._query(sql + " ORDER BY r.id", args):
-            fp = self._json(d["fingerprint"], f"run {d['id']}'s fingerprint") if d["fingerprint"] else {}
-            if not isinstance(fp, dict) or not isinstance(d["id"], int):
-                raise CorruptDatabase(self.path, f"run {d['id']}'s fingerprint is not an object")
-            d["fingerprint"] = fp
+            if not isinstance(d["id"], int):
+                raise CorruptDatabase(self.path, f"a run's id is {d['id']!r}")
+            # A damaged fingerprint costs its run the machine's description,
+            # not the database: the run is flagged (d["damaged"]), the others are whole.
+            try:
+                fp = json.loads(d["fingerprint"]) if d["fingerprint"] else {}
+            except (TypeError, ValueError):
+                fp = None
+            d["damaged"] = None if isinstance(fp, dict) else "its machine fingerprint is damaged (not a JSON object)"
+            d["fingerprint"] = fp if isinstance(fp, dict) else {}
             out.append(d)
         return out
 

@@ -151,7 +151,7 @@ def replay(out: Path, args) -> recording.Prediction:
     return recording.predict(recording.load_summary(out), times)
 
 
-def _elf_is_static(path: str) -> bool:
+def elf_is_static(path: str) -> bool:
     """An ELF executable without a program interpreter (PT_INTERP): no
     dynamic loader, so no LD_PRELOAD."""
     import struct
@@ -185,7 +185,7 @@ def why_nothing_recorded(program: str) -> str:
     if secure:
         return (f"{program} is {' and '.join(secure)}: the loader ignores LD_PRELOAD in such programs "
                 f"(secure execution), so their calls cannot be recorded")
-    if _elf_is_static(path):
+    if elf_is_static(path):
         return f"{program} is statically linked: there is no loader to preload the recorder into"
     return (f"{program} made no memset, memcpy or memmove call through the dynamic loader (or its "
             f"processes dropped LD_PRELOAD or MEMKIT_RECORD from their environment)")

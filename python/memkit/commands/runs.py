@@ -38,7 +38,7 @@ def main(args) -> int:
                 "memkit_commit": fp.get("memkit_commit"), "tunables": fp.get("tunables"),
                 "hostname": r.get("hostname"), "load_avg": r.get("load_avg"),
                 "steal_pct": r.get("steal_pct"), "busy": r.get("busy") or "",
-                "incomplete": r.get("incomplete")})
+                "incomplete": r.get("incomplete"), "damaged": r.get("damaged")})
     if args.json:
         for row in rows:
             print(json.dumps(row, sort_keys=True))
@@ -56,6 +56,8 @@ def main(args) -> int:
         print(f"{row['id']:>4}  {row['started_at']:<25} {hosts[row['id']]:<{width}} "
               f"{grid:<7} "
               f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
+        if row["damaged"]:
+            print(f"{'':>6}damaged: {row['damaged']}")
         if row["incomplete"]:
             print(f"{'':>6}incomplete: {printable(row['incomplete'])}")
         if row["bottom_line"]:
