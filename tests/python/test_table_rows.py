@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import FINGERPRINT, REPO, cli_env, run_cli
+from conftest import FINGERPRINT, cli_env, real_bench_dir, run_cli
 from memkit.db import Database
 from test_cli import one_line_error
 from test_db import result, store
@@ -83,7 +83,7 @@ def static_program(tmp_path_factory):
 
 
 def test_try_on_a_statically_linked_program_says_the_preload_cannot_reach_it(tmp_path, static_program):
-    preload = REPO / "build" / "libmemkit_preload.so"
+    preload = real_bench_dir().parent / "libmemkit_preload.so"
     if not preload.exists():
         pytest.skip("no preload library built")
     line = one_line_error(run_cli("try", "--preload", preload, "--db", tmp_path / "m.db", "--",
