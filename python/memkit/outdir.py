@@ -165,6 +165,14 @@ def _legacy_files(root: Path, entries: list[Path]) -> set[str] | None:
     return files
 
 
+def _is_manifest(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("written_by") == "memkit"
+
+
 class OutputDir:
     """with OutputDir(DIR, "the report") as staging: write files into
     staging; on leaving the block they replace what memkit wrote into DIR
@@ -241,6 +249,6 @@ class OutputDir:
             for rel in sorted(self.owned - set(new)):   # an earlier report's, not written again
                 remove_file(self.root / rel, self.what, lambda _p: True)
             write_file(self.root / MANIFEST, json.dumps({"written_by": "memkit", "files": new}, indent=1) + "\n",
-                       f"the list of {self.what}'s files", starts_with(b'{\n "written_by": "memkit"'))
+                       f"the list of {self.what}'s files", _is_manifest)
         except OSError as e:
             raise MemkitError(f"cannot write {self.what} into {self.root}: {e.strerror or e}")
