@@ -12,6 +12,7 @@ identity columns, floating-point type, the implicit row order).
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -44,6 +45,16 @@ class CorruptDatabase(MemkitError):
         super().__init__(f"cannot use database {name}: it is corrupt ({detail})")
 
 
+def busy_timeout() -> float:
+    """Seconds to wait for a database another process holds:
+    $MEMKIT_DB_TIMEOUT, else 60."""
+    given = os.environ.get("MEMKIT_DB_TIMEOUT", "")
+    try:
+        return max(0.0, float(given)) if given else 60.0
+    except ValueError:
+        raise MemkitError(f"MEMKIT_DB_TIMEOUT={given} is not a number of seconds")
+
+
 class SQLite:
     """An SQLite file.  The schema version is PRAGMA user_version; a writing
     transaction is BEGIN IMMEDIATE, which also serialises every writer."""
@@ -63,12 +74,16 @@ class SQLite:
                 raise MemkitError(f"cannot create {self.path.parent}: {e.strerror or e}")
         elif self.path.is_dir():
             raise MemkitError(f"{self.path} is a directory, not a results database")
+        elif not self.path.is_file():   # /dev/null, a FIFO: SQLite would take them for an empty database
+            raise MemkitError(f"{self.path} is not a regular file, so not a results database: give --db a "
+                              f"file path")
         try:
             # A reader never creates the file (mode=rw); autocommit mode:
-            # transactions are explicit.  10 s of waiting for another writer.
+            # transactions are explicit.  A minute of waiting for another
+            # writer (a run that still cannot store spills to a file).
             mode = "rwc" if create else "rw"
             self.conn = sqlite3.connect(f"file:{self.path.absolute()}?mode={mode}", uri=True,
-                                        isolation_level=None, timeout=10)
+                                        isolation_level=None, timeout=busy_timeout())
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as e:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sqlite3
 import sys
 
@@ -87,12 +88,16 @@ class GuardedOutput:
         self._stream = stream
 
     def write(self, text):
+        if self._stream is None:   # started with standard output closed (>&-)
+            raise OutputError(OSError(errno.EBADF, "standard output is closed"))
         try:
             return self._stream.write(text)
         except OSError as e:
             raise OutputError(e) from None
 
     def flush(self):
+        if self._stream is None:   # nothing was written
+            return
         try:
             self._stream.flush()
         except OSError as e:
@@ -136,10 +141,11 @@ def main(argv=None) -> int:
     except MemkitError as e:
         print(f"memkit: error: {printable(e)}", file=sys.stderr)
         return e.exit_status
-    except KeyboardInterrupt:
-        print("\nmemkit: interrupted; nothing of this run was stored, earlier runs are intact",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # `memkit run` says what it kept; elsewhere nothing was written
+        kept = str(e) or "nothing of this run was stored, earlier runs are intact"
+        print(f"\nmemkit: interrupted; {kept}", file=sys.stderr)
+        return getattr(e, "exit_status", 128 + signal.SIGINT)
     except sqlite3.Error as e:
         print(f"memkit: error: database: {printable(e)}", file=sys.stderr)
         return 1

@@ -7,7 +7,7 @@ the current directory.  A path is an SQLite file (the embedded default); a
 postgresql://USER@HOST:PORT/DB URL is a PostgreSQL database that many
 machines write to (memkit.backends holds what differs between the two).
 
-Schema (version 5: SQLite's PRAGMA user_version, PostgreSQL's one row of
+Schema (version 6: SQLite's PRAGMA user_version, PostgreSQL's one row of
 memkit_schema):
 
   fingerprints  one row per distinct machine state
@@ -19,7 +19,9 @@ memkit_schema):
     hostname (the host it ran on: --host, $MEMKIT_HOST or the host name),
     command, load_avg (1-minute load average when it started),
     steal_pct (% of CPU time stolen by the hypervisor while it ran),
-    busy (why the machine was busy, '' when it was not)
+    busy (why the machine was busy, '' when it was not); from version 6:
+    incomplete (NULL for a run that finished, else why not: interrupted,
+    or UNFINISHED while it runs and after it was killed)
   experiments   one row per experiment per run
     run_id, name, seed, description, status ('ok', 'failed', 'crashed'),
     seconds, args (JSON list), error, output (the experiment's table)
@@ -45,8 +47,11 @@ MIGRATIONS (portable SQL: ALTER TABLE ... ADD COLUMN), so a new database and
 a migrated one have the same columns.  An older database is migrated when
 opened, never refused.
 
-A run is written in one transaction after all its experiments finished:
-an interrupted or killed run leaves no trace and every earlier run intact.
+A run is written experiment by experiment, each in its own transaction
+(add_result; the first creates the run, marked incomplete until finish_run):
+an interrupted, failed or killed run keeps what finished, marked incomplete,
+and every earlier run intact.  store_run writes a whole run in one
+transaction (a `memkit try`, an imported spill file).
 Creating the schema (or migrating it) is one transaction too, taken by one
 process at a time, so processes that start on a new database at once all
 find it complete.  Only `memkit run` creates a database; every other command
@@ -65,7 +70,7 @@ from memkit import records
 from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 RESULTS_IN_CHECKOUT = "results"
 DB_FILE = "memkit.db"
 # For --help: where the database goes by default (results_dir()).
@@ -151,7 +156,12 @@ MIGRATIONS = {
     5: [
         "ALTER TABLE verdicts ADD COLUMN data TEXT",
     ],
+    6: [
+        "ALTER TABLE runs ADD COLUMN incomplete TEXT",
+    ],
 }
+# A run's `incomplete` while it is under way; what a killed run keeps.
+UNFINISHED = "stopped before it ended (killed, or still running)"
 
 TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
@@ -255,6 +265,9 @@ class Database:
             for stmt in _statements(SCHEMA):
                 b.execute(b.ddl(stmt))
             version = 1
+        elif version < 0:
+            raise MemkitError(f"{self.path} has an unknown schema version {version}: not a database memkit "
+                              "wrote, or a damaged one")
         elif version > SCHEMA_VERSION:
             raise MemkitError(f"{self.path} has schema version {version}, newer than this memkit's "
                               f"{SCHEMA_VERSION}: upgrade memkit")
@@ -291,45 +304,91 @@ class Database:
     # ---- writing ----
 
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
-                  results: list, hostname: str = "", command: str = "", load: Optional[dict] = None) -> int:
+                  results: list, hostname: str = "", command: str = "", load: Optional[dict] = None,
+                  incomplete: Optional[str] = None, replaces: Optional[int] = None) -> int:
         """Writes one run (a list of lab.Result) in a single transaction.
-        `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it."""
+        `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it;
+        `incomplete`: why the run did not finish (None: it did);
+        `replaces`: an incomplete run holding part of this one (an imported
+        spill file's), deleted in the same transaction if it is still there."""
+        def write():
+            if replaces is not None:
+                self.backend.execute("DELETE FROM runs WHERE id = ? AND incomplete IS NOT NULL"
+                                     " AND started_at = ?", (replaces, started_at))
+            run_id = self._insert_run(started_at, quick, fingerprint, hostname, command)
+            for r in results:
+                self._insert_result(run_id, r)
+            self._finish(run_id, finished_at, fingerprint, load, incomplete)
+            return run_id
+        return self._write(write)
+
+    def add_result(self, run_id: Optional[int], r, *, started_at: str, quick: bool,
+                   fingerprint: Optional[dict], hostname: str = "", command: str = "") -> int:
+        """Stores one finished experiment of a run under way, in its own
+        transaction; the first one creates the run (marked incomplete until
+        finish_run), so a run killed before anything finished leaves nothing."""
+        def write():
+            rid = run_id
+            if rid is None:
+                rid = self._insert_run(started_at, quick, fingerprint, hostname, command)
+                self.backend.execute("UPDATE runs SET incomplete = ? WHERE id = ?", (UNFINISHED, rid))
+            self._insert_result(rid, r)
+            return rid
+        return self._write(write)
+
+    def finish_run(self, run_id: int, *, finished_at: str, fingerprint: Optional[dict],
+                   load: Optional[dict] = None, incomplete: Optional[str] = None) -> None:
+        """The run's end: when, the machine's load, and complete or why not."""
+        self._write(lambda: self._finish(run_id, finished_at, fingerprint, load, incomplete))
+
+    def _write(self, write):
         b = self.backend
-        load = load or {}
-        cols = tuple(col for col, _ in MEASUREMENT_NEWER_COLUMNS)
         try:
             b.begin(write=True)
-            fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
-            profile = (fingerprint or {}).get("profile", "") or ""
-            run_id = b.insert(
-                "INSERT INTO runs (started_at, finished_at, quick, fingerprint_id, profile, hostname, command,"
-                " load_avg, steal_pct, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (started_at, finished_at, int(quick), fp_id, profile, hostname, command,
-                 load.get("load_avg"), load.get("steal_pct"), load.get("busy") or ""))
-            for r in results:
-                b.execute("INSERT INTO experiments (run_id, name, seed, description, status, seconds, args,"
-                          " error, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (run_id, r.name, r.seed, r.description, r.status, r.seconds,
-                           json.dumps(list(r.args)), r.error, r.output))
-                b.executemany(
-                    "INSERT INTO measurements (run_id, experiment, params, " +
-                    ", ".join(MEASUREMENT_FIELDS + cols) + ") VALUES (?, ?, ?" +
-                    ", ?" * (len(MEASUREMENT_FIELDS) + len(cols)) + ")",
-                    ((run_id, r.name, canonical_params(m.get("params"))) +
-                     tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_NEWER_COLUMNS)
-                     for m in map(records.normalized, r.measurements)))
-                b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind, data) "
-                              "VALUES (?, ?, ?, ?, ?, ?)",
-                              ((run_id, r.name, i, v["text"], v["kind"],
-                                None if v["data"] is None else json.dumps(v["data"], sort_keys=True))
-                               for i, v in enumerate(map(records.verdict, r.verdicts))))
+            out = write()
             b.execute("COMMIT")
-            return run_id
+            return out
         except BaseException as e:
             self._rollback()
             if isinstance(e, b.errors):
                 raise b.error(e, "store the run in") from None
             raise
+
+    def _insert_run(self, started_at, quick, fingerprint, hostname, command) -> int:
+        fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
+        profile = (fingerprint or {}).get("profile", "") or ""
+        return self.backend.insert(
+            "INSERT INTO runs (started_at, finished_at, quick, fingerprint_id, profile, hostname, command)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", (started_at, started_at, int(quick), fp_id, profile, hostname, command))
+
+    def _insert_result(self, run_id: int, r):
+        b = self.backend
+        cols = tuple(col for col, _ in MEASUREMENT_NEWER_COLUMNS)
+        b.execute("INSERT INTO experiments (run_id, name, seed, description, status, seconds, args,"
+                  " error, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (run_id, r.name, r.seed, r.description, r.status, r.seconds,
+                   json.dumps(list(r.args)), r.error, r.output))
+        b.executemany(
+            "INSERT INTO measurements (run_id, experiment, params, " +
+            ", ".join(MEASUREMENT_FIELDS + cols) + ") VALUES (?, ?, ?" +
+            ", ?" * (len(MEASUREMENT_FIELDS) + len(cols)) + ")",
+            ((run_id, r.name, canonical_params(m.get("params"))) +
+             tuple(m.get(f) for f in MEASUREMENT_FIELDS) + tuple(get(m) for _, get in MEASUREMENT_NEWER_COLUMNS)
+             for m in map(records.normalized, r.measurements)))
+        b.executemany("INSERT INTO verdicts (run_id, experiment, seq, text, kind, data) "
+                      "VALUES (?, ?, ?, ?, ?, ?)",
+                      ((run_id, r.name, i, v["text"], v["kind"],
+                        None if v["data"] is None else json.dumps(v["data"], sort_keys=True))
+                       for i, v in enumerate(map(records.verdict, r.verdicts))))
+
+    def _finish(self, run_id, finished_at, fingerprint, load, incomplete):
+        load = load or {}
+        fp_id = self._fingerprint_id(fingerprint) if fingerprint else None
+        self.backend.execute(
+            "UPDATE runs SET finished_at = ?, load_avg = ?, steal_pct = ?, busy = ?, incomplete = ?,"
+            " fingerprint_id = COALESCE(?, fingerprint_id), profile = COALESCE(?, profile) WHERE id = ?",
+            (finished_at, load.get("load_avg"), load.get("steal_pct"), load.get("busy") or "", incomplete,
+             fp_id, (fingerprint or {}).get("profile", "") if fingerprint else None, run_id))
 
     def _fingerprint_id(self, fp: dict) -> int:
         # Insert-if-absent then read: two machines with one new fingerprint
@@ -351,12 +410,6 @@ class Database:
         except self.backend.errors as e:
             raise self.backend.error(e, "read") from None
 
-    def _json(self, text, what: str):
-        try:
-            return json.loads(text)
-        except (TypeError, ValueError):
-            raise CorruptDatabase(self.path, f"{what} is not valid JSON")
-
     def runs(self, host: Optional[str] = None) -> list[dict]:
         """Every run (of one host, if given), oldest first, with its fingerprint (dict)."""
         sql = ("SELECT r.*, f.json AS fingerprint FROM runs r"
@@ -367,10 +420,16 @@ class Database:
             args = (host,)
         out = []
         for d in self._query(sql + " ORDER BY r.id", args):
-            fp = self._json(d["fingerprint"], f"run {d['id']}'s fingerprint") if d["fingerprint"] else {}
-            if not isinstance(fp, dict) or not isinstance(d["id"], int):
-                raise CorruptDatabase(self.path, f"run {d['id']}'s fingerprint is not an object")
-            d["fingerprint"] = fp
+            if not isinstance(d["id"], int):
+                raise CorruptDatabase(self.path, f"a run's id is {d['id']!r}")
+            # A damaged fingerprint costs its run the machine's description,
+            # not the database: the run is flagged (d["damaged"]), the others are whole.
+            try:
+                fp = json.loads(d["fingerprint"]) if d["fingerprint"] else {}
+            except (TypeError, ValueError):
+                fp = None
+            d["damaged"] = None if isinstance(fp, dict) else "its machine fingerprint is damaged (not a JSON object)"
+            d["fingerprint"] = fp if isinstance(fp, dict) else {}
             out.append(d)
         return out
 

@@ -1,6 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Writing generated files into a directory the user names (`memkit report
---out DIR`) without ever deleting or overwriting a file memkit did not write.
+"""Where memkit writes, one rule: a file goes to an absent path or onto a
+regular file memkit itself wrote, never anywhere else (a device node such as
+/dev/full, a FIFO, a symbolic link, a directory, a user's file), and always
+by a temporary file beside it renamed into place.  write_file() and
+check_target() hold that rule for single files (profiles, recordings, spill
+files); each writer says how it recognises its own files (`ours`: a profile
+begins with "# memkit profile", see starts_with()).
+
+The rest of this module writes generated files into a directory the user
+names (`memkit report --out DIR`) without ever deleting or overwriting a
+file memkit did not write.
 
 What memkit wrote into a directory is listed in DIR/.memkit-files (the
 manifest).  A new report replaces exactly those files: the ones it writes
@@ -20,8 +29,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
+from typing import Callable, Optional
 
 from memkit.errors import MemkitError
 
@@ -30,6 +41,100 @@ STAGING_PREFIX = ".memkit-staging-"
 # What an index.html written by memkit before manifests existed begins with.
 LEGACY_TITLES = ("<title>memkit lab report", "<title>memkit fleet report")
 
+
+# ---- single files ----
+
+Ours = Callable[[Path], bool]
+
+
+def starts_with(marker: bytes) -> Ours:
+    """`ours` for a format whose files begin with marker."""
+    def ours(path: Path) -> bool:
+        try:
+            with open(path, "rb") as f:
+                return f.read(len(marker)) == marker
+        except OSError:
+            return False
+    return ours
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def refusal(path: Path, what: str, ours: Optional[Ours]) -> Optional[str]:
+    """Why path may not receive what (None: it may).  The last component
+    is not followed: a symbolic link is refused, not written through."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot write {what} to {path}: {e.strerror or e}"
+    if not stat.S_ISREG(st.st_mode):
+        kind = _kind(st.st_mode)
+    elif ours is None or not ours(Path(path)):
+        kind = "a file memkit did not write"
+    else:
+        return None
+    return (f"will not write {what} to {path}: it is {kind}, and memkit writes only to a new path or "
+            f"over a file it wrote itself")
+
+
+def check_target(path: Path, what: str, ours: Optional[Ours]) -> None:
+    """Refuses (MemkitError) a path write_file() would refuse: called before
+    minutes of measuring as well as at the write."""
+    why = refusal(path, what, ours)
+    if why:
+        raise MemkitError(why)
+
+
+def write_file(path: Path, data, what: str, ours: Optional[Ours], mode: int = 0o644) -> Path:
+    """Writes data (str or bytes) to path under the rule above: a temporary
+    file in the same directory, renamed over path only if path is still
+    absent or memkit's.  ours=None: only an absent path will do."""
+    path = Path(path)
+    check_target(path, what, ours)
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise MemkitError(f"cannot write {what} to {path}: {e.strerror or e}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, mode & ~umask)
+        check_target(path, what, ours)   # again: it may have changed while we wrote
+        os.replace(tmp, path)            # a reader never sees half a file
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise MemkitError(f"cannot write {what} to {path}: {e.strerror or e}") from None
+        raise
+    return path
+
+
+def remove_file(path: Path, what: str, ours: Ours) -> None:
+    """Deletes path if it is a regular file memkit wrote; anything else stays."""
+    if os.path.lexists(path) and refusal(path, what, ours) is None:
+        try:
+            os.unlink(path)
+        except OSError as e:
+            raise MemkitError(f"cannot remove {path}: {e.strerror or e}")
+
+
+# ---- directories ----
 
 def _files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
@@ -59,6 +164,14 @@ def _legacy_files(root: Path, entries: list[Path]) -> set[str] | None:
         else:
             return None
     return files
+
+
+def _is_manifest(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("written_by") == "memkit"
 
 
 class OutputDir:
@@ -125,15 +238,18 @@ class OutputDir:
             if (dest.exists() or dest.is_symlink()) and (rel not in self.replaceable or dest.is_dir()):
                 raise MemkitError(f"{dest} exists and memkit did not write it: {self.what} was not written "
                                   f"(memkit never replaces files it did not write). Choose another --out")
+            # listed as memkit's, but since replaced by a link, a FIFO, a device
+            why = refusal(dest, self.what, lambda _p: True)
+            if why:
+                raise MemkitError(f"{why}; nothing was written. Choose another --out")
         try:
             for rel in new:
                 dest = self.root / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(self.staging / rel, dest)
             for rel in sorted(self.owned - set(new)):   # an earlier report's, not written again
-                (self.root / rel).unlink(missing_ok=True)
-            tmp = self.root / f"{MANIFEST}.tmp"
-            tmp.write_text(json.dumps({"written_by": "memkit", "files": new}, indent=1) + "\n")
-            os.replace(tmp, self.root / MANIFEST)
+                remove_file(self.root / rel, self.what, lambda _p: True)
+            write_file(self.root / MANIFEST, json.dumps({"written_by": "memkit", "files": new}, indent=1) + "\n",
+                       f"the list of {self.what}'s files", _is_manifest)
         except OSError as e:
             raise MemkitError(f"cannot write {self.what} into {self.root}: {e.strerror or e}")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import struct
 from array import array
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
+from memkit.outdir import check_target, remove_file, write_file
 from memkit.sizes import fmt_size, parse_size
 
 OPS = ("memset", "memcpy", "memmove")
@@ -87,6 +90,21 @@ class Recording:
     processes: int = 0
     threads: int = 0
     programs: dict = field(default_factory=dict)   # argv[0] -> processes
+    # Processes still running when their parts were read: (pid, name, counted
+    # or not).  A background child outliving the program writes on.
+    running: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)    # parts that could not be read: one line each
+
+
+def _process_name(pid: int) -> Optional[str]:
+    """The command name of a live process, None once it is gone (a zombie
+    writes nothing more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name, _, rest = stat.partition(" (")[2].rpartition(")")
+    return None if rest.split()[:1] == ["Z"] else (name or "?")
 
 
 def distinct_lines(bits_set: float, bits: int) -> float:
@@ -101,13 +119,18 @@ def _add_counts(into: dict, words, keys):
             into[k] = into.get(k, 0) + w
 
 
+class PartialPart(MemkitError):
+    """A count file too short to read: a process that was still creating it
+    (or was killed doing so).  Other problems (a newer layout) stay errors."""
+
+
 def _read_part(path: Path):
     """(pid, first, argv, threads, {op: OpCounts}) of one count file, of
     either layout version."""
     with open(path, "rb") as f:
         data = f.read(4096)
         if len(data) < HEADER.size + HEADER_V2.size or not data.startswith(MAGIC_PREFIX):
-            raise MemkitError(f"{path} is not a memkit recording part")
+            raise PartialPart(f"{path} is not a memkit recording part")
         try:
             version = int(data[5:7])
         except ValueError:
@@ -133,7 +156,7 @@ def _read_part(path: Path):
             at = header_bytes + slot * slot_bytes + i * hist_bytes
             words = array("Q", data[at:at + v1_words * 8])
             if len(words) < v1_words or len(data) < at + hist_bytes:
-                raise MemkitError(f"{path} is truncated")
+                raise PartialPart(f"{path} is truncated")
             sizes = words[:exact + log_buckets]
             log_sum = words[exact + log_buckets:exact + 2 * log_buckets]
             align_at = exact + 2 * log_buckets
@@ -167,7 +190,20 @@ def merge_parts(parts_dir: Path) -> Recording:
     """Sums every count file (<pid>.<k>.mkrec) in parts_dir."""
     rec = Recording({op: OpCounts() for op in OPS})
     for path in sorted(parts_dir.glob("*.mkrec")):
-        pid, first, argv, threads, ops = _read_part(path)
+        # <pid>.<k>.mkrec: a process still alive may still be writing its part
+        owner = int(path.name.split(".")[0]) if path.name.split(".")[0].isdigit() else None
+        alive = _process_name(owner) if owner and owner != os.getpid() else None
+        try:
+            pid, first, argv, threads, ops = _read_part(path)
+        except PartialPart as e:
+            # One unreadable part costs its own counts, never the others'.
+            if alive is not None:
+                rec.running.append((owner, alive, False))
+            else:
+                rec.skipped.append(str(e))
+            continue
+        if alive is not None:
+            rec.running.append((owner, alive, True))
         for op in OPS:
             rec.ops[op].add(ops[op])
         rec.threads += threads
@@ -320,23 +356,44 @@ def _line(counts: dict) -> str:
     return ",".join(f"{k}:{c / total:.6g}" for k, c in sorted(counts.items()) if c)
 
 
+_DIST_LINE = re.compile(r"[0-9]+:[0-9.e+-]+(,[0-9]+:[0-9.e+-]+)*")
+
+
+def is_ours(path: Path) -> bool:
+    """A recording's file memkit wrote (and may replace): summary.json a JSON
+    object with the calls and processes memkit counts; a distribution file
+    only beside such a summary, and every line `value:probability,...`."""
+    try:
+        summary = json.loads((path.parent / SUMMARY).read_text())
+        if not (isinstance(summary, dict) and {"calls", "processes", "command"} <= summary.keys()):
+            return False
+        if path.name == SUMMARY:
+            return True
+        lines = path.read_text().splitlines()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return path.name in FILES.values() and all(_DIST_LINE.fullmatch(l) for l in lines if l)
+
+
 def write(rec: Recording, out: Path, command: list, exit_status=None, seconds: Optional[float] = None,
           l3_bytes: Optional[int] = None):
     """The CSV files of the functions called and summary.json, into out.
     seconds: the program's wall time; l3_bytes: this machine's L3, where the
     working sets turn into "dram"."""
-    out.mkdir(parents=True, exist_ok=True)
+    targets = [out / FILES[op] for op in OPS] + [out / SUMMARY]
+    for path in targets:   # every refusal before the first file is written
+        check_target(path, "the recording", is_ours)
     for op in OPS:
         path = out / FILES[op]
         c = rec.ops[op]
         if not c.calls:
-            path.unlink(missing_ok=True)   # from an earlier recording into this directory
+            remove_file(path, "the recording", is_ours)   # from an earlier recording into this directory
             continue
         overlap = {0: c.calls - c.overlap, 1: c.overlap}
         lines = [_line(c.sizes), _line(overlap), _line(c.align)]
         if c.src_align:
             lines.append(_line(c.src_align))
-        path.write_text("".join(l + "\n" for l in lines))
+        write_file(path, "".join(l + "\n" for l in lines), "the recording", is_ours)
     summary = {
         "format": SUMMARY_FORMAT,
         "calls": {op: rec.ops[op].calls for op in OPS},
@@ -350,7 +407,7 @@ def write(rec: Recording, out: Path, command: list, exit_status=None, seconds: O
         "working_set": {op: working_set(rec.ops[op], op, l3_bytes) for op in OPS if rec.ops[op].calls},
         "l3_bytes": l3_bytes,
     }
-    (out / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n")
+    write_file(out / SUMMARY, json.dumps(summary, indent=1) + "\n", "the recording", is_ours)
     return summary
 
 

@@ -32,6 +32,7 @@ from memkit import lab, stats
 from memkit.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
 from memkit.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
 from memkit.judge import VARIANT_FLOOR, VARIANT_LEVELS
+from memkit.outdir import starts_with, write_file
 from memkit.tune_experiment import band_of
 from memkit.sizes import fmt_size
 
@@ -624,6 +625,11 @@ def decide_variants(scores: list[VariantScore], defaults: dict) -> list[Choice]:
 
 # ---- the profile ----
 
+# How memkit recognises a profile it wrote (and may replace): its first line.
+PROFILE_MARKER = b"# memkit profile"
+profile_is_ours = starts_with(PROFILE_MARKER)
+
+
 def cpu_line(fp: dict) -> str:
     """The profile's "cpu=" line, which libmemkit compares with the CPU it runs on."""
     return (f"cpu={fp.get('vendor', '?')} family={fp.get('family', '?')} model={fp.get('model', '?')} "
@@ -653,10 +659,7 @@ def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: 
     if kept:
         lines += ["", "# kept at the built-in default (not written, so a newer memkit's table applies):"]
         lines += [f"#   {c.name}={c.show(c.default)}: {c.why}" for c in kept]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, path)   # a reader never sees half a profile
+    write_file(path, "\n".join(lines) + "\n", "the profile", profile_is_ours)
 
 
 # ---- tuning for one program: `memkit tune --for RECORDING` ----

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from conftest import cli_env, make_fake_build, run_cli
-from memkit import lab
+from memkit import db as dbmod, lab
 from memkit.db import Database
 
 
@@ -212,7 +212,7 @@ def test_compare_needs_two_runs(fake_build, tmp_path):
         "memkit: error: compare takes two run ids, or none for the last two runs"
 
 
-def test_killed_run_leaves_earlier_runs(fake_build, tmp_path):
+def test_killed_run_keeps_what_finished_and_earlier_runs(fake_build, tmp_path):
     db = tmp_path / "m.db"
     assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
     # A run whose experiment hangs, killed (with its experiment) once it is under way.
@@ -223,8 +223,10 @@ def test_killed_run_leaves_earlier_runs(fake_build, tmp_path):
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     with Database(db) as d:
-        assert [r["id"] for r in d.runs()] == [1]
-        assert len(d.measurements(1)) == 8
+        # run 2 keeps "ok", which had finished, marked incomplete
+        assert [(r["id"], r["incomplete"]) for r in d.runs()] == [(1, None), (2, dbmod.UNFINISHED)]
+        assert len(d.measurements(1)) == 8 and len(d.measurements(2)) == 8
+        assert [e["name"] for e in d.experiments(2)] == ["ok"]
     assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
 
 

@@ -88,8 +88,6 @@ def test_read_only_file_system_is_refused_before_running(tmp_path):
 
 
 @pytest.mark.parametrize("edit", [
-    "UPDATE fingerprints SET json = '{\"cpu_model\": '",
-    "UPDATE fingerprints SET json = '[1, 2]'",
     "UPDATE measurements SET params = 'size=4096' WHERE id = (SELECT MAX(id) FROM measurements)",
     "UPDATE measurements SET value = 'fast' WHERE id = (SELECT MAX(id) FROM measurements)",
     "UPDATE measurements SET max = x'00ff' WHERE id = (SELECT MAX(id) FROM measurements)",

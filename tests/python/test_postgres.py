@@ -152,7 +152,7 @@ def test_killed_writer_leaves_nothing(pg_url):
         assert [r["id"] for r in d.runs()] == [earlier, later]
 
 
-def test_killed_run_leaves_no_trace(one_build, pg_url):
+def test_killed_run_keeps_what_finished(one_build, pg_url):
     with Database(pg_url, create=True) as d:
         store(d)
     p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(one_build), "--db", pg_url,
@@ -162,8 +162,10 @@ def test_killed_run_leaves_no_trace(one_build, pg_url):
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     with Database(pg_url) as d:
-        assert len(d.runs()) == 1 and d.runs()[0]["hostname"] == ""
-        assert d.backend.execute("SELECT COUNT(*) AS n FROM experiments").fetchone()["n"] == 1
+        # "ok" had finished: kept, its run marked incomplete; "slow" had not
+        assert [(r["hostname"], r["incomplete"]) for r in d.runs()] == [("", None), ("doomed", dbmod.UNFINISHED)]
+        doomed = d.runs()[1]["id"]
+        assert [e["name"] for e in d.experiments(doomed)] == ["ok"]
 
 
 def test_connection_errors_are_one_line(pg_server, one_build, capsys):
@@ -199,3 +201,39 @@ def test_connection_errors_are_one_line(pg_server, one_build, capsys):
     assert line == f"memkit: error: {empty} holds no memkit results yet (`memkit run --db {empty}` creates them)"
     with pytest.raises(MemkitError, match="holds no memkit results"):
         Database(empty)
+
+
+# An experiment that ends every memkit connection to the server, as a
+# server restart would, then finishes normally.
+CUTTER = '''#!{python}
+import json, os, sys
+import psycopg
+args = sys.argv[1:]
+if "--describe" in args:
+    print(json.dumps({{"name": "cutter", "seed": "s", "description": "drops memkit's connection"}})); sys.exit(0)
+if "--fingerprint" in args or "--check-args" in args:
+    sys.exit(0)
+with psycopg.connect(os.environ["CUT_URL"], autocommit=True) as c:
+    c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'memkit'")
+with open(args[args.index("--jsonl") + 1], "w") as out:
+    out.write(json.dumps({{"type": "end", "experiment": "cutter", "seconds": 0.1}}) + "\\n")
+'''
+
+
+def test_a_lost_connection_spills_the_run_and_import_brings_it_back(one_build, pg_url, tmp_path):
+    cutter = one_build / "bench" / "memkit-exp-cutter"
+    cutter.write_text(CUTTER.format(python=sys.executable))
+    cutter.chmod(0o755)
+    # outside a checkout: the spill file goes to the (tests') data directory
+    p = run_cli("run", "--build", one_build, "--db", pg_url, "ok", "cutter", env=cli_env(CUT_URL=pg_url),
+                cwd=tmp_path)
+    line = one_line_error(p)
+    assert "lost the connection" in line and "`memkit import " in line, line
+    spilled = line.split("are kept in ", 1)[1].split(":", 1)[0]
+    p = run_cli("import", spilled, "--db", pg_url)
+    assert p.returncode == 0, p.stderr
+    with Database(pg_url) as d:
+        (run,) = d.runs()   # the part stored before the cut, replaced by the whole run
+        assert run["incomplete"] is None
+        assert [e["name"] for e in d.experiments(run["id"])] == ["ok", "cutter"]
+    os.unlink(spilled)

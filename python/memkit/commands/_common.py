@@ -14,7 +14,8 @@ from memkit.terminal import printable
 def add_db_option(parser):
     parser.add_argument("--db", metavar="PATH|URL",
                         help=f"results database: an SQLite file or postgresql://USER@HOST:PORT/DB "
-                             f"(default: $MEMKIT_DB, else {db.DEFAULT_PLACES})")
+                             f"(default: $MEMKIT_DB, else {db.DEFAULT_PLACES}); an SQLite file another "
+                             f"process holds is waited for $MEMKIT_DB_TIMEOUT seconds (default 60)")
 
 
 def add_build_option(parser):

@@ -105,7 +105,8 @@ def _series_row(s: cmp.SeriesChange) -> str:
 
 
 def _busy_notes(a: dict, b: dict) -> list[str]:
-    return [f"note: run {r['id']} ran on a busy machine ({r['busy']})" for r in (a, b) if r.get("busy")]
+    return ([f"note: run {r['id']} ran on a busy machine ({r['busy']})" for r in (a, b) if r.get("busy")] +
+            [f"note: run {r['id']}: {r['damaged']}" for r in (a, b) if r.get("damaged")])
 
 
 def main(args) -> int:
@@ -147,7 +148,7 @@ def main(args) -> int:
           f"run {b['id']} of {printable(b['hostname'] or '?')} ({b['started_at']}{', quick' if b['quick'] else ''})")
     for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
-    if a["quick"] != b["quick"]:
+    if a["quick"] != b["quick"] and kinds[0][0] == kinds[1][0] == "lab":   # a try has no grid
         print("note: one run used the quick grid and the other the default one: few measurements match")
     if not result.changes:
         print("no measurement is in both runs")

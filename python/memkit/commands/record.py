@@ -35,6 +35,7 @@ from memkit import lab, recording
 from memkit.commands._common import add_build_option, add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.outdir import check_target
 
 NAME = "record"
 HELP = "run a program under the preload library and record its memset/memcpy/memmove sizes"
@@ -49,7 +50,8 @@ def add_arguments(p):
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
     p.add_argument("-q", "--quiet", action="store_true", help="no closing lines on standard error")
     p.add_argument("--force", action="store_true",
-                   help="replace the recording DIR already holds (default: refuse)")
+                   help="replace the recording DIR already holds (default: refuse); files memkit did "
+                        "not write are never replaced")
     p.add_argument("--recover", metavar="DIR",
                    help="write the recording from the counts an interrupted `memkit record -o DIR` left in DIR")
     p.add_argument("--predict", action="store_true",
@@ -149,7 +151,7 @@ def replay(out: Path, args) -> recording.Prediction:
     return recording.predict(recording.load_summary(out), times)
 
 
-def _elf_is_static(path: str) -> bool:
+def elf_is_static(path: str) -> bool:
     """An ELF executable without a program interpreter (PT_INTERP): no
     dynamic loader, so no LD_PRELOAD."""
     import struct
@@ -183,7 +185,7 @@ def why_nothing_recorded(program: str) -> str:
     if secure:
         return (f"{program} is {' and '.join(secure)}: the loader ignores LD_PRELOAD in such programs "
                 f"(secure execution), so their calls cannot be recorded")
-    if _elf_is_static(path):
+    if elf_is_static(path):
         return f"{program} is statically linked: there is no loader to preload the recorder into"
     return (f"{program} made no memset, memcpy or memmove call through the dynamic loader (or its "
             f"processes dropped LD_PRELOAD or MEMKIT_RECORD from their environment)")
@@ -195,6 +197,8 @@ def _refuse_existing(out: Path, force: bool):
     if found and not force:
         raise MemkitError(f"{out} already holds a recording ({', '.join(found)}); nothing was run. "
                           f"Choose another -o DIR, or pass --force to replace it")
+    for f in (*recording.FILES.values(), recording.SUMMARY):   # --force replaces only memkit's files
+        check_target(out / f, "the recording", recording.is_ours)
 
 
 def _parts_dirs(out: Path) -> list[Path]:
@@ -216,6 +220,21 @@ def _closing_lines(args, rec, summary, out, seconds=None):
                   "report (or record with --predict)", file=sys.stderr, flush=True)
 
 
+def _unfinished_lines(rec, parts: Path, out: Path):
+    """Names the processes still running (a background child outliving the
+    program) and the parts that could not be read: the recording keeps
+    every other part, and the parts directory stays for a later --recover."""
+    for pid, name, counted in rec.running:
+        print(f"memkit: warning: process {pid} ({name}) was still running and writing its counts when the "
+              f"program ended: {'its counts so far are in' if counted else 'its part is not yet readable and left out of'} "
+              f"the recording", file=sys.stderr, flush=True)
+    for why in rec.skipped:
+        print(f"memkit: warning: {why}: left out of the recording", file=sys.stderr, flush=True)
+    if rec.running or rec.skipped:
+        print(f"memkit: the parts stay in {parts}: `memkit record --recover {out} --force` re-reads them "
+              f"once every process has ended", file=sys.stderr, flush=True)
+
+
 def recover(args) -> int:
     """--recover DIR: the recording from the counts an interrupted run left."""
     out = Path(args.recover)
@@ -229,9 +248,11 @@ def recover(args) -> int:
     rec = recording.merge_parts(parts[0])
     if not rec.processes:
         raise MemkitError(f"the interrupted recording in {parts[0]} holds no counts: nothing to recover")
+    _unfinished_lines(rec, parts[0], out)
     summary = recording.write(rec, out, recording.read_command(parts[0]), None,
                               l3_bytes=l3_bytes(args.build))
-    shutil.rmtree(parts[0], ignore_errors=True)
+    if not rec.running and not rec.skipped:
+        shutil.rmtree(parts[0], ignore_errors=True)
     _closing_lines(args, rec, summary, out)
     if args.predict:
         for line in replay(out, args).lines():
@@ -262,22 +283,30 @@ def main(args) -> int:
     env = dict(os.environ)
     env["MEMKIT_RECORD"] = str(parts)
     env["LD_PRELOAD"] = " ".join(filter(None, [str(so), env.get("LD_PRELOAD", "")]))
+    started = time.monotonic()
     try:
-        started = time.monotonic()
         status = run_program(argv, env)
-        seconds = time.monotonic() - started
-        rec = recording.merge_parts(parts)
-        if not rec.processes:
-            ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
-            raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
-                              f"no recording was written")
-    except MemkitError:
+    except MemkitError:   # it never ran: nothing to keep
+        shutil.rmtree(parts, ignore_errors=True)
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    seconds = time.monotonic() - started
+    rec = recording.merge_parts(parts)
+    if not rec.processes and not rec.running and not rec.skipped:
+        ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
         shutil.rmtree(parts, ignore_errors=True)
         if made:   # nothing recorded: leave no empty directory behind
             shutil.rmtree(out, ignore_errors=True)
-        raise
+        raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
+                          f"no recording was written")
+    _unfinished_lines(rec, parts, out)
+    if not rec.processes:
+        raise MemkitError(f"no process's counts could be read yet; they stay in {parts}: "
+                          f"`memkit record --recover {out}` once every process has ended")
     summary = recording.write(rec, out, argv, status, seconds=seconds, l3_bytes=l3_bytes(args.build))
-    shutil.rmtree(parts, ignore_errors=True)
+    if not rec.running and not rec.skipped:
+        shutil.rmtree(parts, ignore_errors=True)
     _closing_lines(args, rec, summary, out, seconds)
     if args.predict and status >= 0:
         for line in replay(out, args).lines():

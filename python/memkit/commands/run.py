@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import shlex
+import signal
 import sys
 
-from memkit import lab, load, recording, whole_program
+from memkit import lab, load, recording, spill, whole_program
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
@@ -85,15 +87,54 @@ def _summary_lines(results, tried=()) -> list[str]:
 
 def _print_summary(results, run_id, where, host, busy, previous, tried=()):
     print()
-    print(f"== summary: run {run_id} of {host} (stored in {where}) ==")
+    print(f"== summary: run {run_id} of {host} (stored in {where}) ==" if run_id is not None else
+          f"== summary: the run of {host} (not stored: spilled to {where}) ==")
     for line in _summary_lines(results, tried):
         print(line)
     if busy:
         print(f"note: the machine was busy during this run ({busy}): expect more noise")
     # compare only where there is something to compare with: its default
     # is the database's last two runs
+    if run_id is None:
+        return
     print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report" +
           (f", `memkit compare` compares it with run {previous}, the one before" if previous else ""))
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a run: handled as Ctrl-C is, what finished is kept."""
+    exit_status = 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    def stop(sig, _frame):
+        raise _Terminated()
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _keep_unfinished(store, how: str, total: int, fingerprint, watch) -> str:
+    """Marks a stopped run incomplete (or spills it); says what was kept."""
+    if fingerprint is None:
+        fingerprint = next((r.fingerprint for r in store.results if r.fingerprint), None)
+    done = len(store.results)
+    if not done:
+        return "nothing of this run was stored (no experiment had finished), earlier runs are intact"
+    try:
+        during = watch.result()
+        run_id = store.finish(finished_at=_now(), fingerprint=fingerprint,
+                              load={"steal_pct": during.steal_pct, "busy": "; ".join(during.reasons)},
+                              incomplete=f"{how} after {done} of {total} experiments")
+    except MemkitError as e:
+        return f"the {done} finished experiment(s) could not be kept: {e}"
+    if run_id is None:
+        return store.spill_message()
+    return (f"run {run_id} keeps the {done} of {total} experiments that finished, marked incomplete "
+            f"(`memkit runs` shows it)")
 
 
 def main(args) -> int:
@@ -129,32 +170,48 @@ def main(args) -> int:
         watch = load.Watch()
         started = _now()
         progress = ProgressLine()
-        results = []
-        for i, e in enumerate(exps, 1):
-            extra = extra_args[e.name]
-            print(f"== {e.name} ({i}/{len(exps)}){' --quick' if args.quick else ''}"
-                  f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
+        # Each experiment is stored as it finishes (a spill file if the
+        # database stops taking them): an interrupted run keeps what finished.
+        store = spill.RunStore(db, started_at=started, quick=args.quick, fingerprint=fingerprint,
+                               hostname=host, command=shlex.join(map(safe_url, sys.argv)))
+        results = store.results
+        try:
+            with _sigterm_interrupts():
+                for i, e in enumerate(exps, 1):
+                    extra = extra_args[e.name]
+                    print(f"== {e.name} ({i}/{len(exps)}){' --quick' if args.quick else ''}"
+                          f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
 
-            def on_stderr(line):
-                progress.clear()
-                print(f"   {e.name}: {printable(line)}", file=sys.stderr, flush=True)
+                    def on_stderr(line):
+                        progress.clear()
+                        print(f"   {e.name}: {printable(line)}", file=sys.stderr, flush=True)
 
-            r = lab.run_experiment(e, args.quick, extra, on_stderr=on_stderr,
-                                   on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))
+                    r = lab.run_experiment(e, args.quick, extra, on_stderr=on_stderr,
+                                           on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))
+                    progress.clear()
+                    sys.stdout.write(r.output)
+                    if r.error:
+                        print(f"memkit: error: {r.error}", file=sys.stderr, flush=True)
+                    print(f"-- {e.name}: {r.status}, {r.seconds:.1f} s, {len(r.measurements)} measurements",
+                          flush=True)
+                    store.add(r)
+        except BaseException as stop:
             progress.clear()
-            sys.stdout.write(r.output)
-            if r.error:
-                print(f"memkit: error: {r.error}", file=sys.stderr, flush=True)
-            print(f"-- {e.name}: {r.status}, {r.seconds:.1f} s, {len(r.measurements)} measurements", flush=True)
-            results.append(r)
+            how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped by an error"
+            kept = _keep_unfinished(store, how, len(exps), fingerprint, watch)
+            if isinstance(stop, KeyboardInterrupt):
+                raise type(stop)(kept) from None
+            print(f"memkit: {kept}", file=sys.stderr, flush=True)
+            raise
         if fingerprint is None:
             fingerprint = next((r.fingerprint for r in results if r.fingerprint), None)
         during = watch.result()
         busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
-        run_id = db.store_run(started_at=started, finished_at=_now(), quick=args.quick,
-                              fingerprint=fingerprint, results=results, hostname=host,
-                              command=shlex.join(map(safe_url, sys.argv)),
+        run_id = store.finish(finished_at=_now(), fingerprint=fingerprint,
                               load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
+        if run_id is None:
+            _print_summary(results, None, store.spilled, host, busy, None)
+            raise MemkitError(store.spill_message())
         previous = next((r["id"] for r in reversed(db.runs()) if r["id"] != run_id), None)
         tried = whole_program.latest_bottom_lines(db, host)
     _print_summary(results, run_id, db.path, host, busy, previous, tried)

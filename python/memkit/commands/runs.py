@@ -11,7 +11,7 @@ from memkit.db import Database
 from memkit.terminal import printable
 
 NAME = "runs"
-HELP = "list the stored runs: id, when, host, grid, experiments, machine, busy or not"
+HELP = "list the stored runs: id, when, host, grid, experiments, machine, busy or not, incomplete or not"
 
 
 def add_arguments(p):
@@ -38,7 +38,8 @@ def main(args) -> int:
                 "cpu_model": fp.get("cpu_model"), "microcode": fp.get("microcode"),
                 "memkit_commit": fp.get("memkit_commit"), "tunables": fp.get("tunables"),
                 "hostname": r.get("hostname"), "load_avg": r.get("load_avg"),
-                "steal_pct": r.get("steal_pct"), "busy": r.get("busy") or ""})
+                "steal_pct": r.get("steal_pct"), "busy": r.get("busy") or "",
+                "incomplete": r.get("incomplete"), "damaged": r.get("damaged")})
     if args.json:
         for row in rows:
             print(json.dumps(row, sort_keys=True))
@@ -56,6 +57,10 @@ def main(args) -> int:
         print(f"{row['id']:>4}  {row['started_at']:<25} {hosts[row['id']]:<{width}} "
               f"{grid:<7} "
               f"{str(row['memkit_commit'] or '?')[:9]:<9} {names}")
+        if row["damaged"]:
+            print(f"{'':>6}damaged: {row['damaged']}")
+        if row["incomplete"]:
+            print(f"{'':>6}incomplete: {printable(row['incomplete'])}")
         if row["bottom_line"]:
             print(f"{'':>6}{printable(row['bottom_line'])}")
         if row["busy"]:

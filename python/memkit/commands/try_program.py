@@ -25,7 +25,7 @@ from memkit import lab, load, stats
 from memkit import whole_program as wp
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
-from memkit.commands.record import PRELOAD_NAME, find_preload
+from memkit.commands.record import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.evidence import unmeasured_note
@@ -294,6 +294,10 @@ def main(args) -> int:
         raise MemkitError("--budget takes a number of seconds, 0 or more")
     so = find_preload(args.preload, args.build)
     _check_runnable(argv[0])
+    if elf_is_static(shutil.which(argv[0]) or argv[0]):
+        # Both runs would time the same code: no answer, however many pairs.
+        raise MemkitError(f"{argv[0]} is statically linked: the preload cannot reach a statically linked "
+                          f"program (there is no dynamic loader to preload memkit into); nothing was timed")
     profile = _readable(args.profile, "the profile") if args.profile else None
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
     configs = _configs(argv, so, profile, stdin)

@@ -15,6 +15,7 @@ from pathlib import Path
 from memkit import evidence, lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
+from memkit.outdir import check_target
 from memkit.sizes import fmt_size, size_arg
 from memkit.terminal import ProgressLine
 
@@ -33,7 +34,8 @@ def add_arguments(p):
                    help="measure the profile against the built-in defaults and say where it helped "
                         "or hurt (writes nothing)")
     p.add_argument("--out", metavar="PATH",
-                   help="the profile to write (or --check) (default: $MEMKIT_PROFILE, else "
+                   help="the profile to write (or --check): a new path or a profile memkit wrote, never "
+                        "another file, a link or a device (default: $MEMKIT_PROFILE, else "
                         "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write no profile")
     p.add_argument("--evidence", metavar="FILE",
@@ -53,17 +55,15 @@ def add_arguments(p):
 
 
 def check_writable(path: Path) -> None:
-    """Fails now, not after minutes of measuring."""
-    if path.is_dir():
-        raise MemkitError(f"--out {path} is a directory")
+    """Fails now, not after minutes of measuring: the target must take a
+    profile (memkit.outdir's rule) and its directory a new file."""
+    check_target(path, "the profile", tune.profile_is_ours)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=True):
             pass
     except OSError as e:
         raise MemkitError(f"cannot write the profile to {path}: {e.strerror or e}")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise MemkitError(f"cannot write the profile to {path}: not writable")
 
 
 def settings(args, fp: dict) -> dict:
