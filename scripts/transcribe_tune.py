@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns a `memkit tune` printout from a machine the team cannot draw into
 an evidence file (docs/evidence.md), marked "transcribed from text": the
 printout has every size's pick and every decision but not the per-round

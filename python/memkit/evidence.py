@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Evidence files: what `memkit tune` measured, as one JSON document
 (docs/evidence.md has the format), and the row defaults it implies,
 re-derived with tune's own deciders (tune.DECIDERS): a row of the strategy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A run is never measured twice for want of a database: RunStore stores a
 run experiment by experiment as they finish, and when the database stops
 taking them (locked beyond the busy timeout, a PostgreSQL server gone) the

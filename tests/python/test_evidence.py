@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Evidence files (docs/evidence.md): every measured row of the strategy
 table re-derived from its file with tune's own rule, and the row as the
 library prints it for the file's CPU (memkit-tunables --cpu) must agree;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nothing measured is lost: an interrupted or terminated `memkit run` keeps
 the experiments that finished (marked incomplete, as `memkit runs` shows);
 a run the database will not take (locked beyond the busy timeout) is

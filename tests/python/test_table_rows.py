@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a new user met, row by row: standard output closed, one run's
 fingerprint damaged, an impossible schema version, `memkit try` on a
 statically linked program, --db naming a device, `compare` after a try."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memkit import: store a run that `memkit run` could not store and spilled
 to a file (see memkit.spill)."""
 
