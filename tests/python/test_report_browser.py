@@ -58,13 +58,18 @@ def check_images(exe, index, tmp_path, mutate=lambda t: t):
     return int(m[1]), m[2].splitlines()
 
 
-def test_report_loads_in_chromium(tmp_path):
-    exe = browser()
+def suite_report(tmp_path):
+    """The report of a stored suite whose second run has memkit 1.5x slower."""
     db = tmp_path / "m.db"
     store_suite(db)
     run = store_suite(db, slow_memkit=1.5)
     with Database(db) as d:
-        index = write_report(d, run, tmp_path / "rep")
+        return write_report(d, run, tmp_path / "rep")
+
+
+def test_report_loads_in_chromium(tmp_path):
+    exe = browser()
+    index = suite_report(tmp_path)
     expected = len(re.findall(r"<img ", index.read_text()))
     count, lines = check_images(exe, index, tmp_path)
     assert count == expected >= 9
@@ -93,11 +98,7 @@ window.addEventListener('load', function () {
 @pytest.mark.parametrize("width", [1280, 800])
 def test_report_never_scrolls_sideways(tmp_path, width):
     exe = browser()
-    db = tmp_path / "m.db"
-    store_suite(db)
-    run = store_suite(db, slow_memkit=1.5)
-    with Database(db) as d:
-        index = write_report(d, run, tmp_path / "rep")
+    index = suite_report(tmp_path)
     page = index.with_name("width.html")
 
     def measure(text):
