@@ -565,33 +565,39 @@ class VariantScore:
     variant: str
     function: str
     levels: dict        # level -> geometric mean speed-up over glibc
+    over: tuple = VARIANT_LEVELS   # the levels that count, weighed equally
 
     @property
     def geomean(self) -> float:
-        return geometric_mean(self.levels[lv] for lv in VARIANT_LEVELS)
+        return geometric_mean(self.levels[lv] for lv in self.over)
 
     @property
     def worst(self) -> tuple[str, float]:
-        lv = min(VARIANT_LEVELS, key=lambda k: self.levels[k])
+        lv = min(self.over, key=lambda k: self.levels[k])
         return lv, self.levels[lv]
 
     def text(self) -> str:
-        return (f"{self.variant} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in VARIANT_LEVELS)
-                + f", geomean {self.geomean:.2f}")
+        return (f"{self.variant} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in self.over)
+                + (f", geomean {self.geomean:.2f}" if len(self.over) > 1 else ""))
 
 
-def variant_scores(variant: str, measurements: list[dict]) -> list[VariantScore]:
+def variant_scores(variant: str, measurements: list[dict], over: Optional[dict] = None) -> list[VariantScore]:
     """A variant's scores, one per function, from size-distributions'
     records of one run with that variant forced ("memkit FUNCTION" series,
-    their median paired speed-up over glibc)."""
+    their median paired speed-up over glibc).  over: function -> the levels
+    that count for it (default: VARIANT_LEVELS for every function)."""
     ups: dict = {}
     for m in measurements:
         fn = m.get("series", "").removeprefix("memkit ")
         lv = (m.get("params") or {}).get("ws")
-        if fn in VARIANT_FUNCTIONS and lv in VARIANT_LEVELS and m.get("ratio") and m["metric"] == "ns_per_call":
+        if fn in VARIANT_FUNCTIONS and m.get("ratio") and m["metric"] == "ns_per_call":
             ups.setdefault(fn, {}).setdefault(lv, []).append(m["ratio"])
-    return [VariantScore(variant, fn, {lv: geometric_mean(xs) for lv, xs in by.items()})
-            for fn, by in ups.items() if set(by) >= set(VARIANT_LEVELS)]
+    out = []
+    for fn, by in ups.items():
+        levels = tuple(over[fn]) if over and fn in over else VARIANT_LEVELS
+        if set(by) >= set(levels):
+            out.append(VariantScore(variant, fn, {lv: geometric_mean(by[lv]) for lv in levels}, levels))
+    return out
 
 
 def choose_variant(function: str, scores: list[VariantScore], default: str) -> Choice:
@@ -606,6 +612,7 @@ def choose_variant(function: str, scores: list[VariantScore], default: str) -> C
     best = max(field, key=lambda sc: sc.geomean)
     inc = by[default]
     board = "; ".join(sc.text() for sc in sorted(mine, key=lambda sc: -sc.geomean))
+    over = ", ".join(best.over)
     floor = (f"every level at {VARIANT_FLOOR:.2f}x glibc or better" if floor_kept else
              f"no variant keeps every level at {VARIANT_FLOOR:.2f}x glibc (the best's worst: "
              f"{best.worst[0]} {best.worst[1]:.2f}), so the best geometric mean of all")
@@ -613,14 +620,16 @@ def choose_variant(function: str, scores: list[VariantScore], default: str) -> C
                                     or (floor_kept and inc not in floor_kept)):
         return Choice(function, default, best.variant,
                       f"{function}: {best.variant} (default {default}), the best geometric mean over "
-                      f"{', '.join(VARIANT_LEVELS)} with {floor}: {board}", True)
+                      f"{over} with {floor}: {board}", True)
     return Choice(function, default, default,
                   f"{function}: {default} kept ({floor}; another must beat it by {MARGIN:.0%}): {board}", False)
 
 
 def decide_variants(scores: list[VariantScore], defaults: dict) -> list[Choice]:
-    """defaults: function -> the variant the library runs by default."""
-    return [choose_variant(fn, scores, defaults[fn]) for fn in VARIANT_FUNCTIONS if fn in defaults]
+    """defaults: function -> the variant the library runs by default; the
+    functions with scores only."""
+    measured = {sc.function for sc in scores}
+    return [choose_variant(fn, scores, defaults[fn]) for fn in VARIANT_FUNCTIONS if fn in defaults and fn in measured]
 
 
 # ---- the profile ----

@@ -617,3 +617,19 @@ def test_variant_scores_read_size_distributions_records():
     got = {sc.function: sc for sc in tune.variant_scores("evex", recs)}
     assert set(got) == {"memset", "memcpy"} and got["memcpy"].levels["l2"] == pytest.approx(2.0)
     assert got["memset"].geomean == pytest.approx(2.0)
+
+
+def test_for_a_recording_the_variant_counts_the_programs_own_working_set_only():
+    from memkit.commands.tune import recorded_levels
+    summary = {"calls": {"memset": 10, "memcpy": 20, "memmove": 0},
+               "working_set": {"memset": {"ws": "32K"}, "memcpy": {"ws": "dram"}, "memmove": {"ws": "hot"}}}
+    over = recorded_levels(summary)
+    assert over == {"memset": ("32K",), "memcpy": ("dram",)}   # memmove: never called
+    recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws}, "ratio": r}
+            for fn in ("memset", "memcpy") for ws, r in (("32K", 1.5), ("dram", 0.8))]
+    got = {sc.function: sc for sc in tune.variant_scores("avx512", recs, over)}
+    assert got["memset"].levels == {"32K": 1.5} and got["memcpy"].geomean == pytest.approx(0.8)
+    # a variant better where the program lives wins, whatever it does elsewhere
+    evex = tune.VariantScore("evex", "memcpy", {"dram": 0.97}, ("dram",))
+    c = tune.choose_variant("memcpy", [got["memcpy"], evex], "avx512")
+    assert c.value == "evex" and "dram 0.97" in c.why

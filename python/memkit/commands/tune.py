@@ -11,6 +11,7 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 from memkit import evidence, lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
@@ -135,10 +136,13 @@ def runnable_variants(fp: dict) -> list[str]:
     return out
 
 
-def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str) -> list[tune.VariantScore]:
-    """Each variant this CPU runs, forced for memset, memcpy and memmove, on
-    the production distributions at every level of tune.VARIANT_LEVELS
-    (memkit-exp-size-distributions beside the timing program)."""
+def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
+                     recording: Optional[tuple] = None) -> list[tune.VariantScore]:
+    """Each variant this CPU runs, forced for memset, memcpy and memmove, by
+    memkit-exp-size-distributions beside the timing program: on the
+    production distributions at every level of tune.VARIANT_LEVELS, or, for
+    a recording (its directory, function -> the working set it replays at),
+    on the program's own distributions at the program's own working sets."""
     program = timer.parent / SIZES_EXPERIMENT
     if quick:
         print(f"== {step} variant: not measured with --quick (one process cannot tell a variant "
@@ -149,10 +153,20 @@ def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str) ->
         return []
     rounds, processes = VARIANT_RUNS
     variants = runnable_variants(fp)
-    print(f"== {step} variant: {', '.join(variants)} on the production size distributions at "
-          f"{', '.join(tune.VARIANT_LEVELS)} ({rounds} rounds x {processes} process(es) each)", flush=True)
+    over = None
+    if recording:
+        data, over = recording
+        levels = sorted({lv for lvs in over.values() for lv in lvs})
+        what = (f"the program's own sizes at its working sets ("
+                + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
+    else:
+        levels, what = list(tune.VARIANT_LEVELS), f"the production size distributions at {', '.join(tune.VARIANT_LEVELS)}"
+    print(f"== {step} variant: {', '.join(variants)} on {what} ({rounds} rounds x {processes} process(es) each)",
+          flush=True)
     exp = lab.describe(program)
-    args = ["ws=" + ",".join(tune.VARIANT_LEVELS), f"rounds={rounds}", f"processes={processes}"]
+    args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
+    if recording:
+        args.append(f"data={recording[0]}")
     scores = []
     for v in variants:
         forced = ":".join(f"{fn}={v}" for fn in tune.VARIANT_FUNCTIONS)
@@ -161,8 +175,18 @@ def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str) ->
         progress.clear()
         if res.status != "ok":
             raise MemkitError(f"{SIZES_EXPERIMENT} with {forced} {res.status}: {res.error}")
-        scores += tune.variant_scores(v, res.measurements)
+        scores += tune.variant_scores(v, res.measurements, over)
     return scores
+
+
+def recorded_levels(summary: dict) -> dict:
+    """function -> (the working set its replay runs at,) for each function
+    the recording has an estimate for (memkit record's working_set)."""
+    out = {}
+    for fn, entry in (summary.get("working_set") or {}).items():
+        if fn in tune.VARIANT_FUNCTIONS and entry and entry.get("ws") and (summary.get("calls") or {}).get(fn):
+            out[fn] = (entry["ws"],)
+    return out
 
 
 def describe_picks(label: str, picks: list[tune.Pick]) -> str:
@@ -225,7 +249,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
     weighed, measured, decisions = [], {}, []
-    stages = len(families) + (not plan)   # and the variant's
+    stages = len(families) + 1   # and the variant's
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
         # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
@@ -243,11 +267,18 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
             weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
         choices += got
     scores = []
-    if not plan:   # --for: the recording's own working set should weigh the levels (not yet)
+    if plan:       # the program's own sizes at its own working sets weigh the variants
+        levels = recorded_levels(summary)
+        if levels:
+            scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}",
+                                      (args.for_recording, levels))
+        else:
+            print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
+    else:
         scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}")
-        got = tune.decide_variants(scores, fp.get("variants") or {}) if scores else []
-        decisions += [evidence.decision_record("variant", c) for c in got]
-        choices += got
+    got = tune.decide_variants(scores, fp.get("variants") or {})
+    decisions += [evidence.decision_record("variant", c) for c in got]
+    choices += got
     if plan:
         print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
         for line in weighed or ["no threshold moved on the measured sizes"]:
