@@ -581,22 +581,28 @@ class VariantScore:
                 + (f", geomean {self.geomean:.2f}" if len(self.over) > 1 else ""))
 
 
-def variant_scores(variant: str, measurements: list[dict], over: Optional[dict] = None) -> list[VariantScore]:
-    """A variant's scores, one per function, from size-distributions'
-    records of one run with that variant forced ("memkit FUNCTION" series,
-    their median paired speed-up over glibc).  over: function -> the levels
-    that count for it (default: VARIANT_LEVELS for every function)."""
+def level_scores(measurements: list[dict]) -> dict:
+    """function -> {working set: geometric mean over the distributions of
+    memkit's speed-up over glibc}, from size-distributions' records ("memkit
+    FUNCTION" series, their median paired speed-up over glibc)."""
     ups: dict = {}
     for m in measurements:
         fn = m.get("series", "").removeprefix("memkit ")
         lv = (m.get("params") or {}).get("ws")
         if fn in VARIANT_FUNCTIONS and m.get("ratio") and m["metric"] == "ns_per_call":
             ups.setdefault(fn, {}).setdefault(lv, []).append(m["ratio"])
+    return {fn: {lv: geometric_mean(xs) for lv, xs in by.items()} for fn, by in ups.items()}
+
+
+def variant_scores(variant: str, measurements: list[dict], over: Optional[dict] = None) -> list[VariantScore]:
+    """A variant's scores, one per function, from size-distributions'
+    records of one run with that variant forced.  over: function -> the
+    levels that count for it (default: VARIANT_LEVELS for every function)."""
     out = []
-    for fn, by in ups.items():
+    for fn, by in level_scores(measurements).items():
         levels = tuple(over[fn]) if over and fn in over else VARIANT_LEVELS
         if set(by) >= set(levels):
-            out.append(VariantScore(variant, fn, {lv: geometric_mean(by[lv]) for lv in levels}, levels))
+            out.append(VariantScore(variant, fn, {lv: by[lv] for lv in levels}, levels))
     return out
 
 

@@ -116,3 +116,15 @@ def test_compare_is_suggested_only_with_an_earlier_run(build, tmp_path):
     assert first.returncode == 0 and "memkit compare" not in first.stdout
     second = run_cli("run", "--build", build, "--db", db, "ok")
     assert second.returncode == 0 and "`memkit compare` compares it with run 1, the one before" in second.stdout
+
+
+def test_the_run_summary_states_the_trade_per_working_set():
+    from memkit.commands.run import _trade_lines
+    from memkit.lab import Result
+    ups = {"hot": 2.0, "l3": 1.2, "dram": 0.8}
+    ms = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws, "distribution": d}, "ratio": r}
+          for fn in ("memset", "memcpy", "memmove") for ws, r in ups.items() for d in ("A", "B")]
+    lines = _trade_lines([Result("size-distributions", "", "", "ok", 1.0, measurements=ms)])
+    assert lines[1] == "  hot 2.00 / 2.00 / 2.00; l3 1.20 / 1.20 / 1.20; dram 0.80 / 0.80 / 0.80"
+    assert "gives up up to 1.25x" in lines[2] and "in the caches: up to 2.00x" in lines[2]
+    assert _trade_lines([Result("memset-sizes", "", "", "ok", 1.0, measurements=ms)]) == []

@@ -61,6 +61,32 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return names, args
 
 
+WS_ORDER = ("hot", "l1", "l2", "l3", "dram")
+
+
+def _trade_lines(results) -> list[str]:
+    """What memkit gains in the caches and gives up beyond them on this CPU:
+    size-distributions' speed-ups over glibc per working set."""
+    from memkit import tune
+    ms = [m for r in results if r.name == "size-distributions" for m in r.measurements]
+    by_fn = tune.level_scores(ms)
+    levels = [lv for lv in WS_ORDER if all(lv in by_fn.get(fn, {}) for fn in tune.VARIANT_FUNCTIONS)]
+    if not levels:
+        return []
+    fns = tune.VARIANT_FUNCTIONS
+    out = [f"the trade on this CPU (memkit's speed-up over glibc on the production size distributions, "
+           f"{' / '.join(fns)}):"]
+    out.append("  " + "; ".join(f"{lv} " + " / ".join(f"{by_fn[fn][lv]:.2f}" for fn in fns) for lv in levels))
+    gains = [(by_fn[fn][lv], fn, lv) for fn in fns for lv in levels if lv in ("hot", "l1", "l2")]
+    costs = [(by_fn[fn][lv], fn, lv) for fn in fns for lv in levels if lv in ("l3", "dram") and by_fn[fn][lv] < 1]
+    if gains:
+        g = max(gains)
+        out.append(f"  in the caches: up to {g[0]:.2f}x ({g[1]}, {g[2]})" +
+                   (f"; beyond them it gives up up to {1 / min(costs)[0]:.2f}x ({min(costs)[1]}, {min(costs)[2]})"
+                    if costs else "; beyond them it gives up nothing"))
+    return out
+
+
 def _summary_lines(results, tried=()) -> list[str]:
     """The summary: what memkit did to real programs (`memkit try`'s latest
     bottom line per command on this host, where there are any), memkit's
@@ -72,6 +98,7 @@ def _summary_lines(results, tried=()) -> list[str]:
     if tried:
         out.append("real programs (memkit try on this host, the latest of each):")
         out += [f"  {text} (run {run_id})" for run_id, text in tried]
+    out += _trade_lines(results)
     out.append("memkit's losses (slower than the best other method beyond the noise):")
     out += [f"  {n}: {t}" for n, t in losses] or ["  none"]
     out.append("fastest where:")
