@@ -461,10 +461,35 @@ def replay_arguments(args: list, data_dir: Optional[str]) -> list:
     for a in args:
         if a.startswith("data="):
             data_dir = a[len("data="):]
-    if not data_dir or any(a.startswith("ws=") for a in args) or not is_recording(Path(data_dir)):
+    if not data_dir or not is_recording(Path(data_dir)):
         return list(args)
-    levels = recorded_ws(load_summary(Path(data_dir)))
-    return list(args) + (["ws=" + ",".join(levels)] if levels else [])
+    summary = load_summary(Path(data_dir))
+    out = list(args)
+    if not any(a.startswith("ws=") for a in args):
+        levels = recorded_ws(summary)
+        out += ["ws=" + ",".join(levels)] if levels else []
+    calls = replay_calls(summary)
+    if calls < REPLAY_CALLS and not any(a.startswith("calls=") for a in args):
+        out.append(f"calls={calls}")
+    return out
+
+
+# A replay batch draws REPLAY_CALLS calls (size-distributions' default: more
+# than a branch predictor learns), but at most REPLAY_BATCH_BYTES of the
+# recording's largest mean call: a program of 16 MiB memmoves replayed
+# 50,000 of them a batch (800 GB) and did not finish in 150 s.
+REPLAY_CALLS = 50_000
+REPLAY_BATCH_BYTES = 128 << 20
+REPLAY_MIN_CALLS = 8
+
+
+def replay_calls(summary: dict) -> int:
+    """Calls per replay batch for a recording (see REPLAY_BATCH_BYTES)."""
+    calls, moved = summary.get("calls") or {}, summary.get("bytes") or {}
+    means = [moved[op] / calls[op] for op in OPS if calls.get(op) and moved.get(op)]
+    if not means:
+        return REPLAY_CALLS
+    return max(REPLAY_MIN_CALLS, min(REPLAY_CALLS, int(REPLAY_BATCH_BYTES / max(means))))
 
 
 # ---- the prediction ----

@@ -525,3 +525,20 @@ def test_record_predict_replays_and_prints_the_prediction(build, tmp_path):
     assert f"memkit: {pred.headline()}" in p.stderr
     for o in pred.ops:
         assert f"memkit:   {o.op}: {o.calls:,} calls x" in p.stderr
+
+
+def test_a_replay_of_large_calls_is_scaled_down_to_a_batch_budget(tmp_path):
+    # numpy's 16 MiB memmoves: 50,000 a batch would be 800 GB; the replay
+    # draws as many as REPLAY_BATCH_BYTES hold
+    d = old_recording(tmp_path / "rec")
+    s = json.loads((d / "summary.json").read_text())
+    s["calls"] = {"memset": 10, "memcpy": 1000, "memmove": 1335}
+    s["bytes"] = {"memset": 640, "memcpy": 64000, "memmove": 1335 * (16 << 20)}
+    (d / "summary.json").write_text(json.dumps(s))
+    assert recording.replay_calls(s) == recording.REPLAY_BATCH_BYTES // (16 << 20)
+    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", "calls=8"]
+    assert recording.replay_arguments(["calls=100"], str(d)) == ["calls=100"]     # the user's own
+    s["calls"], s["bytes"] = {"memcpy": 3}, {"memcpy": 3 * (1 << 30)}            # 3 calls of 1 GiB
+    assert recording.replay_calls(s) == recording.REPLAY_MIN_CALLS
+    s["calls"], s["bytes"] = {"memcpy": 10 ** 6}, {"memcpy": 64 * 10 ** 6}       # small calls: the default
+    assert recording.replay_calls(s) == recording.REPLAY_CALLS
