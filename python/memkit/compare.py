@@ -99,6 +99,17 @@ by memkit.stats, on scipy.stats):
 A change is flagged when its corrected p-value is below FDR and its ratio is
 beyond the minimum effect; it is "better" or "worse" by the record's own
 `better` field ("changed" where an old record does not say).
+
+6. A series as a whole: a series of at least SERIES_MIN sizes with paired
+   evidence at every size is also judged on the median over its sizes of
+   its paired changes (the short calls included, which no step above judges
+   alone on per-round samples): Wilcoxon's signed-rank test over the sizes,
+   a bootstrap interval of the median, Benjamini-Hochberg over the series,
+   and SERIES_EFFECT.  A regression that moves most of a series (sse2
+   forced) is caught so however much of the experiment it moves: each pair
+   was timed with its baseline, and the machine's drift cancels out of it.
+
+The constants are memkit.judge's; docs/judging.md says why each.
 """
 
 from __future__ import annotations
