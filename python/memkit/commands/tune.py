@@ -95,7 +95,8 @@ def method_text(s: dict, grid: list[int], program: bool = False) -> str:
     return (f"memkit's own {what}, each strategy's MEMKIT_TUNABLES settings put in force in "
             f"turn in one process; {s['rounds']} interleaved rounds over {s['processes']} "
             f"process(es) per size band; "
-            f"{len(grid)} sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}")
+            + (f"{len(grid)} sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}" if grid else
+               "no size within reach of a threshold"))
 
 
 def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
@@ -232,13 +233,16 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
         print(plan.nothing)
-        return 0
+        if args.quick or not recorded_levels(summary):
+            return 0
+        print("its small-size design (the variant of each function) is still its own to choose")
+        plan.grids = {}
     out = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if plan
            else tune.default_profile_path(dict(os.environ)))
     if not args.dry_run:
         check_writable(out)
     s = settings(args, fp)
-    grid = (sorted(set().union(*plan.grids.values())) if plan
+    grid = (sorted(set().union(*plan.grids.values(), set())) if plan
             else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
     cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
