@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from memkit import lab, recording
+from memkit.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.commands._common import add_build_option, add_db_option, db_path
 from memkit.db import Database
 from memkit.errors import MemkitError
@@ -40,7 +41,6 @@ from memkit.outdir import check_target
 NAME = "record"
 HELP = "run a program under the preload library and record its memset/memcpy/memmove sizes"
 
-PRELOAD_NAME = "libmemkit_preload.so"
 
 
 def add_arguments(p):
@@ -61,22 +61,6 @@ def add_arguments(p):
     add_db_option(p)
     add_build_option(p)
     p.add_argument("program", nargs="...", metavar="-- PROGRAM [ARGS...]", help="the program to run")
-
-
-def find_preload(option, build_option) -> Path:
-    given = option or os.environ.get("MEMKIT_PRELOAD")
-    if given:
-        if not Path(given).is_file():
-            raise MemkitError(f"no preload library at {given}")
-        return Path(given).resolve()
-    try:
-        bench = lab.find_bench_dir(build_option)
-    except MemkitError:
-        bench = None
-    found = lab.native_file(bench, PRELOAD_NAME) if bench else None
-    if found:
-        return found
-    raise MemkitError(f"no {PRELOAD_NAME} found (build with `make`, or pass --preload SO)")
 
 
 def default_output(program: str) -> Path:
@@ -149,24 +133,6 @@ def replay(out: Path, args) -> recording.Prediction:
     with Database(db_path(args)) as db:
         times = recording.latest_replay(db, out)
     return recording.predict(recording.load_summary(out), times)
-
-
-def elf_is_static(path: str) -> bool:
-    """An ELF executable without a program interpreter (PT_INTERP): no
-    dynamic loader, so no LD_PRELOAD."""
-    import struct
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:   # 64-bit ELF only
-                return False
-            phoff, = struct.unpack_from("<Q", head, 32)
-            phentsize, phnum = struct.unpack_from("<HH", head, 54)
-            f.seek(phoff)
-            table = f.read(phentsize * phnum)
-    except OSError:
-        return False
-    return not any(struct.unpack_from("<I", table, i * phentsize)[0] == 3 for i in range(phnum))
 
 
 def why_nothing_recorded(program: str) -> str:

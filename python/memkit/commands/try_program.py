@@ -25,7 +25,7 @@ from memkit import lab, load, stats
 from memkit import whole_program as wp
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
-from memkit.commands.record import PRELOAD_NAME, elf_is_static, find_preload
+from memkit.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.db import Database
 from memkit.errors import MemkitError
 from memkit.evidence import unmeasured_note

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The preload library as the commands that run programs under it need it
+(`memkit record`, `memkit try`): where it is, and whether a program can take
+it at all."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memkit import lab
+from memkit.errors import MemkitError
+
+PRELOAD_NAME = "libmemkit_preload.so"
+
+
+def find_preload(option, build_option) -> Path:
+    given = option or os.environ.get("MEMKIT_PRELOAD")
+    if given:
+        if not Path(given).is_file():
+            raise MemkitError(f"no preload library at {given}")
+        return Path(given).resolve()
+    try:
+        bench = lab.find_bench_dir(build_option)
+    except MemkitError:
+        bench = None
+    found = lab.native_file(bench, PRELOAD_NAME) if bench else None
+    if found:
+        return found
+    raise MemkitError(f"no {PRELOAD_NAME} found (build with `make`, or pass --preload SO)")
+
+
+def elf_is_static(path: str) -> bool:
+    """An ELF executable without a program interpreter (PT_INTERP): no
+    dynamic loader, so no LD_PRELOAD."""
+    import struct
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:   # 64-bit ELF only
+                return False
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return False
+    return not any(struct.unpack_from("<I", table, i * phentsize)[0] == 3 for i in range(phnum))
