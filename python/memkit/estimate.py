@@ -22,36 +22,39 @@ from typing import Optional
 from memkit.errors import MemkitError
 
 REFERENCE_MACHINE = "a 2-core Zen 5 VM, 32 MiB L3"
-# Seconds of each experiment's default grid on the reference machine
-# (single experiments timed there, several of them extrapolated from fewer
-# rounds); their sum is the suite's time there.
+# Seconds of each experiment's default grid on the reference machine: timed
+# there whole (memset-sizes, copy-sweep; memset-random and fill-regions
+# with their 3 processes), or with fewer rounds (runs, reps) at two counts
+# and extrapolated along them (the rest); copy-read from its rate on a
+# reduced grid times its default grid's work.  Their sum is the suite's time.
 REFERENCE_SECONDS = {
-    "memset-sizes": 1.5,
-    "memset-random": 130.0,
-    "fill-regions": 25.0,
+    "memset-sizes": 1.4,
+    "memset-random": 110.0,
+    "fill-regions": 40.0,
     "copy-sweep": 100.0,
-    "copy-read": 15.0,
+    "copy-read": 13.5,
     "parallel-sweep": 10.0,
-    "ipc-copy": 25.0,
-    "size-distributions": 20.0,
-    "faults": 14.0,
+    "ipc-copy": 19.0,
+    "size-distributions": 14.0,
+    "faults": 13.0,
     "zeroing": 45.0,
-    "preload-apps": 110.0,
-    "record-overhead": 1.0,
+    "preload-apps": 95.0,
+    "record-overhead": 0.6,
 }
+# --quick, each experiment timed there on its own.
 REFERENCE_QUICK_SECONDS = {
     "memset-sizes": 0.3,
-    "memset-random": 15.0,
-    "fill-regions": 5.0,
-    "copy-sweep": 10.0,
-    "copy-read": 2.0,
-    "parallel-sweep": 2.0,
-    "ipc-copy": 4.0,
-    "size-distributions": 2.0,
-    "faults": 3.0,
-    "zeroing": 10.0,
-    "preload-apps": 22.0,
-    "record-overhead": 0.2,
+    "memset-random": 16.1,
+    "fill-regions": 9.1,
+    "copy-sweep": 3.4,
+    "copy-read": 2.8,
+    "parallel-sweep": 3.2,
+    "ipc-copy": 1.6,
+    "size-distributions": 2.9,
+    "faults": 0.6,
+    "zeroing": 0.3,
+    "preload-apps": 21.9,
+    "record-overhead": 0.3,
 }
 # The work of a cache-scaled default grid on the reference machine (its
 # --describe "grid" "work" there), which a grid here is scaled against.
@@ -73,9 +76,11 @@ class Estimate:
     guesses: dict[str, Guess] = field(default_factory=dict)
 
     def line(self, whole_suite: bool = True) -> str:
-        """'the suite: about N minutes on this machine (where that comes from)'."""
+        """'the suite: about N minutes on this machine (where that comes from)';
+        under a minute in seconds."""
         minutes = self.seconds / 60
-        amount = f"{minutes:.0f}" if minutes >= 2 else f"{minutes:.1f}"
+        amount = (f"{minutes:.0f} minutes" if minutes >= 2 else f"{minutes:.1f} minutes" if minutes >= 1
+                  else f"{self.seconds:.0f} seconds")
         by = {}
         for name, g in self.guesses.items():
             by.setdefault(g.source, []).append(name)
@@ -83,12 +88,12 @@ class Estimate:
         if by.get("history"):
             parts.append(f"this host's earlier runs for {_count(by['history'])}")
         if by.get("reference"):
-            parts.append(f"{REFERENCE_MACHINE}'s times for {_count(by['reference'])}")
+            parts.append(f"the reference machine's times ({REFERENCE_MACHINE}) for {_count(by['reference'])}")
         if by.get("unknown"):
             parts.append(f"{UNKNOWN_SECONDS:.0f} s for each of {', '.join(by['unknown'])} (not timed before)")
         notes = [f"{n}: {g.note}" for n, g in self.guesses.items() if g.note]
         what = "the suite" if whole_suite else "this run"
-        return (f"{what}: about {amount} minutes on this machine (from {'; '.join(parts)}"
+        return (f"{what}: about {amount} on this machine (from {'; '.join(parts)}"
                 f"{'; ' + '; '.join(notes) if notes else ''})")
 
 
