@@ -31,7 +31,7 @@
  * Arguments are key=value, declared per experiment in a lab_arg table (with
  * a default and a --quick default); an undeclared key is an error.
  * `--help` lists them; `--describe` prints {"name","seed","description",
- * "args":[...],"processes","quick_processes"} as JSON and exits;
+ * "args":[...],"processes","quick_processes"} (and "grid": lab_info.grid) as JSON and exits;
  * `--fingerprint` prints the fingerprint object and exits.
  *
  * Several processes: an experiment whose result depends on where code and
