@@ -126,7 +126,8 @@ static int dst_check(const char *value, char *err, size_t errlen)
 
 static const lab_arg args[] = {
     {"min", LAB_SIZE, "256K", NULL, "smallest copy", GRANULE, 1e12},
-    {"max", LAB_SIZE, NULL, NULL, "largest copy (unset: 4 x the L3)", GRANULE, 1e12},
+    {"max", LAB_SIZE, NULL, NULL,
+     "largest copy (unset: 4x the L3, at most 512 MiB, never below 2x the L3)", GRANULE, 1e12},
     {"per_octave", LAB_INT, "3", "1", "sizes per doubling", 1, 16},
     {"then", LAB_TEXT, "read,none", NULL,
      "after the copy: read (the whole destination, timed), none (the copy alone), or both",
@@ -140,8 +141,29 @@ static const lab_arg args[] = {
      "fresh (just mapped, never touched: the copy takes the page faults, as a new array's "
      "first write does)",
      0, 0, dst_check},
-    {"rounds", LAB_INT, "11", "5", "interleaved rounds per size (each process)", 1, 1000},
+    {"rounds", LAB_INT, "11", "5",
+     "interleaved rounds per size (each process); above 64 MiB fewer, as many bytes as 64 MiB's, "
+     "at least 5", 1, 1000},
 };
+
+/* The rounds at size n: above TAPER_BYTES a size gets the bytes of
+ * TAPER_BYTES' rounds, at least TAPER_MIN rounds (the fewest that make a
+ * claim): the sizes beyond the L3 are DRAM alike, and their full rounds
+ * were most of the time on a large L3. */
+#define TAPER_BYTES ((size_t)64 << 20)
+#define TAPER_MIN   5
+
+static size_t rounds_at(size_t n, size_t rounds)
+{
+    if (n <= TAPER_BYTES)
+        return rounds;
+    size_t r = (size_t)((double)rounds * (double)TAPER_BYTES / (double)n);
+    size_t floor_r = rounds < TAPER_MIN ? rounds : TAPER_MIN;
+    return r < floor_r ? floor_r : r;
+}
+
+/* The default largest size on this machine (see max=). */
+static size_t default_max(void) { return lab_beyond_l3(lab_l3_bytes(), 4); }
 
 /* ---- the methods ---- */
 
@@ -395,9 +417,8 @@ static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, s
 
 static int run(lab_ctx *ctx)
 {
-    const mk_cpu_info *cpu = mk_cpu();
-    size_t l3 = cpu->l3_bytes ? cpu->l3_bytes : (size_t)32 << 20;
-    size_t min = lab_size(ctx, "min"), max = lab_text(ctx, "max") ? lab_size(ctx, "max") : 4 * l3;
+    size_t l3 = lab_l3_bytes();
+    size_t min = lab_size(ctx, "min"), max = lab_text(ctx, "max") ? lab_size(ctx, "max") : default_max();
     const char *src_kind = lab_text(ctx, "src"), *dst_kind = lab_text(ctx, "dst");
     size_t rounds = (size_t)lab_int(ctx, "rounds");
     int thens[NTHEN + 1];
@@ -442,7 +463,8 @@ static int run(lab_ctx *ctx)
                                                       : "copy alone", 1, 1);
 
     printf("copy of n bytes (source %s, destination %s), then: read = a read of the whole copy, "
-           "none = nothing; GB/s of n over the timed unit (median of %zu interleaved rounds); "
+           "none = nothing; GB/s of n over the timed unit (median of %zu interleaved rounds, fewer "
+           "above 64 MiB); "
            "nt/cached: nt-stores' speed-up over cached-stores per round (nt, cached: faster "
            "beyond the noise)\n%10s %7s %5s", src_kind, dst_kind, rounds, "size", "x L3", "then");
     for (size_t m = 0; m < nmethods; m++)
@@ -457,11 +479,12 @@ static int run(lab_ctx *ctx)
         point p = {dst, src, n, n >= BATCH_BYTES ? 1 : BATCH_BYTES / n, sum_words(src, n),
                    !strcmp(src_kind, "warm"), !strcmp(dst_kind, "warm"),
                    !strcmp(dst_kind, "fresh"), thens};
-        lab_interleave(ctx, pairs, npairs, rounds, pass, &p, samples);
+        size_t rounds_n = rounds_at(n, rounds);
+        lab_interleave(ctx, pairs, npairs, rounds_n, pass, &p, samples);
         for (int t = 0; t < nthen; t++) {
             for (size_t m = 0; m < nmethods; m++)
-                memcpy(&per_then[m * rounds], &samples[(m * nthen + t) * rounds],
-                       rounds * sizeof *samples);
+                memcpy(&per_then[m * rounds_n], &samples[(m * nthen + t) * rounds_n],
+                       rounds_n * sizeof *samples);
             char params[160];
             snprintf(params, sizeof params,
                      "\"size\":%zu,\"then\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\"", n,
@@ -469,7 +492,7 @@ static int run(lab_ctx *ctx)
             lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
                                .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
             lab_summary sums[MAX_METHODS];
-            lab_emit_methods(ctx, &tmpl, methods, nmethods, rounds, per_then, GLIBC, sums);
+            lab_emit_methods(ctx, &tmpl, methods, nmethods, rounds_n, per_then, GLIBC, sums);
             lab_ranking_add(rk[t], sz, methods, nmethods, MEMKIT, sums, NULL);
             double lo, hi;
             store_race *r = &race[thens[t]][i];
@@ -516,6 +539,32 @@ static int run(lab_ctx *ctx)
     return 0;
 }
 
+/* The default grid on this machine, for --describe: its largest size and
+ * the bytes its units copy (every method and then mode, both processes; a
+ * unit's flush, sums and read scale with them), which `memkit run`'s
+ * estimate scales by. */
+static const char *default_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+        if (!strcmp(args[i].key, key))
+            return args[i].def;
+    return NULL;
+}
+
+static void grid(FILE *f)
+{
+    size_t sizes[MAX_SIZES], max = default_max(), rounds = (size_t)atoi(default_of("rounds"));
+    size_t n = lab_octave_sizes(lab_parse_size(default_of("min")), max,
+                                (unsigned)atoi(default_of("per_octave")), GRANULE, sizes, MAX_SIZES);
+    double work = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t units = sizes[i] >= BATCH_BYTES ? 1 : BATCH_BYTES / sizes[i];
+        work += (double)rounds_at(sizes[i], rounds) * (double)(units + (units > 1)) * (double)sizes[i];
+    }
+    fprintf(f, "\"largest\":%zu,\"sizes\":%zu,\"work\":%.0f", max, n,
+            work * 2 /* processes */ * 4 /* methods */ * NTHEN);
+}
+
 /* min <= max, said before any process starts (unset max: 4 x the L3,
  * checked when it is known) */
 static int check(lab_ctx *ctx)
@@ -529,7 +578,8 @@ int main(int argc, char **argv)
         .name = "copy-read",
         .seed = "(beyond the seeds)",
         .description = "a copy read right after it is made (and the copy alone), 256 KiB..4x the "
-                       "L3: non-temporal against cached stores, glibc, memkit, peers",
+                       "L3 (at most 512 MiB, at least 2x the L3): non-temporal against cached "
+                       "stores, glibc, memkit, peers",
         .args = args,
         .nargs = sizeof args / sizeof args[0],
         .processes = 2,
@@ -537,6 +587,7 @@ int main(int argc, char **argv)
         .check = check,
         .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY),
+        .grid = grid,
     };
     return lab_main(argc, argv, &info, run);
 }

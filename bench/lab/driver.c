@@ -72,7 +72,13 @@ static void describe(const lab_info *info)
         lab_json_string(stdout, lab_peer_ops_text(info->peer_ops, ops, sizeof ops));
         printf("}");
     }
-    printf("],\"processes\":%u,\"quick_processes\":%u}\n", info->processes ? info->processes : 1,
+    printf("]");
+    if (info->grid) {
+        printf(",\"grid\":{");
+        info->grid(stdout);
+        printf("}");
+    }
+    printf(",\"processes\":%u,\"quick_processes\":%u}\n", info->processes ? info->processes : 1,
            info->quick_processes ? info->quick_processes : info->processes ? info->processes : 1);
 }
 

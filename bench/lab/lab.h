@@ -31,7 +31,7 @@
  * Arguments are key=value, declared per experiment in a lab_arg table (with
  * a default and a --quick default); an undeclared key is an error.
  * `--help` lists them; `--describe` prints {"name","seed","description",
- * "args":[...],"processes","quick_processes"} as JSON and exits;
+ * "args":[...],"processes","quick_processes"} (and "grid": lab_info.grid) as JSON and exits;
  * `--fingerprint` prints the fingerprint object and exits.
  *
  * Several processes: an experiment whose result depends on where code and
@@ -95,6 +95,12 @@ typedef struct {
      * own (they would inherit the one CPU). */
     int pinned;
     unsigned peer_ops;        /* LAB_PEER_* it races other libraries in: takes peer= */
+    /* An experiment whose default grid scales with this machine's caches
+     * writes it here, as JSON members (no braces): at least "largest" (its
+     * largest size, bytes) and "work" (what its default grid moves, in
+     * bytes: `memkit run` scales its estimate of the suite by it).
+     * `--describe` prints them as "grid".  NULL: the grid is fixed. */
+    void (*grid)(FILE *f);
 } lab_info;
 
 /* Another library racing as a method (peer=/path/lib.so,...; peers.c):
@@ -364,6 +370,19 @@ void *lab_alloc(size_t n);
 void  lab_free(void *p, size_t n);
 /* Evicts the data caches by writing and reading a buffer of 2x the LLC size. */
 void  lab_flush_caches(void);
+
+/* ---- the grid's bound (sizes.c) ---- */
+/* The L3 a grid scales with: this CPU's (mk_cpu), else 32 MiB; $MEMKIT_LAB_L3
+ * (a size) stands in for it where CPUID misreports the L3 a process sees,
+ * and lets the tests try a machine with a huge one. */
+size_t lab_l3_bytes(void);
+/* The largest size of a default grid that must reach beyond the L3:
+ * times x the L3, at most LAB_GRID_CAP, but never below 2x the L3 (what
+ * judging beyond it needs).  The one rule that bounds the default suite's
+ * time on a machine with a huge L3 (a Xeon's 260 MiB made copy-read's 4x
+ * 1 GiB and 13 minutes). */
+#define LAB_GRID_CAP ((size_t)512 << 20)
+size_t lab_beyond_l3(size_t l3, unsigned times);
 
 /* ---- sizes (sizes.c) ---- */
 /* Parses "4096", "64K", "1M"; exits with a message on a bad value. */

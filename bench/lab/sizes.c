@@ -4,6 +4,8 @@
 #include "lab.h"
 #include "text.h"
 
+#include "memkit.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,4 +61,20 @@ size_t lab_octave_sizes(size_t min, size_t max, unsigned per_octave, size_t gran
             out[n++] = r;
     }
     return n;
+}
+
+size_t lab_l3_bytes(void)
+{
+    const char *given = getenv("MEMKIT_LAB_L3");
+    size_t l3;
+    if (given && !lab_try_parse_size(given, &l3) && l3)
+        return l3;
+    l3 = mk_cpu()->l3_bytes;
+    return l3 ? l3 : (size_t)32 << 20;
+}
+
+size_t lab_beyond_l3(size_t l3, unsigned times)
+{
+    size_t n = times * l3 < LAB_GRID_CAP ? times * l3 : LAB_GRID_CAP;
+    return n < 2 * l3 ? 2 * l3 : n;
 }

@@ -45,7 +45,8 @@ SUITE_ORDER = [
 
 # Experiment-specific arguments `memkit run` passes to the default (not the
 # quick) suite, where an experiment's own default grid is too long for the
-# suite's ~10 minute budget.  Empty: every experiment's default fits.
+# suite's ~10 minute budget.  Empty: every experiment's default is bounded
+# on any machine (docs/lab.md "How long the suite takes").
 SUITE_ARGS: dict[str, list[str]] = {}
 
 
@@ -171,6 +172,9 @@ class Experiment:
     seed: str
     description: str
     path: Path
+    # A grid that scales with this machine's caches, as the experiment
+    # takes it here (--describe's "grid": "largest", "work"); None: fixed.
+    grid: Optional[dict] = None
 
 
 def _run_quiet(argv: list[str], what: str, timeout: float = 30, pass_stderr: bool = False) -> str:
@@ -229,7 +233,8 @@ def describe(path: Path) -> Experiment:
     out = _run_quiet([str(path), "--describe"], path.name + " --describe")
     try:
         d = json.loads(out)
-        return Experiment(d["name"], d.get("seed", ""), d.get("description", ""), path)
+        grid = d.get("grid") if isinstance(d.get("grid"), dict) else None
+        return Experiment(d["name"], d.get("seed", ""), d.get("description", ""), path, grid)
     except (ValueError, KeyError, TypeError):
         raise MemkitError(f"{path.name} --describe printed no valid description")
 

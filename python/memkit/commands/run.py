@@ -10,7 +10,7 @@ import shlex
 import signal
 import sys
 
-from memkit import lab, load, recording, spill, whole_program
+from memkit import estimate, lab, load, recording, spill, whole_program
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
@@ -190,6 +190,10 @@ def main(args) -> int:
             fingerprint = lab.fingerprint(exps)
         except MemkitError:
             fingerprint = None
+        # First, before anything runs: how long this will take (memkit.estimate).
+        guess = estimate.estimate(exps, args.quick, extra_args, fingerprint,
+                                  estimate.history(db, host))
+        print(guess.line(whole_suite=not names), flush=True)
         now = load.settle()
         if now.busy:
             print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
