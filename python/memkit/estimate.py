@@ -22,24 +22,23 @@ from typing import Optional
 from memkit.errors import MemkitError
 
 REFERENCE_MACHINE = "a 2-core Zen 5 VM, 32 MiB L3"
-# Seconds of each experiment's default grid on the reference machine: timed
-# there whole (memset-sizes, copy-sweep; memset-random and fill-regions
-# with their 3 processes), or with fewer rounds (runs, reps) at two counts
-# and extrapolated along them (the rest); copy-read from its rate on a
-# reduced grid times its default grid's work.  Their sum is the suite's time.
+# Seconds of each experiment's default grid on the reference machine: one
+# whole `make bench` there, nothing else running (385 s in all; the first
+# model, extrapolated from reduced grids, said 7.7 minutes: 20% high).
+# copy-read's scales with its grid's work on another L3.
 REFERENCE_SECONDS = {
     "memset-sizes": 1.4,
-    "memset-random": 110.0,
-    "fill-regions": 40.0,
-    "copy-sweep": 100.0,
-    "copy-read": 13.5,
-    "parallel-sweep": 10.0,
-    "ipc-copy": 19.0,
-    "size-distributions": 14.0,
-    "faults": 13.0,
-    "zeroing": 45.0,
+    "memset-random": 90.6,
+    "fill-regions": 29.1,
+    "copy-sweep": 75.5,
+    "copy-read": 12.5,
+    "parallel-sweep": 6.7,
+    "ipc-copy": 11.7,
+    "size-distributions": 10.7,
+    "faults": 10.6,
+    "zeroing": 40.7,
     "preload-apps": 95.0,
-    "record-overhead": 0.6,
+    "record-overhead": 0.4,
 }
 # --quick, each experiment timed there on its own.
 REFERENCE_QUICK_SECONDS = {
