@@ -101,7 +101,9 @@ beyond the minimum effect; it is "better" or "worse" by the record's own
 `better` field ("changed" where an old record does not say).
 
 6. A series as a whole: a series of at least SERIES_MIN sizes with paired
-   evidence at every size is also judged on the median over its sizes of
+   evidence at every size (or, for records without an axis, all the
+   measurements of one series together: memset-random's rows) is also
+   judged on the median over its sizes of
    its paired changes (the short calls included, which no step above judges
    alone on per-round samples): Wilcoxon's signed-rank test over the sizes,
    a bootstrap interval of the median, Benjamini-Hochberg over the series,
@@ -274,7 +276,7 @@ class SeriesChange:
     experiment: str
     series: str
     params: dict           # the series' params but its axis
-    axis: str
+    axis: Optional[str]    # None: the series' measurements without an axis, together
     baseline: str
     better: Optional[str]
     ratio: float           # exp(median log paired change), the metric's direction (> 1: grew)
@@ -291,6 +293,8 @@ class SeriesChange:
     @property
     def span(self) -> str:
         from memkit.sizes import fmt_size
+        if self.axis is None:
+            return f"{len(self.members)} measurements"
         lo, hi = self.members[0].params[self.axis], self.members[-1].params[self.axis]
         show = fmt_size if isinstance(lo, (int, float)) else str
         return f"{self.axis}={show(lo)}..{show(hi)} ({len(self.members)} sizes)"
@@ -476,13 +480,22 @@ def _judge_series(cs: list[Change], paired: dict, busy: bool) -> list[SeriesChan
     at every size, judged as a whole on the median of its paired changes
     (the short calls included: each is too noisy alone, not together)."""
     out = []
-    for run in _series_runs(cs):
-        if len(run) < SERIES_MIN or run[0].axis is None or any(id(c) not in paired for c in run):
+    # A series along an axis (sizes), and the measurements of one series
+    # without an axis together (memset-random's rows of size ranges).
+    runs = [r for r in _series_runs(cs) if r[0].axis is not None]
+    loose: dict = {}
+    for c in cs:
+        if c.axis is None:
+            loose.setdefault((c.experiment, c.series), []).append(c)
+    runs += list(loose.values())
+    for run in runs:
+        if len(run) < SERIES_MIN or any(id(c) not in paired for c in run):
             continue
         logs = [math.log(paired[id(c)][0][0]) for c in run]
         mid, low, high, p = stats.median_shift(logs, BOOTSTRAP, SEED)
         c0 = run[0]
-        sc = SeriesChange(c0.experiment, c0.series, {k: v for k, v in c0.params.items() if k != c0.axis},
+        common = {k: v for k, v in c0.params.items() if k != c0.axis and all(c.params.get(k) == v for c in run)}
+        sc = SeriesChange(c0.experiment, c0.series, common,
                           c0.axis, c0.baseline, c0.better, math.exp(mid), math.exp(low), math.exp(high), p,
                           members=run, moved=sum((x > 0) == (mid > 0) and x != 0 for x in logs),
                           min_effect=SERIES_EFFECT * (BUSY_FACTOR if busy else 1.0))

@@ -435,3 +435,22 @@ def test_the_gate_says_what_it_could_not_judge(tmp_path):
     p = run_cli("compare", "--fail-on-regression", "1", "2", "--db", db)
     assert p.returncode == 3, p.stdout
     assert "could not be judged (exit 3)" in p.stdout
+
+
+def test_a_series_without_an_axis_is_judged_as_a_whole():
+    # memset-random's rows (size ranges, no axis): every row of mk_memset 20%
+    # slower, short calls on per-round samples, the machine drifting too
+    def rows(rng, slower=1.0, drift=1.0):
+        ms = short_run(rng, slower=lambda s, size, v: slower if s == "mk_memset" else 1.0, drift=drift)
+        for m in ms:
+            m["params"] = {"rows": f"{m['params']['size']}..{2 * m['params']['size']} B"}
+            m.pop("axis")
+            if m.get("baseline"):
+                m["baseline"]["params"] = dict(m["params"])
+        return ms
+    rng = random.Random(9)
+    res = cmp.compare_measurements(rows(rng), rows(rng, slower=1.2, drift=1.15))
+    (whole,) = res.flagged_series
+    assert whole.series == "mk_memset" and whole.axis is None and whole.direction == "worse"
+    assert whole.span == "12 measurements" and res.unjudged == []
+    assert cmp.compare_measurements(rows(rng), rows(rng, drift=1.15)).flagged_series == []
