@@ -91,6 +91,15 @@ static void json_string_or_null(const char *s)
         fputs("null", stdout);
 }
 
+/* Row i's variant and evidence file (measured: it has one, docs/evidence.md). */
+static void print_row_choices(size_t i)
+{
+    printf(",\"variant\":");
+    json_string_or_null(mk_strategy_variant_at(i));
+    printf(",\"evidence_file\":");
+    json_string_or_null(mk_strategy_evidence_file_at(i));
+}
+
 static int print_cpu_defaults(char **argv, int argc)
 {
     mk_cpu_info c = {0};
@@ -115,10 +124,7 @@ static int print_cpu_defaults(char **argv, int argc)
     size_t row = mk_strategy_index(&c);
     printf("{\"strategy\":");
     json_string(mk_strategy_at(row)->name);
-    printf(",\"variant\":");
-    json_string_or_null(mk_strategy_variant_at(row));
-    printf(",\"evidence_file\":");
-    json_string_or_null(mk_strategy_evidence_file_at(row));
+    print_row_choices(row);
     printf(",\"defaults\":{");
     int first = 1;
     for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
@@ -199,11 +205,7 @@ int main(int argc, char **argv)
         json_string(mk_strategy_at(i)->name);
         printf(",\"matched\":");
         json_string(mk_strategy_at(i)->matched);
-        printf(",\"variant\":");
-        json_string_or_null(mk_strategy_variant_at(i));
-        /* measured: the row has its evidence file (docs/evidence.md) */
-        printf(",\"evidence_file\":");
-        json_string_or_null(mk_strategy_evidence_file_at(i));
+        print_row_choices(i);
         printf(",\"measured\":%s", mk_strategy_evidence_file_at(i) ? "true" : "false");
         printf(",\"defaults\":{");
         int first = 1;

@@ -92,12 +92,8 @@ MK_INLINE vec_t vec_load_n(const void *p, size_t n) { return _mm512_maskz_loadu_
 /* 32-byte masked accesses (AVX-512VL) beside the 64-byte vectors: bytes
  * [0, n) of the 32, all of them for n >= 32 (up to 255). */
 MK_INLINE __mmask32 v32_mask(size_t n) { return _bzhi_u32(~0u, (unsigned)n); }
-MK_INLINE void v32_store_n(void *p, vec_t v, size_t n)
-{
-    _mm256_mask_storeu_epi8(p, v32_mask(n), _mm512_castsi512_si256(v));
-}
+MK_INLINE void v32_store_n(void *p, __m256i v, size_t n) { _mm256_mask_storeu_epi8(p, v32_mask(n), v); }
 MK_INLINE __m256i v32_load_n(const void *p, size_t n) { return _mm256_maskz_loadu_epi8(v32_mask(n), p); }
-MK_INLINE void v32_store_mn(void *p, __m256i v, size_t n) { _mm256_mask_storeu_epi8(p, v32_mask(n), v); }
 #else
 #error "MK_VEC_BYTES must be 16, 32 or 64"
 #endif

@@ -124,7 +124,7 @@ static const row table[] = {
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = BYTES(KIB(32768)),
      .variant = "evex", .evidence_file = "data/evidence/intel-emr.json"},
-    {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later), unmeasured", SMALL_MASKED,
+    {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
       "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
       "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,
@@ -133,7 +133,7 @@ static const row table[] = {
      T(rep_movsb_threshold) = BYTES(2112), T(rep_movsb_stop) = L3(1, 4),
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = L3(1, 4)},
-    {.info = {"intel-erms", "Intel with ERMS, without FSRM, unmeasured", SMALL_MASKED,
+    {.info = {"intel-erms", "Intel with ERMS, without FSRM", SMALL_MASKED,
       "glibc 2.38+ x86 defaults: rep_movsb_threshold 2048 * (VEC_SIZE / 16), rep_stosb_threshold "
       "2048, non_temporal_threshold L3/4 and rep movsb below it"},
      .vendor = INTEL, .family = {6, 255}, .models = ANY_MODEL,

@@ -114,8 +114,8 @@ MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 #if MK_COPY_MASKED_WIDTH == 32
     size_t t = n > 32 ? n - 32 : 0;
     __m256i a = v32_load_n(s, n), b = v32_load_n(s + t, n);
-    v32_store_mn(d, a, n);
-    v32_store_mn(d + t, b, n);
+    v32_store_n(d, a, n);
+    v32_store_n(d + t, b, n);
 #else
     size_t n2 = n > V ? n - V : 0;
     vec_t a = vec_load_n(s, n), b = vec_load_n(s + V, n2);

@@ -80,10 +80,11 @@ MK_INLINE void set_masked(char *d, size_t n, int c)
     vec_store_n(d + V, v, n > V ? n - V : 0);
 #else
     size_t t = n > 32 ? n - 32 : 0, h = n > 64 ? 32 : 0;
-    v32_store_n(d, v, n);
-    v32_store_n(d + h, v, n);
-    v32_store_n(d + t - h, v, n);
-    v32_store_n(d + t, v, n);
+    __m256i w = _mm512_castsi512_si256(v);
+    v32_store_n(d, w, n);
+    v32_store_n(d + h, w, n);
+    v32_store_n(d + t - h, w, n);
+    v32_store_n(d + t, w, n);
 #endif
 }
 #endif
