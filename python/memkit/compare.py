@@ -333,9 +333,14 @@ class Comparison:
         return sum(c.direction == "worse" for c in self.flagged + self.flagged_series)
 
     @property
+    def in_series(self) -> set:
+        """id() of every measurement that counts in a series judged as a whole."""
+        return {id(c) for s in self.series for c in s.members}
+
+    @property
     def unjudged(self) -> list[Change]:
         """Measurements judged neither alone nor in a series judged as a whole."""
-        in_series = {id(c) for s in self.series for c in s.members}
+        in_series = self.in_series
         return [c for c in self.changes if not c.judged and id(c) not in in_series
                 and _key(c.experiment, c.series, c.params) not in self.baselines]
 
@@ -350,6 +355,12 @@ def _null_p(c: Change, scale: float) -> float:
     return stats.t3_two_sided_p(abs(c.deviation) / max(scale, floor))
 
 
+def _direction(lower: bool, better: Optional[str]) -> str:
+    """A flagged change's word: lower says the metric fell against what it
+    is judged by (the shift, or 1)."""
+    return "changed" if better is None else "better" if lower == (better == "lower") else "worse"
+
+
 def _decide(cs: list[Change]) -> None:
     """Benjamini-Hochberg over the judged changes, then flags and directions."""
     judged = [c for c in cs if c.judged]
@@ -358,10 +369,7 @@ def _decide(cs: list[Change]) -> None:
         c.flagged = q < FDR and abs(c.deviation) > math.log1p(c.min_effect) and c.disjoint
         c.direction = "same"
         if c.flagged:
-            if c.better is None:
-                c.direction = "changed"
-            else:
-                c.direction = "better" if (c.ratio < c.shift) == (c.better == "lower") else "worse"
+            c.direction = _direction(c.ratio < c.shift, c.better)
 
 
 def _absolute_change(a: dict, b: dict, rng, busy: bool) -> Optional[Change]:
@@ -504,8 +512,7 @@ def _judge_series(cs: list[Change], paired: dict, busy: bool) -> list[SeriesChan
         sc.q = q
         sc.flagged = q < FDR and abs(math.log(sc.ratio)) > math.log1p(sc.min_effect)
         if sc.flagged:
-            sc.direction = ("changed" if sc.better is None else
-                            "better" if (sc.ratio < 1) == (sc.better == "lower") else "worse")
+            sc.direction = _direction(sc.ratio < 1, sc.better)
     return out
 
 

@@ -11,12 +11,13 @@ which `memkit env`, `memkit try` and the report print."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
 from memkit import tune
 from memkit.errors import MemkitError
+from memkit.fingerprint import runnable_variants
+from memkit.outdir import write_file
 
 FORMAT = "memkit-tune-evidence"
 VERSION = 1
@@ -95,11 +96,17 @@ def paths_record(paths: tune.Paths) -> list:
             for (spec, op, size), path in sorted(paths.known.items())]
 
 
+def is_ours(path: Path) -> bool:
+    """An evidence file (memkit.outdir's rule: tune replaces only its own)."""
+    try:
+        load(path)
+        return True
+    except EvidenceError:
+        return False
+
+
 def write(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_file(path, json.dumps(doc, indent=1) + "\n", "the evidence", is_ours)
 
 
 def load(path: Path) -> dict:
@@ -219,9 +226,8 @@ def cpu_arguments(doc: dict) -> list[str]:
     """memkit-tunables --cpu's arguments for the evidence's CPU."""
     c = doc["cpu"]
     isa, cache = c.get("isa") or {}, c.get("cache") or {}
-    feats = [f for f in ("erms", "fsrm", "avx2") if isa.get(f)]
-    if isa.get("avx512bw") and isa.get("avx512vl") and isa.get("os_avx512"):
-        feats.append("avx512")
+    variants = runnable_variants(isa)
+    feats = [f for f in ("erms", "fsrm") if isa.get(f)] + [v for v in ("avx2", "avx512") if v in variants]
     return [str(c["vendor"]), str(c["family"]), str(c["model"]), str(cache.get("l2") or 0),
             str(cache.get("l3") or 0), ",".join(feats)]
 

@@ -31,6 +31,17 @@ def cache_levels(fp: dict) -> list[tuple[str, float]]:
     return out
 
 
+def runnable_variants(isa: dict) -> list[str]:
+    """The variants (src/isa.def) a CPU with these ISA flags (a fingerprint's
+    "isa") runs, by what each needs."""
+    out = ["sse2"]
+    if isa.get("avx2") and isa.get("os_avx"):
+        out.append("avx2")
+    if isa.get("avx512f") and isa.get("avx512bw") and isa.get("avx512vl") and isa.get("os_avx512"):
+        out += ["avx512", "evex"]
+    return out
+
+
 def describe_lines(fp: dict) -> list[tuple[str, str]]:
     """The fingerprint as (label, text) rows, for `memkit env` and the report."""
     isa = fp.get("isa") or {}

@@ -26,6 +26,7 @@ from memkit import records
 from memkit.errors import MemkitError, UsageError
 
 PREFIX = "memkit-exp-"
+PRELOAD_NAME = "libmemkit_preload.so"   # the preload library, beside the experiments
 
 # The default suite's order: the cheap, fundamental ones first, so a run cut
 # short still has the basics; anything new follows alphabetically.
@@ -156,7 +157,7 @@ def native_paths(bench_dir: Path) -> dict[str, Optional[Path]]:
                           if d and (d / "memkit.h").is_file()])
     installed = libdir is not None and (libdir / "pkgconfig" / "memkit.pc").is_file()
     return {
-        "preload": native_file(bench_dir, "libmemkit_preload.so"),
+        "preload": native_file(bench_dir, PRELOAD_NAME),
         "library": lib,
         "static": native_file(bench_dir, "libmemkit.a"),
         "include": include,

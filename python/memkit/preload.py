@@ -10,8 +10,7 @@ from pathlib import Path
 
 from memkit import lab
 from memkit.errors import MemkitError
-
-PRELOAD_NAME = "libmemkit_preload.so"
+from memkit.lab import PRELOAD_NAME
 
 
 def find_preload(option, build_option) -> Path:

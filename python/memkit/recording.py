@@ -442,11 +442,17 @@ def load_summary(d: Path) -> dict:
         raise MemkitError(f"cannot read {d / SUMMARY}: {e}")
 
 
+def function_ws(summary: dict) -> dict:
+    """function -> the working set its replay runs at, for each function
+    the recording has an estimate for (called, and enough calls sampled)."""
+    return {op: e["ws"] for op, e in (summary.get("working_set") or {}).items() if e and e.get("ws")}
+
+
 def recorded_ws(summary: dict) -> list[str]:
     """The working sets a replay of this recording runs at: hot, then each
     function's own (smallest first); none for a recording without estimates
     (made before them, or too few calls)."""
-    levels = {e["ws"] for e in (summary.get("working_set") or {}).values() if e.get("ws")}
+    levels = set(function_ws(summary).values())
     if not levels:
         return []
     order = {"hot": 0, "dram": 2}

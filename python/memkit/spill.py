@@ -23,7 +23,7 @@ from memkit import db as database
 from memkit.backends import url_scheme
 from memkit.errors import MemkitError
 from memkit.lab import Result
-from memkit.outdir import write_file
+from memkit.outdir import starts_with, write_file
 
 FORMAT = 1
 MARKER = b'{"memkit_spill": '
@@ -97,12 +97,7 @@ def write_spill(db_name: str, run: dict, fingerprint, results: list, partial_run
     raise MemkitError("the run could not be stored nor spilled to a file: " + "; ".join(errors))
 
 
-def is_spill(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(MARKER)) == MARKER
-    except OSError:
-        return False
+is_spill = starts_with(MARKER)
 
 
 def read_spill(path: Path) -> dict:

@@ -33,6 +33,7 @@ from memkit.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
 from memkit.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
 from memkit.judge import VARIANT_FLOOR, VARIANT_LEVELS
 from memkit.outdir import starts_with, write_file
+from memkit.recording import OPS
 from memkit.tune_experiment import band_of
 from memkit.sizes import fmt_size
 
@@ -134,6 +135,12 @@ def parse_tunables(text: str) -> dict[str, Optional[int]]:
         elif v.isdigit():
             out[k] = int(v)
     return out
+
+
+def tunables_text(t: dict) -> str:
+    """parse_tunables' inverse, names in order: the MEMKIT_TUNABLES spec
+    of a dict (the default pool's size, "pool_threads", is no tunable)."""
+    return ":".join(f"{k}={NEVER if v is None else v}" for k, v in sorted(t.items()) if k != "pool_threads")
 
 
 def size_grid(lo: int, hi: int, per_octave: int, offset: float = 0.0) -> list[int]:
@@ -343,7 +350,7 @@ class Paths:
         self.known: dict = {}
 
     def of(self, t: dict, op: str, sizes: list[int]) -> list[str]:
-        spec = ":".join(f"{k}={'never' if v is None else v}" for k, v in sorted(t.items()) if k != "pool_threads")
+        spec = tunables_text(t)
         missing = [s for s in dict.fromkeys(sizes) if (spec, op, s) not in self.known]
         if missing:
             for s, p in zip(missing, self.ask(spec, op, missing)):
@@ -557,7 +564,7 @@ DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy, "parallel": decide
 # at VARIANT_FLOOR x glibc or better (all of them where none does, said so);
 # the default stays unless that beats it by MARGIN.
 
-VARIANT_FUNCTIONS = ("memset", "memcpy", "memmove")
+VARIANT_FUNCTIONS = OPS   # the functions memkit replaces, each with its variant tunable
 
 
 @dataclass

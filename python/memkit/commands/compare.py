@@ -62,8 +62,11 @@ def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
     return lines
 
 
+MARKS = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}
+
+
 def _row(c: cmp.Change) -> str:
-    mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[c.direction]
+    mark = MARKS[c.direction]
     if not c.judged:
         mark = "not judged (short call, < 3 processes)"
     interval = "" if math.isnan(c.low) else f" [{c.low:.3f} .. {c.high:.3f}]"
@@ -98,7 +101,7 @@ def gate_status(args, worse: int, unjudged: list) -> int:
 
 
 def _series_row(s: cmp.SeriesChange) -> str:
-    mark = {"better": "better", "worse": "WORSE", "changed": "changed", "same": "within noise"}[s.direction]
+    mark = MARKS[s.direction]
     return (f"  {s.series:<16} {cmp.params_text(s.params):<16} as a whole, {s.span}: x{s.ratio:.3f} "
             f"[{s.low:.3f} .. {s.high:.3f}] relative to {s.baseline}, {s.moved} of {len(s.members)} sizes "
             f"that way, q={s.q:.2g} (median of paired speed-ups, min {100 * s.min_effect:.0f}%)  {mark}")
@@ -173,11 +176,12 @@ def main(args) -> int:
             print(_row(c))
     if busy:
         print(f"\na run was made on a busy machine: every minimum effect is {cmp.BUSY_FACTOR:g}x larger")
-    alone = sum(not c.judged for c in result.changes)
+    alone = [c for c in result.changes if not c.judged]
     if alone:
-        print(f"\n{alone} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
+        in_series = result.in_series
+        print(f"\n{len(alone)} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
               f"fewer than {cmp.PROCESSES_MIN} processes, their placement noise between processes is larger than "
-              f"a change; {alone - len(unjudged)} of them count in the {len(result.series)} series judged as a "
+              f"a change; {sum(id(c) in in_series for c in alone)} of them count in the {len(result.series)} series judged as a "
               f"whole (a series moves by more than {100 * cmp.SERIES_EFFECT:.0f}% at the median of its sizes)")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
           f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "

@@ -10,7 +10,7 @@ import shlex
 import signal
 import sys
 
-from memkit import estimate, lab, load, recording, spill, whole_program
+from memkit import estimate, lab, load, recording, spill, tune, whole_program
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.db import Database
@@ -67,7 +67,6 @@ WS_ORDER = ("hot", "l1", "l2", "l3", "dram")
 def _trade_lines(results) -> list[str]:
     """What memkit gains in the caches and gives up beyond them on this CPU:
     size-distributions' speed-ups over glibc per working set."""
-    from memkit import tune
     ms = [m for r in results if r.name == "size-distributions" for m in r.measurements]
     by_fn = tune.level_scores(ms)
     levels = [lv for lv in WS_ORDER if all(lv in by_fn.get(fn, {}) for fn in tune.VARIANT_FUNCTIONS)]

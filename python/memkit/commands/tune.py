@@ -16,6 +16,7 @@ from typing import Optional
 from memkit import evidence, lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
+from memkit.fingerprint import runnable_variants
 from memkit.outdir import check_target
 from memkit.sizes import fmt_size, size_arg
 from memkit.terminal import ProgressLine
@@ -126,24 +127,13 @@ SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
 VARIANT_RUNS = (11, 3)
 
 
-def runnable_variants(fp: dict) -> list[str]:
-    """The variants (isa.def) this CPU can run, by its fingerprint."""
-    isa = fp.get("isa") or {}
-    out = ["sse2"]
-    if isa.get("avx2") and isa.get("os_avx"):
-        out.append("avx2")
-    if isa.get("avx512f") and isa.get("avx512bw") and isa.get("avx512vl") and isa.get("os_avx512"):
-        out += ["avx512", "evex"]
-    return out
-
-
 def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
-                     recording: Optional[tuple] = None) -> list[tune.VariantScore]:
+                     data: Optional[str] = None, over: Optional[dict] = None) -> list[tune.VariantScore]:
     """Each variant this CPU runs, forced for memset, memcpy and memmove, by
     memkit-exp-size-distributions beside the timing program: on the
     production distributions at every level of tune.VARIANT_LEVELS, or, for
-    a recording (its directory, function -> the working set it replays at),
-    on the program's own distributions at the program's own working sets."""
+    a recording (data: its directory; over: function -> the working sets
+    its replay runs at), on the program's own sizes at its own working sets."""
     program = timer.parent / SIZES_EXPERIMENT
     if quick:
         print(f"== {step} variant: not measured with --quick (one process cannot tell a variant "
@@ -153,10 +143,8 @@ def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
         print(f"== {step} variant: not measured ({program} is not there)", flush=True)
         return []
     rounds, processes = VARIANT_RUNS
-    variants = runnable_variants(fp)
-    over = None
-    if recording:
-        data, over = recording
+    variants = runnable_variants(fp.get("isa") or {})
+    if over:
         levels = sorted({lv for lvs in over.values() for lv in lvs})
         what = (f"the program's own sizes at its working sets ("
                 + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
@@ -166,8 +154,8 @@ def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
           flush=True)
     exp = lab.describe(program)
     args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
-    if recording:
-        args.append(f"data={recording[0]}")
+    if data:
+        args.append(f"data={data}")
     scores = []
     for v in variants:
         forced = ":".join(f"{fn}={v}" for fn in tune.VARIANT_FUNCTIONS)
@@ -181,13 +169,10 @@ def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
 
 
 def recorded_levels(summary: dict) -> dict:
-    """function -> (the working set its replay runs at,) for each function
-    the recording has an estimate for (memkit record's working_set)."""
-    out = {}
-    for fn, entry in (summary.get("working_set") or {}).items():
-        if fn in tune.VARIANT_FUNCTIONS and entry and entry.get("ws") and (summary.get("calls") or {}).get(fn):
-            out[fn] = (entry["ws"],)
-    return out
+    """function -> (the working set its replay runs at,): the one level that
+    counts for the program (recording.function_ws) among the functions it calls."""
+    calls = summary.get("calls") or {}
+    return {fn: (ws,) for fn, ws in recording.function_ws(summary).items() if calls.get(fn)}
 
 
 def describe_picks(label: str, picks: list[tune.Pick]) -> str:
@@ -241,6 +226,8 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
            else tune.default_profile_path(dict(os.environ)))
     if not args.dry_run:
         check_writable(out)
+    if args.evidence:   # refused now, not after minutes of measuring
+        check_target(Path(args.evidence), "the evidence", evidence.is_ours)
     s = settings(args, fp)
     grid = (sorted(set().union(*plan.grids.values(), set())) if plan
             else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
@@ -275,7 +262,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         levels = recorded_levels(summary)
         if levels:
             scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}",
-                                      (args.for_recording, levels))
+                                      args.for_recording, levels)
         else:
             print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
     else:
@@ -353,13 +340,12 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     # the profile as the library read it, put in force over the defaults; a
     # variant is chosen at load time, not between batches: its thresholds
     # are checked with the defaults' variants
-    settings_in_force = [x.partition("=") for x in profile.tunables.split(":") if x]
-    forced = [f"{k}={v}" for k, _, v in settings_in_force if k in tune.VARIANT_FUNCTIONS and v != "auto"]
+    forced = [x for x in profile.tunables.split(":")
+              if x.partition("=")[0] in tune.VARIANT_FUNCTIONS and not x.endswith("=auto")]
     if forced:
         print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
               "distributions; --check times its thresholds with the variants the defaults run", flush=True)
-    thresholds = ":".join(f"{k}={v}" for k, _, v in settings_in_force if k not in tune.VARIANT_FUNCTIONS)
-    p = plan({"defaults": "", "profile": thresholds},
+    p = plan({"defaults": "", "profile": tune.tunables_text(tune.parse_tunables(profile.tunables))},
              [(op, size) for op, (family, _) in tune.WORKLOADS.items()
               for size in tune.family_grid(family, grid)], s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
