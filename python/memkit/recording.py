@@ -95,6 +95,12 @@ class Recording:
     running: list = field(default_factory=list)
     skipped: list = field(default_factory=list)    # parts that could not be read: one line each
 
+    @property
+    def unfinished(self) -> bool:
+        """Some part was still being written or could not be read: its
+        parts directory stays for a later --recover."""
+        return bool(self.running or self.skipped)
+
 
 def _process_name(pid: int) -> Optional[str]:
     """The command name of a live process, None once it is gone (a zombie

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from memkit import lab, recording
 from memkit.preload import PRELOAD_NAME, elf_is_static, find_preload
@@ -196,9 +197,17 @@ def _unfinished_lines(rec, parts: Path, out: Path):
               f"the recording", file=sys.stderr, flush=True)
     for why in rec.skipped:
         print(f"memkit: warning: {why}: left out of the recording", file=sys.stderr, flush=True)
-    if rec.running or rec.skipped:
+    if rec.unfinished:
         print(f"memkit: the parts stay in {parts}: `memkit record --recover {out} --force` re-reads them "
               f"once every process has ended", file=sys.stderr, flush=True)
+
+
+def _discard(parts: Path, made: Optional[Path]) -> None:
+    """Nothing to keep: the parts, and the directory this run made (no empty
+    directory left behind)."""
+    shutil.rmtree(parts, ignore_errors=True)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def recover(args) -> int:
@@ -217,7 +226,7 @@ def recover(args) -> int:
     _unfinished_lines(rec, parts[0], out)
     summary = recording.write(rec, out, recording.read_command(parts[0]), None,
                               l3_bytes=l3_bytes(args.build))
-    if not rec.running and not rec.skipped:
+    if not rec.unfinished:
         shutil.rmtree(parts[0], ignore_errors=True)
     _closing_lines(args, rec, summary, out)
     if args.predict:
@@ -253,17 +262,13 @@ def main(args) -> int:
     try:
         status = run_program(argv, env)
     except MemkitError:   # it never ran: nothing to keep
-        shutil.rmtree(parts, ignore_errors=True)
-        if made:
-            shutil.rmtree(out, ignore_errors=True)
+        _discard(parts, out if made else None)
         raise
     seconds = time.monotonic() - started
     rec = recording.merge_parts(parts)
-    if not rec.processes and not rec.running and not rec.skipped:
+    if not rec.processes and not rec.unfinished:
         ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
-        shutil.rmtree(parts, ignore_errors=True)
-        if made:   # nothing recorded: leave no empty directory behind
-            shutil.rmtree(out, ignore_errors=True)
+        _discard(parts, out if made else None)
         raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
                           f"no recording was written")
     _unfinished_lines(rec, parts, out)
@@ -271,7 +276,7 @@ def main(args) -> int:
         raise MemkitError(f"no process's counts could be read yet; they stay in {parts}: "
                           f"`memkit record --recover {out}` once every process has ended")
     summary = recording.write(rec, out, argv, status, seconds=seconds, l3_bytes=l3_bytes(args.build))
-    if not rec.running and not rec.skipped:
+    if not rec.unfinished:
         shutil.rmtree(parts, ignore_errors=True)
     _closing_lines(args, rec, summary, out, seconds)
     if args.predict and status >= 0:
