@@ -142,5 +142,5 @@ def strategies_markdown(table: dict) -> str:
     for s in table["strategies"]:
         rows.append([f"`{s['name']}`"] + [s["defaults"][n] for n in names] +
                     [s.get("variant") or "auto",
-                     f"[yes](../{s['evidence_file']})" if s.get("measured") else "no"])
+                     f"[{measured_text(s)}](../{s['evidence_file']})" if s.get("measured") else measured_text(s)])
     return markdown(rows)
