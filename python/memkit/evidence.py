@@ -73,7 +73,7 @@ def decision_record(family: str, c: tune.Choice) -> dict:
 
 def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: list,
              paths: tune.Paths, source: str = MEASURED, note: str = "",
-             variants: list = ()) -> dict:
+             variants: list = (), levels: Optional[dict] = None) -> dict:
     return {
         "format": FORMAT, "version": VERSION, "source": source, "note": note,
         "cpu": cpu_of(fp),
@@ -84,8 +84,11 @@ def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: li
         "paths": paths_record(paths),
         "variants": {"levels": list(tune.VARIANT_LEVELS), "floor": tune.VARIANT_FLOOR,
                      "defaults": {fn: (fp.get("variants") or {}).get(fn) for fn in tune.VARIANT_FUNCTIONS},
-                     "scores": [{"variant": sc.variant, "function": sc.function, "levels": sc.levels}
+                     "scores": [{"variant": sc.candidate, "function": sc.function, "levels": sc.levels}
                                 for sc in variants]},
+        # tune.LEVEL_TUNABLES: each threshold's candidates, scored with the chosen variants
+        "levels": {name: [{"candidate": sc.candidate, "function": sc.function, "levels": sc.levels}
+                          for sc in scores] for name, scores in (levels or {}).items()},
     }
 
 
@@ -188,13 +191,19 @@ def derive(doc: dict, paths: Optional[tune.Paths] = None) -> list[tuple[str, tun
         out += [(family, c) for c in got]
     var = doc.get("variants") or {}
     if var.get("scores"):
-        scores = [tune.VariantScore(sc["variant"], sc["function"], sc["levels"]) for sc in var["scores"]]
+        scores = [tune.LevelScore(sc["variant"], sc["function"], sc["levels"]) for sc in var["scores"]]
         out += [("variant", c) for c in tune.decide_variants(scores, var["defaults"])]
+    lv = {name: [tune.LevelScore(sc["candidate"], sc["function"], sc["levels"]) for sc in scores]
+          for name, scores in (doc.get("levels") or {}).items()}
+    if lv:
+        decided, _ = tune.decide_levels(lv, [c for _, c in out], defaults)
+        out += [("levels", c) for c in decided]
     return out
 
 
 def derived_values(doc: dict) -> dict:
-    """tunable -> (value, family): what the evidence implies."""
+    """tunable -> (value, family): what the evidence implies (a later stage's
+    decision over an earlier one's)."""
     return {c.name: (c.value, family) for family, c in derive(doc)}
 
 
@@ -242,7 +251,8 @@ def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:
     for name, (value, family) in derived.items():
         if family == "variant" or name not in row["defaults"]:
             continue   # the variant below; not a per-CPU tunable (the pool's)
-        grid = doc["families"][family]["grid"]
+        grid = ((doc["families"].get(family) or {}).get("grid")
+                or list(tune.LEVEL_TUNABLES.get(name, (None, ()))[1]))
         if not agrees(value, row["defaults"][name], rules.get(name, ""), grid):
             out.append(f"{name}: the row gives {row['defaults'][name]} ({rules.get(name, '?')}), "
                        f"the evidence implies {value}")

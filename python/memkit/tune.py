@@ -553,23 +553,32 @@ def decide_parallel(picks_of, grid: list[int], defaults: dict, paths: Paths) -> 
 DECIDERS = {"memset": decide_memset, "memcpy": decide_memcpy, "parallel": decide_parallel}
 
 
-# ---- the small-size design: the variant of each function ----
+# ---- the small-size design: the variant of each function, and where memset's rep stosb starts ----
 #
 # Timed on the production size distributions (memkit-exp-size-distributions,
 # its calls unlearnable by a branch predictor), each call at a random line of
 # an arena sized to each cache level and beyond, against glibc in the same
-# rounds: a variant's score at a level is the geometric mean of its speed-ups
-# over the distributions.  The rule (memkit.judge): the best geometric mean
-# over the levels weighed equally, among the variants that keep every level
-# at VARIANT_FLOOR x glibc or better (all of them where none does, said so);
-# the default stays unless that beats it by MARGIN.
+# rounds: a candidate's score at a level is the geometric mean of its
+# speed-ups over the distributions.  The rule (memkit.judge): the best
+# geometric mean over the levels weighed equally, among the candidates that
+# keep every level at VARIANT_FLOOR x glibc or better (all of them where none
+# does, said so); the default stays unless that beats it by MARGIN.
 
 VARIANT_FUNCTIONS = OPS   # the functions memkit replaces, each with its variant tunable
 
+# Thresholds chosen by the same rule, after the variant and with it forced:
+# rep stosb stores whole lines without reading them first, so from a few KiB
+# it fills lines that come from DRAM up to 2x faster than vector stores,
+# which are faster in L1 and L2 (Zen 5, 16 KiB: 381 vs 768 ns from DRAM, 103
+# vs 91 ns in L2; docs/strategy.md, memset from DRAM).  The timed stage finds
+# where rep stosb wins in cache; these candidates below it are weighed over
+# the levels.  tunable -> (function, candidate sizes).
+LEVEL_TUNABLES = {"rep_stosb_threshold": ("memset", (2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10))}
+
 
 @dataclass
-class VariantScore:
-    variant: str
+class LevelScore:
+    candidate: object   # a variant's name, or a threshold's size
     function: str
     levels: dict        # level -> geometric mean speed-up over glibc
     over: tuple = VARIANT_LEVELS   # the levels that count, weighed equally
@@ -583,9 +592,16 @@ class VariantScore:
         lv = min(self.over, key=lambda k: self.levels[k])
         return lv, self.levels[lv]
 
+    def label(self) -> str:
+        return fmt_candidate(self.candidate)
+
     def text(self) -> str:
-        return (f"{self.variant} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in self.over)
+        return (f"{self.label()} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in self.over)
                 + (f", geomean {self.geomean:.2f}" if len(self.over) > 1 else ""))
+
+
+def fmt_candidate(c) -> str:
+    return c if isinstance(c, str) else fmt_size(c)   # a variant's name, a size or never
 
 
 def level_scores(measurements: list[dict]) -> dict:
@@ -601,24 +617,26 @@ def level_scores(measurements: list[dict]) -> dict:
     return {fn: {lv: geometric_mean(xs) for lv, xs in by.items()} for fn, by in ups.items()}
 
 
-def variant_scores(variant: str, measurements: list[dict], over: Optional[dict] = None) -> list[VariantScore]:
-    """A variant's scores, one per function, from size-distributions'
-    records of one run with that variant forced.  over: function -> the
-    levels that count for it (default: VARIANT_LEVELS for every function)."""
+def candidate_scores(candidate, measurements: list[dict], over: Optional[dict] = None,
+                     functions=VARIANT_FUNCTIONS) -> list[LevelScore]:
+    """A candidate's scores, one per function of `functions`, from
+    size-distributions' records of one run with it in force.  over:
+    function -> the levels that count for it (default: VARIANT_LEVELS)."""
     out = []
     for fn, by in level_scores(measurements).items():
         levels = tuple(over[fn]) if over and fn in over else VARIANT_LEVELS
-        if set(by) >= set(levels):
-            out.append(VariantScore(variant, fn, {lv: by[lv] for lv in levels}, levels))
+        if fn in functions and set(by) >= set(levels):
+            out.append(LevelScore(candidate, fn, {lv: by[lv] for lv in levels}, levels))
     return out
 
 
-def choose_variant(function: str, scores: list[VariantScore], default: str) -> Choice:
-    """The variant of one function by the rule above."""
+def choose_by_levels(name: str, function: str, scores: list[LevelScore], default) -> Choice:
+    """One tunable (a function's variant, or a threshold) by the rule above,
+    from its candidates' scores on `function`."""
     mine = [sc for sc in scores if sc.function == function]
-    by = {sc.variant: sc for sc in mine}
+    by = {sc.candidate: sc for sc in mine}
     if default not in by:
-        return Choice(function, default, default, f"{function}: the default's variant {default} was not measured",
+        return Choice(name, default, default, f"{name}: the default {fmt_candidate(default)} was not measured",
                       False)
     floor_kept = [sc for sc in mine if sc.worst[1] >= VARIANT_FLOOR]
     field = floor_kept or mine
@@ -627,22 +645,64 @@ def choose_variant(function: str, scores: list[VariantScore], default: str) -> C
     board = "; ".join(sc.text() for sc in sorted(mine, key=lambda sc: -sc.geomean))
     over = ", ".join(best.over)
     floor = (f"every level at {VARIANT_FLOOR:.2f}x glibc or better" if floor_kept else
-             f"no variant keeps every level at {VARIANT_FLOOR:.2f}x glibc (the best's worst: "
+             f"none keeps every level at {VARIANT_FLOOR:.2f}x glibc (the best's worst: "
              f"{best.worst[0]} {best.worst[1]:.2f}), so the best geometric mean of all")
-    if best.variant != default and (best.geomean >= inc.geomean * (1 + MARGIN)
-                                    or (floor_kept and inc not in floor_kept)):
-        return Choice(function, default, best.variant,
-                      f"{function}: {best.variant} (default {default}), the best geometric mean over "
+    what = name if name == function else f"{name} ({function})"
+    if best.candidate != default and (best.geomean >= inc.geomean * (1 + MARGIN)
+                                      or (floor_kept and inc not in floor_kept)):
+        return Choice(name, default, best.candidate,
+                      f"{what}: {best.label()} (default {inc.label()}), the best geometric mean over "
                       f"{over} with {floor}: {board}", True)
-    return Choice(function, default, default,
-                  f"{function}: {default} kept ({floor}; another must beat it by {MARGIN:.0%}): {board}", False)
+    return Choice(name, default, default,
+                  f"{what}: {inc.label()} kept ({floor}; another must beat it by {MARGIN:.0%}): {board}", False)
 
 
-def decide_variants(scores: list[VariantScore], defaults: dict) -> list[Choice]:
+def decide_variants(scores: list[LevelScore], defaults: dict) -> list[Choice]:
     """defaults: function -> the variant the library runs by default; the
     functions with scores only."""
     measured = {sc.function for sc in scores}
-    return [choose_variant(fn, scores, defaults[fn]) for fn in VARIANT_FUNCTIONS if fn in defaults and fn in measured]
+    return [choose_by_levels(fn, fn, scores, defaults[fn])
+            for fn in VARIANT_FUNCTIONS if fn in defaults and fn in measured]
+
+
+def level_candidates(name: str, incumbent: Optional[int]) -> list:
+    """A LEVEL_TUNABLES threshold's candidates: its sizes below the
+    incumbent (the value the timed stage left), and the incumbent."""
+    below = [c for c in LEVEL_TUNABLES[name][1] if incumbent is None or c < incumbent]
+    return below + [incumbent]
+
+
+def level_incumbents(choices: list[Choice], defaults: dict) -> dict:
+    """LEVEL_TUNABLES' values before their stage: the timed stage's choice,
+    else the default."""
+    out = {name: defaults.get(name) for name in LEVEL_TUNABLES}
+    out.update({c.name: c.value for c in choices if c.name in LEVEL_TUNABLES})
+    return out
+
+
+def decide_levels(scores: dict, choices: list[Choice], defaults: dict) -> tuple[list[Choice], list[Choice]]:
+    """scores: tunable -> its candidates' LevelScores; choices: the timed
+    stages' (a LEVEL_TUNABLES threshold there is the incumbent).  Returns
+    (this stage's decisions, the choices with them merged: a threshold it
+    moves is replaced, one it keeps says both whys)."""
+    incumbents = level_incumbents(choices, defaults)
+    decided, merged = [], list(choices)
+    for name, (fn, _) in LEVEL_TUNABLES.items():
+        if not scores.get(name):
+            continue
+        c = choose_by_levels(name, fn, scores[name], incumbents[name])
+        decided.append(c)
+        prev = next((i for i, x in enumerate(merged) if x.name == name), None)
+        if prev is not None and not c.moved:
+            p = merged[prev]
+            merged[prev] = Choice(name, p.default, p.value, f"{p.why}; over the levels, {c.why}", p.moved)
+            continue
+        row = Choice(name, defaults.get(name), c.value, c.why, c.value != defaults.get(name))
+        if prev is None:
+            merged.append(row)
+        else:
+            merged[prev] = row
+    return decided, merged
 
 
 # ---- the profile ----

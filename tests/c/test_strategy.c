@@ -118,7 +118,7 @@ static void rules_as_text(void)
 {
     static const struct { const char *row; size_t t; const char *want; } cases[] = {
         {"amd-zen4", MK_T_nt_threshold, "2 x L3"}, {"amd-zen4", MK_T_nt_threshold_zero, "L3/2"},
-        {"amd-zen3", MK_T_nt_threshold_zero, "L3/3"}, {"amd-zen5", MK_T_rep_stosb_threshold, "L2"},
+        {"amd-zen3", MK_T_nt_threshold_zero, "L3/3"}, {"amd-zen5", MK_T_rep_stosb_threshold, "8K"},
         {"amd-zen5", MK_T_rep_movsb_threshold, "32K"}, {"amd-zen5", MK_T_rep_movsb_stop, "never"},
         {"amd-zen5", MK_T_rep_movsb_align, "1"}, {"intel-fsrm", MK_T_rep_movsb_threshold, "2112"},
         {"intel-erms", MK_T_rep_movsb_threshold, "2048 x V/16"}, {"generic", MK_T_threads, ""},
@@ -216,7 +216,7 @@ int main(void)
               z5.rep_movsb_align == 1,
           "Zen 5: rep movsb from 32 KiB up, at any line offset (%zu, %zu, %zu)",
           z5.rep_movsb_threshold, z5.rep_movsb_stop, z5.rep_movsb_align);
-    CHECK(z5.rep_stosb_threshold == (size_t)1 << 20, "Zen 5: rep stosb from the L2 (%zu)",
+    CHECK(z5.rep_stosb_threshold == 8192, "Zen 5: rep stosb from 8 KiB, for lines that come from DRAM (%zu)",
           z5.rep_stosb_threshold);
 
     mk_cpu_info skx = cpu("GenuineIntel", 6, 0x55, 1, 0);

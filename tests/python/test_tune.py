@@ -586,27 +586,27 @@ def test_align_moves_only_when_every_size_in_the_window_says_so():
 
 def scores_of(**by_variant):
     """variant -> (l1, l2, l3, dram) speed-ups, one function (memcpy)."""
-    return [tune.VariantScore(v, "memcpy", dict(zip(tune.VARIANT_LEVELS, ups))) for v, ups in by_variant.items()]
+    return [tune.LevelScore(v, "memcpy", dict(zip(tune.VARIANT_LEVELS, ups))) for v, ups in by_variant.items()]
 
 
 def test_the_variant_is_the_best_geometric_mean_that_keeps_the_floor():
     # avx512 is far ahead in the caches but 0.6x glibc in DRAM: the floor rules it out
     scores = scores_of(avx512=(2.4, 2.2, 1.3, 0.6), evex=(1.9, 1.8, 1.6, 0.97), avx2=(1.1, 1.1, 1.1, 1.0))
-    c = tune.choose_variant("memcpy", scores, "avx512")
+    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
     assert c.moved and c.value == "evex" and c.setting() == "memcpy=evex"
     assert "every level at 0.85x glibc or better" in c.why and "avx512 l1 2.40" in c.why
 
 
 def test_the_default_variant_stays_within_the_margin():
     scores = scores_of(avx512=(1.9, 1.8, 1.6, 0.95), evex=(1.92, 1.82, 1.62, 0.96))
-    c = tune.choose_variant("memcpy", scores, "avx512")
+    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
     assert not c.moved and c.value == "avx512" and "kept" in c.why
 
 
 def test_where_no_variant_keeps_the_floor_the_best_geometric_mean_wins_and_says_so():
     scores = scores_of(avx512=(1.2, 1.2, 1.05, 0.72), evex=(1.6, 1.5, 1.4, 0.76))
-    c = tune.choose_variant("memcpy", scores, "avx512")
-    assert c.value == "evex" and "no variant keeps every level at 0.85x glibc" in c.why
+    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
+    assert c.value == "evex" and "none keeps every level at 0.85x glibc" in c.why
 
 
 def test_variant_scores_read_size_distributions_records():
@@ -614,7 +614,7 @@ def test_variant_scores_read_size_distributions_records():
              "ratio": r} for fn in ("memset", "memcpy") for lv in tune.VARIANT_LEVELS
             for d, r in (("A", 1.0), ("B", 4.0))]
     recs.append({"series": "glibc memcpy", "metric": "ns_per_call", "params": {"ws": "l1"}, "ratio": 1.0})
-    got = {sc.function: sc for sc in tune.variant_scores("evex", recs)}
+    got = {sc.function: sc for sc in tune.candidate_scores("evex", recs)}
     assert set(got) == {"memset", "memcpy"} and got["memcpy"].levels["l2"] == pytest.approx(2.0)
     assert got["memset"].geomean == pytest.approx(2.0)
 
@@ -627,9 +627,52 @@ def test_for_a_recording_the_variant_counts_the_programs_own_working_set_only():
     assert over == {"memset": ("32K",), "memcpy": ("dram",)}   # memmove: never called
     recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws}, "ratio": r}
             for fn in ("memset", "memcpy") for ws, r in (("32K", 1.5), ("dram", 0.8))]
-    got = {sc.function: sc for sc in tune.variant_scores("avx512", recs, over)}
+    got = {sc.function: sc for sc in tune.candidate_scores("avx512", recs, over)}
     assert got["memset"].levels == {"32K": 1.5} and got["memcpy"].geomean == pytest.approx(0.8)
     # a variant better where the program lives wins, whatever it does elsewhere
-    evex = tune.VariantScore("evex", "memcpy", {"dram": 0.97}, ("dram",))
-    c = tune.choose_variant("memcpy", [got["memcpy"], evex], "avx512")
+    evex = tune.LevelScore("evex", "memcpy", {"dram": 0.97}, ("dram",))
+    c = tune.choose_by_levels("memcpy", "memcpy", [got["memcpy"], evex], "avx512")
     assert c.value == "evex" and "dram 0.97" in c.why
+
+
+# ---- a threshold weighed over the levels (tune.LEVEL_TUNABLES) ----
+
+def threshold_scores(**by_size):
+    """size -> (l1, l2, l3, dram) speed-ups of memset with rep stosb from there."""
+    return {"rep_stosb_threshold": [tune.LevelScore(s, "memset", dict(zip(tune.VARIANT_LEVELS, ups)))
+                                    for s, ups in by_size.items()]}
+
+
+def sizes_of(**kw):
+    return {int(k[1:]) << 10 if k[0] == "k" else 1 << 20: v for k, v in kw.items()}
+
+
+def test_rep_stosb_moves_down_where_the_cached_threshold_leaves_dram_below_the_floor():
+    # the timed stage kept rep stosb from 1 MiB (it wins in cache only there); from 8 KiB
+    # DRAM rises above the floor at a small cost in L1
+    timed = [tune.Choice("rep_stosb_threshold", 1 << 20, 1 << 20, "timed: loop faster below 1 MiB", False)]
+    scores = {"rep_stosb_threshold": [
+        tune.LevelScore(1 << 20, "memset", dict(zip(tune.VARIANT_LEVELS, (1.22, 1.17, 1.07, 0.76)))),
+        tune.LevelScore(8 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.18, 1.14, 1.11, 0.90)))),
+        tune.LevelScore(2 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.10, 1.10, 1.10, 0.92))))]}
+    decided, merged = tune.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
+    assert [c.value for c in decided] == [8 << 10] and decided[0].moved
+    (c,) = merged
+    assert c.value == 8 << 10 and c.moved and c.default == 1 << 20
+    assert "every level at 0.85x glibc or better" in c.why and "1 MiB l1 1.22" in c.why
+
+
+def test_a_threshold_the_levels_keep_keeps_the_timed_stages_choice_and_both_whys():
+    timed = [tune.Choice("rep_stosb_threshold", 1 << 20, 256 << 10, "timed: rep stosb faster from 256 KiB", True)]
+    scores = {"rep_stosb_threshold": [
+        tune.LevelScore(256 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.2, 1.2, 1.0, 0.95)))),
+        tune.LevelScore(8 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.19, 1.19, 1.0, 0.96))))]}
+    decided, merged = tune.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
+    assert not decided[0].moved
+    (c,) = merged
+    assert c.value == 256 << 10 and c.moved and "timed: rep stosb" in c.why and "over the levels" in c.why
+
+
+def test_level_candidates_lie_below_the_incumbent():
+    assert tune.level_candidates("rep_stosb_threshold", 16 << 10) == [2 << 10, 4 << 10, 8 << 10, 16 << 10]
+    assert tune.level_candidates("rep_stosb_threshold", None)[-1] is None   # never: every candidate

@@ -121,51 +121,81 @@ def measure_family(timer, family, grid, s, cpus, progress, step, defaults=None) 
 
 
 SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
-# (rounds per process, processes) of the variant stage: the experiment's own
+# (rounds per process, processes) of the level stages: the experiment's own
 # defaults; a variant's code and data placement moves small calls between
-# processes, so --quick (one process) does not choose a variant.
+# processes, so --quick (one process) does not choose there.
 VARIANT_RUNS = (11, 3)
 
 
-def measure_variants(timer: Path, fp: dict, quick: bool, progress, step: str,
-                     data: Optional[str] = None, over: Optional[dict] = None) -> list[tune.VariantScore]:
-    """Each variant this CPU runs, forced for memset, memcpy and memmove, by
-    memkit-exp-size-distributions beside the timing program: on the
-    production distributions at every level of tune.VARIANT_LEVELS, or, for
-    a recording (data: its directory; over: function -> the working sets
-    its replay runs at), on the program's own sizes at its own working sets."""
+def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, candidates: dict,
+                   functions=tune.VARIANT_FUNCTIONS, data: Optional[str] = None,
+                   over: Optional[dict] = None) -> list[tune.LevelScore]:
+    """Each candidate (name or size -> its MEMKIT_TUNABLES) in force in turn,
+    by memkit-exp-size-distributions beside the timing program, scored for
+    `functions`: on the production distributions at every level of
+    tune.VARIANT_LEVELS, or, for a recording (data: its directory; over:
+    function -> the working sets its replay runs at), on the program's own
+    sizes at its own working sets."""
     program = timer.parent / SIZES_EXPERIMENT
     if quick:
-        print(f"== {step} variant: not measured with --quick (one process cannot tell a variant "
+        print(f"== {step} {what}: not measured with --quick (one process cannot tell a design "
               "from where its code landed)", flush=True)
         return []
     if not os.access(program, os.X_OK):
-        print(f"== {step} variant: not measured ({program} is not there)", flush=True)
+        print(f"== {step} {what}: not measured ({program} is not there)", flush=True)
         return []
     rounds, processes = VARIANT_RUNS
-    variants = runnable_variants(fp.get("isa") or {})
+    over = {fn: lvs for fn, lvs in over.items() if fn in functions} if over else None
     if over:
         levels = sorted({lv for lvs in over.values() for lv in lvs})
-        what = (f"the program's own sizes at its working sets ("
-                + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
+        on = (f"the program's own sizes at its working sets ("
+              + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
     else:
-        levels, what = list(tune.VARIANT_LEVELS), f"the production size distributions at {', '.join(tune.VARIANT_LEVELS)}"
-    print(f"== {step} variant: {', '.join(variants)} on {what} ({rounds} rounds x {processes} process(es) each)",
-          flush=True)
+        levels, on = list(tune.VARIANT_LEVELS), f"the production size distributions at {', '.join(tune.VARIANT_LEVELS)}"
+    print(f"== {step} {what}: {', '.join(map(tune.fmt_candidate, candidates))} on {on} "
+          f"({rounds} rounds x {processes} process(es) each)", flush=True)
     exp = lab.describe(program)
     args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
     if data:
         args.append(f"data={data}")
+    if len(functions) == 1:   # the distribution files are named by their function
+        args.append("only=" + recording.FILES[functions[0]].removesuffix(".csv"))
     scores = []
-    for v in variants:
-        forced = ":".join(f"{fn}={v}" for fn in tune.VARIANT_FUNCTIONS)
+    for cand, forced in candidates.items():
+        label = tune.fmt_candidate(cand)
         res = lab.run_experiment(exp, False, args, env=tune_experiment.clean_env(MEMKIT_TUNABLES=forced),
-                                 on_progress=lambda pr, v=v: progress.update(pr, f"variant {v} "))
+                                 on_progress=lambda pr, label=label: progress.update(pr, f"{what} {label} "))
         progress.clear()
         if res.status != "ok":
             raise MemkitError(f"{SIZES_EXPERIMENT} with {forced} {res.status}: {res.error}")
-        scores += tune.variant_scores(v, res.measurements, over)
+        scores += tune.candidate_scores(cand, res.measurements, over, functions)
     return scores
+
+
+def forced_variants(variants: dict) -> str:
+    return ":".join(f"{fn}={v}" for fn, v in variants.items())
+
+
+def measure_variants(timer, fp, quick, progress, step, data=None, over=None) -> list[tune.LevelScore]:
+    """Each variant this CPU runs, forced for memset, memcpy and memmove."""
+    cands = {v: forced_variants({fn: v for fn in tune.VARIANT_FUNCTIONS})
+             for v in runnable_variants(fp.get("isa") or {})}
+    return measure_levels(timer, quick, progress, step, "variant", cands, data=data, over=over)
+
+
+def measure_thresholds(timer, quick, progress, step, variants: dict, incumbents: dict,
+                       data=None, over=None) -> dict:
+    """tunable -> the scores of its tune.LEVEL_TUNABLES candidates, with the
+    chosen variants forced."""
+    out = {}
+    for name, (fn, _) in tune.LEVEL_TUNABLES.items():
+        if over is not None and fn not in over:
+            continue
+        cands = {c: forced_variants(variants) + f":{name}={tune.NEVER if c is None else c}"
+                 for c in tune.level_candidates(name, incumbents.get(name))}
+        out[name] = measure_levels(timer, quick, progress, step, f"{name} over the levels", cands,
+                                   (fn,), data, over)
+    return out
 
 
 def recorded_levels(summary: dict) -> dict:
@@ -257,19 +287,25 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         if plan:
             weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
         choices += got
-    scores = []
-    if plan:       # the program's own sizes at its own working sets weigh the variants
-        levels = recorded_levels(summary)
-        if levels:
-            scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}",
-                                      args.for_recording, levels)
-        else:
+    # the small-size design: the variant of each function, then the thresholds
+    # weighed over the levels, with the chosen variants forced
+    data, over = None, None
+    if plan:       # the program's own sizes at its own working sets weigh them
+        data, over = args.for_recording, recorded_levels(summary)
+        if not over:
             print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
-    else:
-        scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}")
+    scores, level_scores = [], {}
+    if over is None or over:
+        scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}", data, over)
     got = tune.decide_variants(scores, fp.get("variants") or {})
     decisions += [evidence.decision_record("variant", c) for c in got]
     choices += got
+    if scores:
+        variants = dict(fp.get("variants") or {}, **{c.name: c.value for c in got})
+        level_scores = measure_thresholds(timer, args.quick, progress, f"{stages}/{stages}", variants,
+                                          tune.level_incumbents(choices, defaults), data, over)
+        decided, choices = tune.decide_levels(level_scores, choices, defaults)
+        decisions += [evidence.decision_record("levels", c) for c in decided]
     if plan:
         print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
         for line in weighed or ["no threshold moved on the measured sizes"]:
@@ -283,7 +319,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
         rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
         evidence.write(Path(args.evidence), evidence.document(fp, rule, defaults, measured, decisions, paths,
-                                                              variants=scores))
+                                                              variants=scores, levels=level_scores))
         print(f"\nwrote the evidence to {args.evidence} (docs/evidence.md)")
     if args.dry_run:
         print("\n--dry-run: no profile written")
