@@ -2,11 +2,16 @@
 """The man page says what argparse cannot: the environment, the files, the
 exit statuses and examples (issue #25), each example a command the parser
 takes; docs/library.md's and docs/strategy.md's tables of the tunables are what
-the library prints of its own tables."""
+the library prints of its own tables; every experiment `memkit list` names has
+its page in docs/experiments/, whose arguments are what the experiment's
+--help prints and whose commands run; and every relative link of README.md and
+docs/ leads to a file (and a heading) that exists."""
 
 import difflib
 import re
 import shlex
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +72,149 @@ def test_the_docs_tables_of_tunables_are_the_librarys(doc, command):
     diff = "".join(difflib.unified_diff(have.splitlines(keepends=True), p.stdout.splitlines(keepends=True),
                                         doc, command))
     assert have == p.stdout, f"{doc}'s table is not what the code says; put `{command}` there:\n{diff}"
+
+
+# The experiments' pages: docs/experiments/NAME.md per experiment, indexed by
+# docs/experiments/README.md.
+EXPERIMENT_DOCS = REPO / "docs" / "experiments"
+EXPERIMENT_PAGES = sorted(p.stem for p in EXPERIMENT_DOCS.glob("*.md") if p.name != "README.md")
+
+
+def listed_experiments() -> list[str]:
+    """The names `memkit list` prints (each line that does not start with
+    blanks: the blank-led lines are the seeds)."""
+    p = run_cli("list", "--build", real_bench_dir())
+    assert p.returncode == 0, p.stderr
+    return [line.split()[0] for line in p.stdout.splitlines() if line.strip() and not line[0].isspace()]
+
+
+def test_every_experiment_has_its_page_and_the_index_links_it():
+    listed = listed_experiments()
+    assert len(listed) >= 10, listed
+    missing = sorted(set(listed) - set(EXPERIMENT_PAGES))
+    assert not missing, f"no page docs/experiments/NAME.md for: {', '.join(missing)}"
+    stale = sorted(set(EXPERIMENT_PAGES) - set(listed))
+    assert not stale, f"pages for experiments `memkit list` does not know: {', '.join(stale)}"
+    index = (EXPERIMENT_DOCS / "README.md").read_text()
+    for name in listed:
+        assert f"[{name}]({name}.md)" in index, f"docs/experiments/README.md does not link {name}.md"
+        assert (EXPERIMENT_DOCS / f"{name}.md").read_text().startswith(f"# {name}\n"), name
+
+
+def help_arguments(name: str) -> str:
+    """What `memkit-exp-NAME --help` prints from its `arguments:` line on."""
+    p = subprocess.run([str(real_bench_dir() / f"memkit-exp-{name}"), "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    at = p.stdout.find("arguments:")
+    assert at >= 0, f"memkit-exp-{name} --help prints no arguments: line"
+    return p.stdout[at:]
+
+
+def fenced_after_mark(text: str, mark: str) -> str:
+    """The fenced block right after the one comment line starting with mark."""
+    lines = text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.startswith(mark)]
+    assert len(marks) == 1, f"want one block marked {mark!r}, found {len(marks)}"
+    assert lines[marks[0] + 1].startswith("```"), f"no fenced block after {mark!r}"
+    block = []
+    for line in lines[marks[0] + 2:]:
+        if line.startswith("```"):
+            return "".join(block)
+        block.append(line)
+    raise AssertionError(f"the block after {mark!r} is not closed")
+
+
+@pytest.mark.parametrize("name", EXPERIMENT_PAGES)
+def test_each_experiment_page_lists_the_arguments_its_help_prints(name):
+    command = f"build/bench/memkit-exp-{name} --help"
+    have = fenced_after_mark((EXPERIMENT_DOCS / f"{name}.md").read_text(), f"<!-- `{command}`")
+    want = help_arguments(name)
+    diff = "".join(difflib.unified_diff(have.splitlines(keepends=True), want.splitlines(keepends=True),
+                                        f"docs/experiments/{name}.md", command))
+    assert have == want, f"docs/experiments/{name}.md's arguments are not what `{command}` prints; " \
+                         f"put its lines from `arguments:` on there:\n{diff}"
+
+
+def sh_lines(text: str) -> list[str]:
+    """The lines of the ```sh blocks, each without its comment."""
+    return [line.split(" #")[0].strip()
+            for block in re.findall(r"^```sh\n(.*?)^```", text, re.M | re.S) for line in block.splitlines()]
+
+
+@pytest.mark.parametrize("name", EXPERIMENT_PAGES)
+def test_each_experiment_pages_run_commands_parse_and_their_arguments_are_taken(name):
+    runs = [line for line in sh_lines((EXPERIMENT_DOCS / f"{name}.md").read_text())
+            if line.startswith("memkit run")]
+    assert len(runs) >= 2, f"docs/experiments/{name}.md shows no way to run it"
+    parser = build_parser()
+    for line in runs:
+        args, unknown = parser.parse_known_args(shlex.split(line)[1:])
+        assert not unknown and args.command == "run", line
+        words = args.experiments
+        assert [w for w in words if "=" not in w] == [name], f"{line}: runs another experiment than {name}"
+        # Its key=value words as the experiment checks them, but those that
+        # name files only the reader has (a recording, a peer library).
+        given = [w for w in words if "=" in w and not w.startswith(("data=", "peer="))]
+        p = subprocess.run([str(real_bench_dir() / f"memkit-exp-{name}"), "--check-args", *given],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, f"{line}: {p.stderr.strip()}"
+
+
+# Every relative link of the front page and the documentation.
+LINKED_DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)\)")
+
+
+def prose(text: str) -> str:
+    """The text without fenced blocks, inline code and HTML comments."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    return re.sub(r"`(?:[^`\n]|\n(?!\n))*`", "", text)   # a code span may wrap, not span paragraphs
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation
+    dropped, blanks as hyphens, a repeated one numbered."""
+    seen: dict[str, int] = {}
+    found = set()
+    text = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.M | re.S)
+    for heading in re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M):
+        heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+def broken_links(page: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(prose(page.read_text())):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):   # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target} (no such heading)")
+    return broken
+
+
+@pytest.mark.parametrize("page", LINKED_DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_leads_somewhere(page):
+    broken = broken_links(page)
+    assert not broken, f"{page.relative_to(REPO)}: broken links: {', '.join(broken)}"
+
+
+def test_the_link_check_finds_a_broken_link(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.md").write_text("# B\n\n## Zen 5 (issue #10)\n\n## Intel: glibc's `rep movsb`\n")
+    page = tmp_path / "a.md"
+    page.write_text("# A\n\n[b](sub/b.md) [zen](sub/b.md#zen-5-issue-10) [rep](sub/b.md#intel-glibcs-rep-movsb)\n"
+                    "[dir](sub/) [web](https://example.org/x) [here](#a) `[code](nowhere.md)`\n"
+                    "```\n[block](nowhere.md)\n```\n"
+                    "[gone](c.md) [no heading](sub/b.md#zen-4) [nor here](#b) ![img](img.png)\n")
+    assert broken_links(page) == ["c.md (no such file)", "sub/b.md#zen-4 (no such heading)",
+                                  "#b (no such heading)", "img.png (no such file)"]
