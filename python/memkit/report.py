@@ -561,7 +561,7 @@ td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical
 th { background: #f4f4f4; }
 .headline table.fastest td { white-space: nowrap; }
 .loss { color: #b00; font-weight: bold; }
-.verdicts li { margin: .2em 0; }
+.verdicts li { margin: .2em 0; overflow-wrap: anywhere; }
 .failed { color: #b00; font-weight: bold; }
 img { max-width: 100%; border: 1px solid #eee; }
 figure { margin: 1em 0; } figcaption { font-size: .85em; color: #555; }
