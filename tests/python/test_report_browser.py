@@ -111,7 +111,7 @@ def test_report_never_scrolls_sideways(tmp_path, width):
     assert content <= window, f"the page is {content} px wide in a {window} px window"
     # A verdict note holding a long unbroken word (the lab's notes quote a
     # measurement's JSON key) wraps instead of widening the page.
-    key = '{"distribution":"Memset_3","op":"memset","calls":50000,"ws":"dram","ws_bytes":67108864}' * 3
+    key = "{" + ",".join(f'"key_{i}":{i}' for i in range(40)) + "}"
     content, window = measure(index.read_text().replace(
         "</body>", f'<ul class="verdicts"><li>note: {key}</li></ul></body>'))
     assert content <= window, f"a long verdict note makes the page {content} px wide in a {window} px window"
