@@ -87,6 +87,7 @@ typedef struct {
     op_kind op;
     distribution sizes, overlap, align;
     distribution src_align;   /* the optional fourth line; n == 0: the sources draw from align */
+    distribution repeat;      /* the optional fifth; n == 0: every size drawn afresh */
 } dist_file;
 
 static double draw(const distribution *d, uint64_t *rng) { return lab_dist_draw(d, rng); }
@@ -107,7 +108,8 @@ static int load_file(const char *dir, const char *file, op_kind op, dist_file *o
     fclose(f);
     char err[256], warning[512];
     int line = lab_dist_parse(text, len, &out->sizes, &out->overlap, &out->align,
-                              &out->src_align, err, sizeof err, warning, sizeof warning);
+                              &out->src_align, &out->repeat, err, sizeof err, warning,
+                              sizeof warning);
     if (line) {
         fprintf(stderr, "error: %s:%d: %s\n", path, line, err);
         return -1;
@@ -210,7 +212,11 @@ static size_t largest_size(const dist_file *d)
 static void make_shapes(const dist_file *d, call_shape *shapes, size_t ncalls, uint64_t *rng)
 {
     for (size_t i = 0; i < ncalls; i++) {
-        size_t n = (size_t)draw(&d->sizes, rng);
+        /* A recorded program's call sites repeat their sizes this often
+         * (the fifth line), and a branch predictor learns the repeats: the
+         * replay repeats the previous call's size as often. */
+        size_t n = i && d->repeat.n && draw(&d->repeat, rng) >= 1 ? shapes[i - 1].n
+                                                                  : (size_t)draw(&d->sizes, rng);
         size_t src = offset_with_alignment(
             (size_t)draw(d->src_align.n ? &d->src_align : &d->align, rng), rng);
         size_t dst = offset_with_alignment((size_t)draw(&d->align, rng), rng);

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the fourth line, the sources' alignments, is optional */
-enum { LINE_SIZES, LINE_OVERLAP, LINE_ALIGN, LINE_SRC_ALIGN, NLINES };
+/* the fourth line (the sources' alignments) and the fifth (repeats) are optional */
+enum { LINE_SIZES, LINE_OVERLAP, LINE_ALIGN, LINE_SRC_ALIGN, LINE_REPEAT, NLINES };
 static const char *const line_names[NLINES] = {"sizes", "overlap", "alignments",
-                                               "source alignments"};
+                                               "source alignments", "repeats"};
 
 static int say(char *buf, size_t len, const char *fmt, ...)
 {
@@ -36,6 +36,10 @@ static int in_domain(int line, double x, char *err, size_t errlen)
     case LINE_OVERLAP:
         if (x != 0 && x != 1)
             return say(err, errlen, "overlap %g is neither 0 (apart) nor 1 (overlapping)", x);
+        return 0;
+    case LINE_REPEAT:
+        if (x != 0 && x != 1)
+            return say(err, errlen, "repeat %g is neither 0 (a new size) nor 1 (its call site's last)", x);
         return 0;
     default: {
         size_t a = x >= 1 && x <= LAB_DIST_MAX_ALIGN && x == floor(x) ? (size_t)x : 0;
@@ -86,20 +90,25 @@ static int parse_line(int line, const char *text, lab_distribution *d, char *err
 
 int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
                    lab_distribution *overlap, lab_distribution *align,
-                   lab_distribution *src_align, char *err, size_t errlen, char *warn,
-                   size_t warnlen)
+                   lab_distribution *src_align, lab_distribution *repeat, char *err,
+                   size_t errlen, char *warn, size_t warnlen)
 {
-    lab_distribution *lines[NLINES] = {sizes, overlap, align, src_align};
+    lab_distribution *lines[NLINES] = {sizes, overlap, align, src_align, repeat};
     warn[0] = '\0';
     src_align->n = 0;
+    repeat->n = 0;
     const char *p = text, *end = text + len;
     for (int i = 0; i < NLINES; i++) {
-        if (i == LINE_SRC_ALIGN) {   /* absent or blank: the sources draw from line 3 */
+        if (i >= LINE_SRC_ALIGN) {   /* absent or blank: none (the sources draw from line 3) */
             const char *q = p;
             while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
                 q++;
-            if (q >= end || *q == '\n')
+            if (q >= end)
                 break;
+            if (*q == '\n') {
+                p = q + 1;
+                continue;
+            }
         }
         if (p >= end) {
             say(err, errlen, "missing: the file needs three lines (sizes, overlap, alignments; "

@@ -11,6 +11,11 @@
  *   line 4  optional (absent or blank: none): the source's alignment apart
  *           (memcpy, memmove), in the domain of line 3; `memkit record`
  *           writes it
+ *   line 5  optional (absent or blank: none): whether a call repeats the
+ *           size of its call site's previous call, 0 or 1; `memkit record`
+ *           writes it, and a replay repeats the previous call's size that
+ *           often, so that a branch predictor meets the repeats a program's
+ *           call sites give it
  *
  * A value out of its line's domain (an alignment of 0 divides by zero when
  * offsets are drawn) refuses the file, naming the line; probabilities that
@@ -38,14 +43,15 @@ typedef struct {
 } lab_distribution;
 
 /* Parses a file's text (len bytes; no terminating NUL needed) into its
- * three lines, and the optional fourth into src_align (n == 0: none, the
- * sources draw from align).  Returns 0, or the number of the line at fault (1-based)
+ * three lines, the optional fourth into src_align (n == 0: none, the
+ * sources draw from align) and the optional fifth into repeat (n == 0:
+ * none, every size drawn afresh).  Returns 0, or the number of the line at fault (1-based)
  * with why in err.  warn gets what was accepted but looks wrong ("" if
  * nothing). */
 int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
                    lab_distribution *overlap, lab_distribution *align,
-                   lab_distribution *src_align, char *err, size_t errlen, char *warn,
-                   size_t warnlen);
+                   lab_distribution *src_align, lab_distribution *repeat, char *err,
+                   size_t errlen, char *warn, size_t warnlen);
 
 /* A value of d drawn by its probabilities. */
 double lab_dist_draw(const lab_distribution *d, uint64_t *rng);

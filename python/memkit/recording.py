@@ -47,7 +47,9 @@ MAGIC_PREFIX = b"MKREC"   # then two digits, the layout's version, and "\n"
 HEADER = struct.Struct("<8s11I")
 # version 2 appends: hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits
 HEADER_V2 = struct.Struct("<6I")
-CMDLINE_AT = {1: 64, 2: 128}
+# version 3 appends: repeats_at (the calls that repeated their call site's last size)
+HEADER_V3 = struct.Struct("<I")
+CMDLINE_AT = {1: 64, 2: 128, 3: 128}
 ALIGN_SLOTS = 8   # rec_hist: align[8], overlap, src_align[7] (version 1: reserved, zero)
 WS_COUNTERS = 8   # rec_ws after its two histograms: inserted, set, reserved[6]
 LINE = 64         # the estimator draws 64-byte lines
@@ -65,6 +67,7 @@ class OpCounts:
     src_align: dict = field(default_factory=dict)
     overlap: int = 0
     windows: tuple = field(default_factory=lambda: ([], []))
+    repeats: Optional[int] = None   # calls of their call site's previous size; None: not counted (before layout 3)
 
     @property
     def calls(self) -> int:
@@ -80,6 +83,8 @@ class OpCounts:
             for k, c in theirs.items():
                 mine[k] = mine.get(k, 0) + c
         self.overlap += other.overlap
+        if other.repeats is not None:
+            self.repeats = (self.repeats or 0) + other.repeats
         for side in (0, 1):
             self.windows[side].extend(other.windows[side])
 
@@ -153,6 +158,7 @@ def _read_part(path: Path):
         hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits = HEADER_V2.unpack_from(data, HEADER.size)
     else:
         hist_bytes, ws_at, ws_bytes, ws_buckets = v1_words * 8, 0, 0, 0
+    repeats_at = HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size)[0] if version >= 3 else None
     at_cmd = CMDLINE_AT[version]
     argv = [a.decode(errors="replace") for a in
             data[at_cmd:at_cmd + cmd_bytes].split(b"\0") if a]
@@ -177,6 +183,8 @@ def _read_part(path: Path):
             powers = [1 << k for k in range(7)]
             _add_counts(c.align, words[align_at:align_at + 7], powers)
             c.overlap += words[align_at + ALIGN_SLOTS]
+            if repeats_at is not None:
+                c.repeats = (c.repeats or 0) + struct.unpack_from("<Q", data, at + repeats_at)[0]
             _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
             for side in range(2 if ws_bytes else 0):
                 w = array("Q", data[at + ws_at + side * ws_bytes:
@@ -396,9 +404,11 @@ def write(rec: Recording, out: Path, command: list, exit_status=None, seconds: O
             remove_file(path, "the recording", is_ours)   # from an earlier recording into this directory
             continue
         overlap = {0: c.calls - c.overlap, 1: c.overlap}
-        lines = [_line(c.sizes), _line(overlap), _line(c.align)]
-        if c.src_align:
-            lines.append(_line(c.src_align))
+        lines = [_line(c.sizes), _line(overlap), _line(c.align), _line(c.src_align) if c.src_align else ""]
+        if c.repeats is not None:   # the fifth line (FORMAT.md): how often a call site repeats its size
+            lines.append(_line({0: c.calls - c.repeats, 1: c.repeats}))
+        while not lines[-1]:
+            lines.pop()
         write_file(path, "".join(l + "\n" for l in lines), "the recording", is_ours)
     summary = {
         "format": SUMMARY_FORMAT,
@@ -411,6 +421,9 @@ def write(rec: Recording, out: Path, command: list, exit_status=None, seconds: O
         "exit_status": exit_status,   # None: unknown (recovered from an interrupted recording)
         "seconds": seconds,
         "working_set": {op: working_set(rec.ops[op], op, l3_bytes) for op in OPS if rec.ops[op].calls},
+        # the share of calls whose size is their call site's previous one (a predictor learns them)
+        "repeats": {op: round(rec.ops[op].repeats / rec.ops[op].calls, 4) for op in OPS
+                    if rec.ops[op].calls and rec.ops[op].repeats is not None},
         "l3_bytes": l3_bytes,
     }
     write_file(out / SUMMARY, json.dumps(summary, indent=1) + "\n", "the recording", is_ours)

@@ -59,7 +59,7 @@
 
 /* ---- the file layout (python/memkit/recording.py reads it) ---- */
 
-#define REC_VERSION    "02"                  /* 01: before source alignments and working sets */
+#define REC_VERSION    "03"                  /* 02: before repeats; 01: before source alignments and working sets */
 #define REC_EXACT      1024                  /* sizes 0..1023 counted one by one */
 #define REC_PER_OCTAVE 8                     /* above: 8 buckets per power of two */
 #define REC_LOG        ((64 - 10) * REC_PER_OCTAVE)
@@ -80,6 +80,12 @@
 #define REC_WS_STEP     128                  /* above: buckets this wide */
 #define REC_WS_BUCKETS  (REC_WS_EXACT + REC_WS_WINDOW / REC_WS_STEP)
 #define REC_SAMPLE_SPAN 512                  /* calls from a sample to the next: 1..512, 256.5 on average */
+/* Call sites remembered per function and thread.  A branch predictor learns
+ * the sizes a call site repeats, which a replay drawing every size afresh
+ * would not let it; two sites sharing an entry count fewer repeats, not
+ * more. */
+#define REC_SITES_LOG   8
+#define REC_SITES       (1u << REC_SITES_LOG)
 
 typedef struct {
     uint64_t windows[REC_WS_BUCKETS];      /* closed windows, by their bits set (bucketed) */
@@ -101,6 +107,9 @@ typedef struct {
     uint64_t src_align[7];               /* copies: [k]: source aligned to 2^k, as align */
     /* version 02 */
     rec_ws ws[REC_SIDES];                /* memset: the destination's only */
+    /* version 03 */
+    uint64_t repeats;                    /* calls of the size their call site's previous call had */
+    uint32_t site_size[REC_SITES];       /* each call site's last size (by its return address, hashed) */
 } rec_hist;
 
 enum { REC_MEMSET, REC_MEMCPY, REC_MEMMOVE, REC_OPS };
@@ -126,6 +135,8 @@ typedef struct {
     uint32_t ws_at;          /* rec_hist.ws, from the start of its rec_hist */
     uint32_t ws_bytes;       /* from one side's rec_ws to the next */
     uint32_t ws_buckets, ws_window, ws_bits;
+    /* version 03 */
+    uint32_t repeats_at;     /* rec_hist.repeats, from the start of its rec_hist */
 } rec_header;
 
 _Static_assert(sizeof(rec_header) <= REC_CMDLINE_AT, "the command line follows the header");
@@ -259,6 +270,7 @@ static rec_header *new_part(int first)
         h->ws_buckets = REC_WS_BUCKETS;
         h->ws_window = REC_WS_WINDOW;
         h->ws_bits = REC_WS_BITS;
+        h->repeats_at = (uint32_t)offsetof(rec_hist, repeats);
         long got = mk_raw_read_file("/proc/self/cmdline", (char *)h + REC_CMDLINE_AT,
                                     REC_HEADER - REC_CMDLINE_AT);
         h->cmdline_bytes = got > 0 ? (uint32_t)got : 0;
@@ -309,14 +321,24 @@ __attribute__((noinline, cold)) static rec_slot *claim(void)
 
 /* ---- the counting wrappers ---- */
 
+/* The shim jumps to the wrappers (preload.c), so their return address is
+ * the program's call site. */
+#define CALL_SITE ((uintptr_t)__builtin_return_address(0))
+
 /* k of "aligned to 2^k", 0..6 (64 or more) */
 static inline __attribute__((always_inline)) unsigned long align_log(const void *p)
 {
     return (unsigned long)__builtin_ctzll((uintptr_t)p | 64);
 }
 
-static inline __attribute__((always_inline)) void count(rec_hist *h, const void *dst, size_t n)
+/* site: the caller's return address */
+static inline __attribute__((always_inline)) void count(rec_hist *h, const void *dst, size_t n,
+                                                        uintptr_t site)
 {
+    uint32_t *last = &h->site_size[(site * 0x9e3779b97f4a7c15ull) >> (64 - REC_SITES_LOG)];
+    uint32_t n32 = n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+    h->repeats += *last == n32;
+    *last = n32;
     if (MK_LIKELY(n < REC_EXACT)) {
         h->size[n]++;
     } else {
@@ -329,9 +351,10 @@ static inline __attribute__((always_inline)) void count(rec_hist *h, const void 
 }
 
 static inline __attribute__((always_inline)) void count_copy(rec_hist *h, void *dst,
-                                                             const void *src, size_t n)
+                                                             const void *src, size_t n,
+                                                             uintptr_t site)
 {
-    count(h, dst, n);
+    count(h, dst, n, site);
     h->src_align[align_log(src)]++;
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     h->overlap += (d > s ? d - s : s - d) < n;
@@ -410,33 +433,34 @@ static inline __attribute__((always_inline)) rec_slot *my_slot(void)
  * has no register saves: a thread's first call (it claims its slot; that
  * call is sampled too) and every sampled call.  Counts and samples. */
 static inline __attribute__((always_inline)) void count_sampled(int op, void *dst,
-                                                                const void *src, size_t n)
+                                                                const void *src, size_t n,
+                                                                uintptr_t site)
 {
     rec_slot *s = my_slot();
     if (!s)
         s = claim();
     if (op == REC_MEMSET)
-        count(&s->op[op], dst, n);
+        count(&s->op[op], dst, n, site);
     else
-        count_copy(&s->op[op], dst, src, n);
+        count_copy(&s->op[op], dst, src, n, site);
     sample(s, op, dst, src, n);
 }
 
-__attribute__((noinline)) static void *rec_memset_slow(void *dst, int c, size_t n)
+__attribute__((noinline)) static void *rec_memset_slow(void *dst, int c, size_t n, uintptr_t site)
 {
-    count_sampled(REC_MEMSET, dst, NULL, n);
+    count_sampled(REC_MEMSET, dst, NULL, n, site);
     return set_target(dst, c, n);
 }
 
-__attribute__((noinline)) static void *rec_memcpy_slow(void *dst, const void *src, size_t n)
+__attribute__((noinline)) static void *rec_memcpy_slow(void *dst, const void *src, size_t n, uintptr_t site)
 {
-    count_sampled(REC_MEMCPY, dst, src, n);
+    count_sampled(REC_MEMCPY, dst, src, n, site);
     return memcpy_target(dst, src, n);
 }
 
-__attribute__((noinline)) static void *rec_memmove_slow(void *dst, const void *src, size_t n)
+__attribute__((noinline)) static void *rec_memmove_slow(void *dst, const void *src, size_t n, uintptr_t site)
 {
-    count_sampled(REC_MEMMOVE, dst, src, n);
+    count_sampled(REC_MEMMOVE, dst, src, n, site);
     return memmove_target(dst, src, n);
 }
 
@@ -452,8 +476,8 @@ static void *rec_memset(void *dst, int c, size_t n)
 {
     rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memset_slow(dst, c, n);
-    count(&s->op[REC_MEMSET], dst, n);
+        return rec_memset_slow(dst, c, n, CALL_SITE);
+    count(&s->op[REC_MEMSET], dst, n, CALL_SITE);
     return set_target(dst, c, n);
 }
 
@@ -461,8 +485,8 @@ static void *rec_memcpy(void *dst, const void *src, size_t n)
 {
     rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memcpy_slow(dst, src, n);
-    count_copy(&s->op[REC_MEMCPY], dst, src, n);
+        return rec_memcpy_slow(dst, src, n, CALL_SITE);
+    count_copy(&s->op[REC_MEMCPY], dst, src, n, CALL_SITE);
     return memcpy_target(dst, src, n);
 }
 
@@ -470,8 +494,8 @@ static void *rec_memmove(void *dst, const void *src, size_t n)
 {
     rec_slot *s = unsampled_slot();
     if (MK_UNLIKELY(!s))
-        return rec_memmove_slow(dst, src, n);
-    count_copy(&s->op[REC_MEMMOVE], dst, src, n);
+        return rec_memmove_slow(dst, src, n, CALL_SITE);
+    count_copy(&s->op[REC_MEMMOVE], dst, src, n, CALL_SITE);
     return memmove_target(dst, src, n);
 }
 

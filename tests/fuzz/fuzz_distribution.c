@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static lab_distribution sizes, overlap, align, src_align;
+static lab_distribution sizes, overlap, align, src_align, repeat;
 
 #define REQUIRE(cond, ...)                               \
     do {                                                 \
@@ -37,10 +37,10 @@ static void check_cdf(const lab_distribution *d, const char *what)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256] = "", warn[1024] = "";
-    int line = lab_dist_parse((const char *)data, size, &sizes, &overlap, &align, &src_align, err,
-                              sizeof err, warn, sizeof warn);
+    int line = lab_dist_parse((const char *)data, size, &sizes, &overlap, &align, &src_align, &repeat,
+                              err, sizeof err, warn, sizeof warn);
     if (line) {
-        REQUIRE(line >= 1 && line <= 4 && err[0], "refused at line %d with '%s'", line, err);
+        REQUIRE(line >= 1 && line <= 5 && err[0], "refused at line %d with '%s'", line, err);
         return 0;
     }
     check_cdf(&sizes, "sizes");
@@ -48,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_cdf(&align, "alignments");
     if (src_align.n)   /* the optional fourth line */
         check_cdf(&src_align, "source alignments");
+    if (repeat.n)      /* the optional fifth */
+        check_cdf(&repeat, "repeats");
     uint64_t rng = size + 1;
     for (int i = 0; i < 64; i++) {
         double s = lab_dist_draw(&sizes, &rng), o = lab_dist_draw(&overlap, &rng),

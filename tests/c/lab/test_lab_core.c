@@ -204,12 +204,12 @@ static void test_args_refused(void)
 }
 
 /* ---- distribution files ---- */
-static lab_distribution sizes, overlap, align, src_align;
+static lab_distribution sizes, overlap, align, src_align, repeat;
 
 static int parse(const char *text, char *err, size_t errlen, char *warn, size_t warnlen)
 {
-    return lab_dist_parse(text, strlen(text), &sizes, &overlap, &align, &src_align, err, errlen, warn,
-                          warnlen);
+    return lab_dist_parse(text, strlen(text), &sizes, &overlap, &align, &src_align, &repeat, err,
+                          errlen, warn, warnlen);
 }
 
 static void test_distribution_files(void)
@@ -259,6 +259,19 @@ static void test_distribution_files(void)
     CHECK(parse("8:1\n0:1\n8:1\n8:0.5\n", err, sizeof err, warn, sizeof warn) == 0 &&
               strstr(warn, "line 4 (source alignments)"),
           "fourth line's sum: '%s'", warn);
+    /* the optional fifth (memkit record's): repeats of a call site's last size */
+    CHECK(parse("8:1\n0:1\n8:1\n", err, sizeof err, warn, sizeof warn) == 0 && repeat.n == 0,
+          "three lines: no repeats");
+    CHECK(parse("8:1\n0:1\n8:1\n\n0:0.3,1:0.7\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              src_align.n == 0 && repeat.n == 2 && repeat.value[1] == 1 && repeat.cdf[0] > 0.29 &&
+              repeat.cdf[0] < 0.31,
+          "a blank fourth line, then repeats: '%s'", err);
+    CHECK(parse("8:1\n0:1\n8:1\n64:1\n0:1\n", err, sizeof err, warn, sizeof warn) == 0 &&
+              src_align.n == 1 && repeat.n == 1,
+          "source alignments and repeats: '%s'", err);
+    CHECK(parse("8:1\n0:1\n8:1\n\n2:1\n", err, sizeof err, warn, sizeof warn) == 5 &&
+              strstr(err, "repeat 2 is neither"),
+          "repeat 2: '%s'", err);
     uint64_t rng = 1;
     parse("8:0.5,64:0.5\n0:1\n1:0.25,64:0.75\n", err, sizeof err, warn, sizeof warn);
     int ones = 0;
