@@ -3,7 +3,7 @@
  * run from the fingerprint to the end record (see lab.h).  What it stands
  * on (arguments, clocks, records, the fingerprint, ...) is in the files
  * named for each; none of them calls back in here. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The machine's fingerprint: what the CPU, kernel, libc and memkit are, and
  * how memkit is configured; the first line of every run's JSONL. */
-#include "internal.h"
+#include "lab_internal.h"
 #include "../../src/internal.h"   /* the strategy table: is the row measured */
 
 #include "memkit.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* JSON values as the records, verdicts and fingerprint write them. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,8 @@
  * follows.  An experiment is its grid and its verdicts; everything about how
  * it measures lives here, once.
  *
- * An experiment is one executable (bench/exp_<name>.c) whose main() is
+ * An experiment is one executable (bench/experiments/exp_<name>.c) whose
+ * main() is
  *     return lab_main(argc, argv, &info, run);
  * It prints a human table on stdout, progress on stderr, and — with
  * --jsonl PATH — one JSON object per line (record format 2):

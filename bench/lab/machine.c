@@ -2,7 +2,7 @@
 /* What about the machine makes timings noisy, for the fingerprint (and
  * `memkit system-check`, which prints it): turbo/boost, SMT, a hypervisor;
  * and the one CPU single-threaded timing processes are pinned to. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <cpuid.h>
 #include <errno.h>

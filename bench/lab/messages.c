@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What an experiment tells its user as it runs, beside its records: the
  * verdicts (stdout, and the JSONL file) and its progress (stderr). */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

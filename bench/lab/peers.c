@@ -9,7 +9,7 @@
  * searches the library's dependencies too (glibc among them): a function
  * counts as the library's only when dladdr finds it in the library's own
  * file. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <dlfcn.h>
 #include <link.h>

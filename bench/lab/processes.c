@@ -10,7 +10,7 @@
  * identity, its per-round samples and paired speed-ups.  The main process
  * reads them all, then runs the experiment itself; lab_record_emit pools
  * what every process measured for the same record. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
  * consecutive grid points, where it is slower than the fastest other
  * method beyond the noise (the ~95% interval of its paired speed-up
  * below 1/LAB_LOSS_MIN) and by how much, and which method was fastest. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

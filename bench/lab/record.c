@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Measurement records (format 2, see lab.h): pooled over the processes,
  * with the paired speed-ups against the baseline and their interval. */
-#include "internal.h"
+#include "lab_internal.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -309,8 +309,8 @@ def side_lines(windows) -> tuple[Optional[float], int]:
 
 
 # The hot layout of size-distributions keeps each side in a window of 64
-# lines (WINDOW_LINES in bench/exp_size_distributions.c): a working set no
-# larger is what `hot` already replays.
+# lines (WINDOW_LINES in bench/experiments/exp_size_distributions.c): a
+# working set no larger is what `hot` already replays.
 HOT_BYTES = 64 * LINE
 
 

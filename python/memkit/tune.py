@@ -66,7 +66,7 @@ STRATEGIES = [
              "non-temporal stores"),
 ]
 
-# The timed workloads (bench/tune_experiment.c's OPs): op -> (family, in words).
+# The timed workloads (tools/tune_experiment.c's OPs): op -> (family, in words).
 WORKLOADS = {
     "set0": ("memset", "memset of zero"),
     "set": ("memset", "memset of a non-zero value"),

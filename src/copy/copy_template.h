@@ -244,7 +244,8 @@ MK_INLINE void copy_backward(char *d, const char *s, size_t n)
  * (a partly written line would cost a read), the head and the tail through
  * the cache after the fence that orders the streaming stores. The source is
  * prefetched a few lines ahead: measured on Zen 4 it adds a little above the
- * hardware prefetcher's reach (bench/exp_copy_sweep, avx_stream_prefetch). */
+ * hardware prefetcher's reach (bench/experiments/exp_copy_sweep.c,
+ * avx_stream_prefetch). */
 #define MK_STREAM_PREFETCH 512
 MK_INLINE void copy_stream(char *d, const char *s, size_t n)
 {

@@ -60,6 +60,7 @@ def test_installed_package_has_its_native_parts(installed):
     native = site / "_native"
     for rel in ("lib/libmemkit.so", "lib/libmemkit.a", "lib/libmemkit_preload.so", "include/memkit.h",
                 "include/memkit_tunables.def", "libexec/memkit/memkit-tunables",
+                "libexec/memkit/memkit-tune-experiment",
                 "libexec/memkit/memkit-exp-size-distributions",
                 "share/memkit/fleet-size-distributions/Memcpy_Fleet.csv",
                 "share/memkit/apps/workloads.sh"):

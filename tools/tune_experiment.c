@@ -19,7 +19,7 @@
  * round, each the fastest of best_of batches of ~batch ns: the machine is
  * shared, and a batch the scheduler interrupted says nothing of the code. */
 #include "lab.h"
-#include "src/internal.h"   /* mk_config_install */
+#include "internal.h"   /* mk_config_install */
 #include "memkit.h"
 
 #include <stdio.h>
