@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
+from memkit.judge import TRY_CONFIDENCE
+from memkit.stats import median_interval
 from memkit.outdir import check_target, remove_file, write_file
 from memkit.sizes import fmt_size, parse_size
 
@@ -540,6 +542,8 @@ def replay_times(ms, rec_dir) -> dict:
         if who in ("glibc", "memkit", "preload"):
             at = out.setdefault((p.get("distribution"), p.get("ws")), {"ws_bytes": p.get("ws_bytes")})
             at[who] = m["value"]
+            if m.get("ratios"):   # per round, glibc's time over this one's: the prediction's interval
+                at[who + "_ratios"] = m["ratios"]
     return {k: v for k, v in out.items() if "glibc" in v and "memkit" in v}
 
 
@@ -560,10 +564,22 @@ class OpPrediction:
     glibc_ns: float
     memkit_ns: float         # through the preload library where the replay raced it
     note: str = ""           # why not at the recorded working set
+    ratio_interval: Optional[tuple] = None   # glibc's time over memkit's per call, its ~95% interval
 
     @property
     def saving_s(self) -> float:
         return self.calls * (self.glibc_ns - self.memkit_ns) * 1e-9
+
+    @property
+    def glibc_s(self) -> float:
+        """What these calls take on glibc's routines."""
+        return self.calls * self.glibc_ns * 1e-9
+
+    def saving_interval(self) -> tuple[float, float]:
+        if not self.ratio_interval:
+            return self.saving_s, self.saving_s
+        lo, hi = self.ratio_interval
+        return self.glibc_s * (1 - 1 / lo), self.glibc_s * (1 - 1 / hi)
 
 
 @dataclass
@@ -588,6 +604,43 @@ class Prediction:
             return None
         return self.glibc_seconds / self.run_seconds
 
+    def speedup_interval(self) -> Optional[tuple[float, float]]:
+        """The speed-up with each function's per-call speed-up at the ends
+        of its replay's ~95% interval (all low, all high): the replay's
+        noise, not how well it stands for the program."""
+        if not self.run_seconds:
+            return None
+        lo = sum(o.saving_interval()[0] for o in self.ops)
+        hi = sum(o.saving_interval()[1] for o in self.ops)
+        base = self.glibc_seconds
+        return base / (base - lo), base / (base - hi)
+
+    @property
+    def calls_glibc_s(self) -> float:
+        """What the replayed calls take on glibc's routines: the most memkit can save."""
+        return sum(o.glibc_s for o in self.ops)
+
+    def against(self, measured: float, interval: tuple[float, float]) -> str:
+        """One line: whether a measured speed-up (memkit try's median ratio
+        and its interval) agrees with this prediction, and if not, why it
+        cannot."""
+        pi = self.speedup_interval()
+        if self.speedup is None or pi is None:
+            return "no prediction to compare: the recording has no run time"
+        said = (f"predicted {self.speedup:.3f}x ({pi[0]:.3f}-{pi[1]:.3f}), measured {measured:.3f}x "
+                f"({interval[0]:.3f}-{interval[1]:.3f})")
+        if pi[0] <= measured <= pi[1]:
+            return f"{said}: the prediction holds"
+        if interval[0] <= pi[1] and pi[0] <= interval[1]:
+            return f"{said}: the intervals overlap"
+        moved = abs(self.glibc_seconds * (1 - 1 / measured))
+        if moved > self.calls_glibc_s:
+            return (f"{said}: more than the calls can explain (they take {self.calls_glibc_s:.3g} s on "
+                    f"glibc's routines, the run moved {moved:.3g} s): the rest of the program moved "
+                    "(where its code and data landed, the preload's start-up)")
+        return (f"{said}: the replay does not stand for the program here (its calls' order and reuse, "
+                "which the replay draws afresh at the recorded working set)")
+
     def headline(self) -> str:
         """'predicted: memkit saves 0.21 s of 1.90 s (1.12x)'."""
         if not self.ops:
@@ -596,7 +649,9 @@ class Prediction:
         verb = f"saves {s:.3g} s" if s >= 0 else f"costs {-s:.3g} s more"
         if self.speedup is None:
             return f"predicted: memkit {verb} (the recording has no run time)"
-        return f"predicted: memkit {verb} of {self.glibc_seconds:.3g} s ({self.speedup:.2f}x)"
+        lo, hi = self.speedup_interval()
+        return (f"predicted: memkit {verb} of {self.glibc_seconds:.3g} s ({self.speedup:.3f}x, "
+                f"replay noise {lo:.3f}-{hi:.3f})")
 
     def lines(self) -> list[str]:
         """The headline, then how: per function calls x per-call saving."""
@@ -649,5 +704,8 @@ def predict(summary: dict, replay: dict) -> Prediction:
         t = replayed[want]
         if "preload" not in t:
             note = (note + "; " if note else "") + "memkit called directly: the preload's jump not counted"
-        ops.append(OpPrediction(op, calls, want, t["glibc"], t.get("preload", t["memkit"]), note))
+        who = "preload" if "preload" in t else "memkit"
+        ratios = t.get(who + "_ratios")
+        ops.append(OpPrediction(op, calls, want, t["glibc"], t[who], note,
+                                median_interval(ratios, TRY_CONFIDENCE) if ratios and len(ratios) >= 6 else None))
     return Prediction(ops, unreplayed, summary.get("seconds"))

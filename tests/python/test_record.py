@@ -376,7 +376,8 @@ def test_the_prediction_is_calls_times_the_saving_at_the_recorded_working_set():
     assert pred.saving_s == pytest.approx(0.206)
     assert pred.glibc_seconds == pytest.approx(1.896)
     assert pred.speedup == pytest.approx(1.896 / 1.69)
-    assert pred.headline() == "predicted: memkit saves 0.206 s of 1.9 s (1.12x)"
+    # no per-round ratios: the interval is the point
+    assert pred.headline() == "predicted: memkit saves 0.206 s of 1.9 s (1.122x, replay noise 1.122-1.122)"
     text = "\n".join(pred.lines())
     assert "memcpy: 3,000,000 calls x (100.0 - 30.0 ns) at ws=256K = +0.21 s" in text
     assert "not replayed: memmove" in text
@@ -390,7 +391,7 @@ def test_a_working_set_not_replayed_takes_the_nearest_and_says_so():
     (o,) = recording.predict(s, replay).ops
     assert o.ws == "l3" and o.note.startswith("ws=4M not replayed, nearest: l3")
     pred = recording.predict(dict(s, seconds=1.0), {("Memcpy", "l3"): replay[("Memcpy", "l3")]})
-    assert pred.headline() == "predicted: memkit costs 0.03 s more of 0.97 s (0.97x)"
+    assert pred.headline().startswith("predicted: memkit costs 0.03 s more of 0.97 s (0.970x")
 
 
 def test_replay_ws_is_hot_a_size_or_dram():
@@ -548,3 +549,25 @@ def test_a_replay_of_large_calls_is_scaled_down_to_a_batch_budget(tmp_path):
     assert recording.replay_calls(s) == recording.REPLAY_MIN_CALLS
     s["calls"], s["bytes"] = {"memcpy": 10 ** 6}, {"memcpy": 64 * 10 ** 6}       # small calls: the default
     assert recording.replay_calls(s) == recording.REPLAY_CALLS
+
+
+def test_the_predictions_interval_and_what_it_says_of_a_measurement():
+    s = dict(new_summary(memcpy={"ws": "hot", "bytes_per_side": 128}), seconds=1.0)
+    s["calls"] = {"memset": 0, "memcpy": 10_000_000, "memmove": 0}
+    # glibc 20 ns, memkit 16 ns a call; per round glibc/memkit 1.20..1.30
+    ratios = [1.2, 1.22, 1.25, 1.25, 1.25, 1.28, 1.3, 1.25, 1.24, 1.26]
+    replay = {("Memcpy", "hot"): {"glibc": 20.0, "memkit": 16.0, "memkit_ratios": ratios, "ws_bytes": 4096}}
+    pred = recording.predict(s, replay)
+    (o,) = pred.ops
+    lo, hi = o.ratio_interval
+    assert 1.2 <= lo <= 1.25 <= hi <= 1.3
+    # saving 10M x 4 ns = 0.04 s of 1.04 s: 1.04x, the interval around it
+    assert pred.speedup == pytest.approx(1.04)
+    plo, phi = pred.speedup_interval()
+    assert plo < 1.04 < phi and phi - plo < 0.02
+    assert pred.against(1.04, (1.03, 1.05)).endswith("the prediction holds")
+    assert pred.against(1.06, (1.035, 1.08)).endswith("the intervals overlap")
+    # a 10% change of a 1.04 s run is 0.1 s: more than the calls take (0.2 s on glibc)? no: 0.2 > 0.1
+    assert "does not stand for the program" in pred.against(0.90, (0.88, 0.92))
+    # 1.5x: 0.35 s moved, beyond the 0.2 s its calls take on glibc
+    assert "more than the calls can explain" in pred.against(1.5, (1.45, 1.55))

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memkit import lab, load, stats
+from memkit import lab, load, recording, stats
 from memkit import whole_program as wp
 from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
@@ -78,6 +78,10 @@ def add_arguments(p):
                         "seconds from the start (default: 60)")
     p.add_argument("--profile", metavar="P",
                    help="also time the preload with MEMKIT_PROFILE=P (a profile `memkit tune` wrote)")
+    p.add_argument("--recording", metavar="DIR",
+                   help="a `memkit record --predict` directory of this program: say whether what is measured "
+                        "agrees with its prediction (the replay stored in the database), and if not, why not "
+                        "(default: the directory of --profile, when that is a recording)")
     p.add_argument("--stdin", metavar="FILE", help="the standard input of every run (default: /dev/null)")
     p.add_argument("--no-output", action="store_true", help="do not show the program's standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
@@ -160,6 +164,19 @@ def _estimate_text(e: wp.Estimate) -> str:
     if not e.has_interval:
         return f"{e.median:.3f}x (an interval from {wp.MIN_PAIRS} pairs)"
     return f"{e.median:.3f}x ({e.low:.3f}-{e.high:.3f})"
+
+
+def _against_prediction(db, rec_dir: Path, measured) -> str:
+    """One line: the recording's prediction (from its latest replay in the
+    database) against the speed-up measured with memkit's defaults."""
+    replay = recording.latest_replay(db, rec_dir)
+    if not replay:
+        return (f"prediction ({rec_dir}): none in this database (memkit record --predict, or memkit run "
+                f"size-distributions data={rec_dir})")
+    if measured is None or not measured.has_interval:
+        return f"prediction ({rec_dir}): not compared (the measurement has no interval)"
+    pred = recording.predict(recording.load_summary(rec_dir), replay)
+    return f"prediction ({rec_dir}): " + pred.against(measured.median, (measured.low, measured.high))
 
 
 class Trial:
@@ -299,6 +316,10 @@ def main(args) -> int:
         raise MemkitError(f"{argv[0]} is statically linked: the preload cannot reach a statically linked "
                           f"program (there is no dynamic loader to preload memkit into); nothing was timed")
     profile = _readable(args.profile, "the profile") if args.profile else None
+    rec_dir = Path(args.recording) if args.recording else profile.parent if profile else None
+    if args.recording and not recording.is_recording(rec_dir):
+        raise MemkitError(f"--recording {rec_dir}: not a `memkit record` directory")
+    rec_dir = rec_dir if rec_dir and recording.is_recording(rec_dir) else None
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
     configs = _configs(argv, so, profile, stdin)
 
@@ -340,6 +361,8 @@ def main(args) -> int:
                               profile.name if profile else "")
         # The answer is printed before it is stored: a database that fails
         # now does not take the minutes of runs with it.
+        if rec_dir:
+            lines.append(_against_prediction(db, rec_dir, trial.estimates().get(wp.WITH)))
         for text in lines + [line]:
             print(text)
         sys.stdout.flush()
