@@ -49,8 +49,9 @@ MAGIC_PREFIX = b"MKREC"   # then two digits, the layout's version, and "\n"
 HEADER = struct.Struct("<8s11I")
 # version 2 appends: hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits
 HEADER_V2 = struct.Struct("<6I")
-# version 3 appends: repeats_at (the calls that repeated their call site's last size)
-HEADER_V3 = struct.Struct("<I")
+# version 3 appends: repeats_at (the calls that repeated their call site's last size),
+# ws_half_at (rec_ws.windows_half: each window's bits set at half its draws)
+HEADER_V3 = struct.Struct("<2I")
 CMDLINE_AT = {1: 64, 2: 128, 3: 128}
 ALIGN_SLOTS = 8   # rec_hist: align[8], overlap, src_align[7] (version 1: reserved, zero)
 WS_COUNTERS = 8   # rec_ws after its two histograms: inserted, set, reserved[6]
@@ -63,7 +64,9 @@ class OpCounts:
     size of its calls), per destination and source alignment (1..64), how
     many overlapped, and the working-set estimator's windows per side
     (0: destination, 1: source), each (distinct lines, lines drawn, how many
-    windows alike, the bits of the bitmap that counted them)."""
+    windows alike, the bits of the bitmap that counted them, and (distinct
+    lines, draws) at an earlier point of the window, or None: before layout
+    3)."""
     sizes: dict = field(default_factory=dict)
     align: dict = field(default_factory=dict)
     src_align: dict = field(default_factory=dict)
@@ -160,7 +163,8 @@ def _read_part(path: Path):
         hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits = HEADER_V2.unpack_from(data, HEADER.size)
     else:
         hist_bytes, ws_at, ws_bytes, ws_buckets = v1_words * 8, 0, 0, 0
-    repeats_at = HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size)[0] if version >= 3 else None
+    repeats_at, ws_half_at = (HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size) if version >= 3
+                              else (None, None))
     at_cmd = CMDLINE_AT[version]
     argv = [a.decode(errors="replace") for a in
             data[at_cmd:at_cmd + cmd_bytes].split(b"\0") if a]
@@ -190,15 +194,27 @@ def _read_part(path: Path):
             _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
             for side in range(2 if ws_bytes else 0):
                 w = array("Q", data[at + ws_at + side * ws_bytes:
-                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + 2) * 8])
+                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + 3) * 8])
                 windows, windows_set = w[:ws_buckets], w[ws_buckets:2 * ws_buckets]
                 inserted, bits_set = w[2 * ws_buckets], w[2 * ws_buckets + 1]
+                halves, open_half = [None] * ws_buckets, None
+                if ws_half_at is not None:
+                    at_half = at + ws_at + side * ws_bytes + ws_half_at
+                    halves = array("Q", data[at_half:at_half + ws_buckets * 8])
+                    # the open window's count when its draws were last a power of two
+                    checkpoint = 1 << (int(inserted).bit_length() - 1) if inserted else 0
+                    open_half = ((w[2 * ws_buckets + 2], checkpoint)
+                                 if 16 <= checkpoint < inserted else None)
                 for b in range(ws_buckets):
                     if windows[b]:
+                        half = (None if halves[b] is None else
+                                (distinct_lines(halves[b] / windows[b], ws_bits), ws_window // 2))
                         c.windows[side].append((distinct_lines(windows_set[b] / windows[b], ws_bits),
-                                                ws_window, windows[b], ws_bits))
+                                                ws_window, windows[b], ws_bits, half))
                 if inserted:   # the window still open when the program ended
-                    c.windows[side].append((distinct_lines(bits_set, ws_bits), inserted, 1, ws_bits))
+                    c.windows[side].append((distinct_lines(bits_set, ws_bits), inserted, 1, ws_bits,
+                                            None if open_half is None else
+                                            (distinct_lines(open_half[0], ws_bits), open_half[1])))
     return pid, first, argv, min(used, slots), ops
 
 
@@ -278,17 +294,62 @@ def region_lines(distinct: float, draws: int, bits: int) -> float:
     counting's tail is wider than a normal one's."""
     if draws - distinct <= max(3.0, 5 * counting_noise(draws, bits)):
         return math.inf
+    return _solve_region(distinct, draws)
+
+
+def _solve_region(distinct: float, draws: float) -> float:
+    """P with P (1 - e^(-draws/P)) = distinct < draws (bisection: it rises with P)."""
     distinct = max(distinct, 1.0)
     lo, hi = distinct, distinct
     while hi * -math.expm1(-draws / hi) < distinct:
         hi *= 2
-    for _ in range(60):   # bisection: the function rises with P
+    for _ in range(60):
         mid = (lo + hi) / 2
         if mid * -math.expm1(-draws / mid) < distinct:
             lo = mid
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def lines_after(draws: float, cold: float, region: float) -> float:
+    """Distinct lines after `draws` draws, a share `cold` of them lines never
+    drawn before, the rest from `region` lines."""
+    hot = (1 - cold) * draws
+    return cold * draws + (region * -math.expm1(-hot / region) if region > 0 and hot > 0 else 0.0)
+
+
+def mixture(distinct: float, draws: int, half: Optional[tuple], bits: int) -> tuple[float, float]:
+    """(cold share, region lines) of one window: the share of its draws that
+    found lines never seen (from beyond any cache) and the region the others
+    came from, fitted to its distinct lines at an earlier point (half:
+    (distinct, draws), record.c's windows_half: half a closed window) and
+    at all its draws.  One region finds fewer new lines as it fills; a few
+    lines reused with a share of new ones find new ones at a steady rate.
+    A cold share of 0 where the two points are one region's within the
+    counting's noise (3 standard deviations), or where the earlier point is
+    unknown (region_lines alone); 1 where nothing was reused."""
+    region = region_lines(distinct, draws, bits)
+    if math.isinf(region):
+        return 1.0, math.inf
+    if half is None:
+        return 0.0, region
+    half, half_draws = half
+    if lines_after(half_draws, 0.0, region) - half <= 3 * counting_noise(half_draws, bits):
+        return 0.0, region
+    best = (math.inf, 0.0, region)
+    top = distinct / draws
+    for i in range(1, 201):
+        cold = top * i / 200
+        rest = distinct - cold * draws
+        hot_draws = (1 - cold) * draws
+        if rest >= hot_draws:
+            continue   # the rest would be all new too: no region
+        p = _solve_region(rest, hot_draws) if rest > 0 else 0.0
+        err = abs(lines_after(half_draws, cold, p) - half)
+        if err < best[0]:
+            best = (err, cold, p)
+    return best[1], best[2]
 
 
 def _weighted_median(pairs) -> float:
@@ -302,12 +363,15 @@ def _weighted_median(pairs) -> float:
     return pairs[-1][0]
 
 
-def side_lines(windows) -> tuple[Optional[float], int]:
-    """(region lines or inf or None, draws) of one side's windows."""
-    draws = sum(k * n for _, k, n, _ in windows)
+def side_lines(windows) -> tuple[Optional[float], float, int]:
+    """(region lines or inf or None, cold share, draws) of one side's
+    windows: the weighted medians of their mixtures (see mixture)."""
+    draws = sum(w[1] * w[2] for w in windows)
     if draws < MIN_DRAWS:
-        return None, draws
-    return _weighted_median([(region_lines(d, k, bits), k * n) for d, k, n, bits in windows]), draws
+        return None, 0.0, draws
+    fits = [(mixture(d, k, half, bits), k * n) for d, k, n, bits, half in windows]
+    return (_weighted_median([(region, wt) for (_, region), wt in fits]),
+            _weighted_median([(cold, wt) for (cold, _), wt in fits]), draws)
 
 
 # The hot layout of size-distributions keeps each side in a window of 64
@@ -334,22 +398,37 @@ def replay_ws(bytes_per_side: Optional[float], sides: int, l3_bytes: Optional[in
     return str(size)
 
 
+# A share of a function's calls from beyond the caches counts from COLD_MIN
+# (below: the counting's noise on one region), and from COLD_ALL all of
+# them do.
+COLD_MIN = 0.05
+COLD_ALL = 0.95
+
+
 def working_set(c: OpCounts, op: str, l3_bytes: Optional[int]) -> dict:
-    """summary.json's working_set entry of one function."""
+    """summary.json's working_set entry of one function: the region its
+    calls reuse (bytes_per_side, replayed at ws) and the share of its calls
+    whose lines came from beyond any cache (cold_fraction: the side that has
+    most, a copy waits for its slower side)."""
     sides = 1 if op == "memset" else 2
-    lines, draws = [], []
+    lines, colds, draws = [], [], []
     for side in range(sides):
-        p, k = side_lines(c.windows[side])
+        p, cold, k = side_lines(c.windows[side])
         draws.append(k)
         if p is not None:
             lines.append(p)
+            colds.append(cold)
     per_side = max(lines) * LINE if lines else None
+    cold = max(colds) if colds else 0.0
+    cold = 0.0 if cold < COLD_MIN else 1.0 if cold >= COLD_ALL else cold
+    all_cold = cold == 1.0 and per_side is not None
     return {
         "lines_drawn": draws[0],   # on the destination side, by the sampled calls
         "bytes_per_side": None if per_side is None or math.isinf(per_side) else round(per_side),
         "no_reuse_seen": per_side is not None and math.isinf(per_side),
+        "cold_fraction": round(cold, 3),
         "sides": sides,
-        "ws": replay_ws(per_side, sides, l3_bytes),
+        "ws": replay_ws(math.inf if all_cold else per_side, sides, l3_bytes),
     }
 
 
@@ -362,6 +441,9 @@ def ws_text(entry: Optional[dict]) -> str:
         size = "no reuse seen (beyond the caches)"
     else:
         size = f"{fmt_size(entry['bytes_per_side'])} per side"
+    cold = entry.get("cold_fraction") or 0
+    if 0 < cold < 1:
+        return f"{size}, {cold:.0%} of the calls' lines from beyond the caches: ws={entry['ws']} and dram"
     return f"{size}: ws={entry['ws']}"
 
 
@@ -464,16 +546,25 @@ def load_summary(d: Path) -> dict:
 
 
 def function_ws(summary: dict) -> dict:
-    """function -> the working set its replay runs at, for each function
-    the recording has an estimate for (called, and enough calls sampled)."""
-    return {op: e["ws"] for op, e in (summary.get("working_set") or {}).items() if e and e.get("ws")}
+    """function -> {working set its replay runs at: the share of its calls
+    there}, for each function the recording has an estimate for (called,
+    and enough calls sampled): the region its calls reuse, and dram for the
+    share whose lines came from beyond the caches."""
+    out = {}
+    for op, e in (summary.get("working_set") or {}).items():
+        if not e or not e.get("ws"):
+            continue
+        cold = e.get("cold_fraction") or 0
+        out[op] = ({e["ws"]: 1.0} if e["ws"] == "dram" or not 0 < cold < 1
+                   else {e["ws"]: round(1 - cold, 3), "dram": cold})
+    return out
 
 
 def recorded_ws(summary: dict) -> list[str]:
     """The working sets a replay of this recording runs at: hot, then each
     function's own (smallest first); none for a recording without estimates
     (made before them, or too few calls)."""
-    levels = set(function_ws(summary).values())
+    levels = {ws for shares in function_ws(summary).values() for ws in shares}
     if not levels:
         return []
     order = {"hot": 0, "dram": 2}
@@ -675,6 +766,20 @@ def _nearest_replayed(replayed: dict, want_bytes: Optional[float]) -> str:
     return min(replayed, key=lambda w: abs(math.log(size(w) / target)))
 
 
+def _mixed(op: str, calls: int, parts: list, note: str) -> OpPrediction:
+    """One function's prediction from its parts (working set replayed, its
+    share of the calls, glibc ns, memkit ns, per-call speed-up interval):
+    the calls' mean times, and the interval of their speed-up with every
+    part at the same end of its own."""
+    glibc = sum(sh * g for _, sh, g, _, _ in parts)
+    memkit = sum(sh * m for _, sh, _, m, _ in parts)
+    interval = None
+    if all(ci for *_, ci in parts):
+        interval = tuple(glibc / sum(sh * g / ci[end] for _, sh, g, _, ci in parts) for end in (0, 1))
+    ws = " + ".join(w if sh == 1 else f"{w} ({sh:.0%})" for w, sh, *_ in parts)
+    return OpPrediction(op, calls, ws, glibc, memkit, note, interval)
+
+
 def predict(summary: dict, replay: dict) -> Prediction:
     """calls x (glibc ns - memkit ns) per function at its recorded working set,
     from a replay (replay_times), against the recorded run's wall time:
@@ -693,19 +798,21 @@ def predict(summary: dict, replay: dict) -> Prediction:
             unreplayed.append(op)
             continue
         est = estimates.get(op) or {}
-        want, note = est.get("ws"), ""
-        if not want:
-            want, note = "hot", "no working-set estimate: hot"
-        if want not in replayed:
-            got = _nearest_replayed(replayed, est.get("bytes_per_side") or
-                                    (math.inf if want == "dram" else None))
-            note = (note + "; " if note else "") + f"ws={want} not replayed, nearest: {got}"
-            want = got
-        t = replayed[want]
-        if "preload" not in t:
-            note = (note + "; " if note else "") + "memkit called directly: the preload's jump not counted"
-        who = "preload" if "preload" in t else "memkit"
-        ratios = t.get(who + "_ratios")
-        ops.append(OpPrediction(op, calls, want, t["glibc"], t[who], note,
-                                median_interval(ratios, TRY_CONFIDENCE) if ratios and len(ratios) >= 6 else None))
+        shares, notes = function_ws(summary).get(op), []
+        if not shares:
+            shares, notes = {"hot": 1.0}, ["no working-set estimate: hot"]
+        parts = []   # (share, glibc ns, memkit ns, per-call speed-up interval)
+        for want, share in shares.items():
+            if want not in replayed:
+                got = _nearest_replayed(replayed, math.inf if want == "dram" else est.get("bytes_per_side"))
+                notes.append(f"ws={want} not replayed, nearest: {got}")
+                want = got
+            t = replayed[want]
+            who = "preload" if "preload" in t else "memkit"
+            ratios = t.get(who + "_ratios")
+            parts.append((want, share, t["glibc"], t[who],
+                          median_interval(ratios, TRY_CONFIDENCE) if ratios and len(ratios) >= 6 else None))
+        if any("preload" not in replayed[w] for w in shares if w in replayed):
+            notes.append("memkit called directly: the preload's jump not counted")
+        ops.append(_mixed(op, calls, parts, "; ".join(notes)))
     return Prediction(ops, unreplayed, summary.get("seconds"))

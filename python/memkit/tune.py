@@ -582,10 +582,12 @@ class LevelScore:
     function: str
     levels: dict        # level -> geometric mean speed-up over glibc
     over: tuple = VARIANT_LEVELS   # the levels that count, weighed equally
+    weights: Optional[dict] = None  # unless weighed so (a program's share of time at each)
 
     @property
     def geomean(self) -> float:
-        return geometric_mean(self.levels[lv] for lv in self.over)
+        w = self.weights or {lv: 1.0 for lv in self.over}
+        return math.exp(sum(w[lv] * math.log(self.levels[lv]) for lv in self.over) / sum(w[lv] for lv in self.over))
 
     @property
     def worst(self) -> tuple[str, float]:
@@ -596,24 +598,26 @@ class LevelScore:
         return fmt_candidate(self.candidate)
 
     def text(self) -> str:
+        mean = "weighed by the time there" if self.weights else "geomean"
         return (f"{self.label()} " + " ".join(f"{lv} {self.levels[lv]:.2f}" for lv in self.over)
-                + (f", geomean {self.geomean:.2f}" if len(self.over) > 1 else ""))
+                + (f", {mean} {self.geomean:.2f}" if len(self.over) > 1 else ""))
 
 
 def fmt_candidate(c) -> str:
     return c if isinstance(c, str) else fmt_size(c)   # a variant's name, a size or never
 
 
-def level_scores(measurements: list[dict]) -> dict:
+def level_scores(measurements: list[dict], series: str = "memkit", key: str = "ratio") -> dict:
     """function -> {working set: geometric mean over the distributions of
     memkit's speed-up over glibc}, from size-distributions' records ("memkit
-    FUNCTION" series, their median paired speed-up over glibc)."""
+    FUNCTION" series, their median paired speed-up over glibc); with
+    series="glibc", key="value": glibc's ns per call there."""
     ups: dict = {}
     for m in measurements:
-        fn = m.get("series", "").removeprefix("memkit ")
+        who, _, fn = m.get("series", "").partition(" ")
         lv = (m.get("params") or {}).get("ws")
-        if fn in VARIANT_FUNCTIONS and m.get("ratio") and m["metric"] == "ns_per_call":
-            ups.setdefault(fn, {}).setdefault(lv, []).append(m["ratio"])
+        if who == series and fn in VARIANT_FUNCTIONS and m.get(key) and m["metric"] == "ns_per_call":
+            ups.setdefault(fn, {}).setdefault(lv, []).append(m[key])
     return {fn: {lv: geometric_mean(xs) for lv, xs in by.items()} for fn, by in ups.items()}
 
 
@@ -621,12 +625,19 @@ def candidate_scores(candidate, measurements: list[dict], over: Optional[dict] =
                      functions=VARIANT_FUNCTIONS) -> list[LevelScore]:
     """A candidate's scores, one per function of `functions`, from
     size-distributions' records of one run with it in force.  over:
-    function -> the levels that count for it (default: VARIANT_LEVELS)."""
+    function -> the levels that count for it (default: VARIANT_LEVELS,
+    weighed equally), or {level: the share of its calls there} (a
+    recording's: weighed by the time those calls take on glibc's routines)."""
     out = []
+    glibc = level_scores(measurements, "glibc", "value")
     for fn, by in level_scores(measurements).items():
         levels = tuple(over[fn]) if over and fn in over else VARIANT_LEVELS
-        if fn in functions and set(by) >= set(levels):
-            out.append(LevelScore(candidate, fn, {lv: by[lv] for lv in levels}, levels))
+        if fn not in functions or not set(by) >= set(levels):
+            continue
+        weights = None
+        if over and isinstance(over.get(fn), dict) and len(levels) > 1:
+            weights = {lv: over[fn][lv] * glibc.get(fn, {}).get(lv, 1.0) for lv in levels}
+        out.append(LevelScore(candidate, fn, {lv: by[lv] for lv in levels}, levels, weights))
     return out
 
 

@@ -571,3 +571,44 @@ def test_the_predictions_interval_and_what_it_says_of_a_measurement():
     assert "does not stand for the program" in pred.against(0.90, (0.88, 0.92))
     # 1.5x: 0.35 s moved, beyond the 0.2 s its calls take on glibc
     assert "more than the calls can explain" in pred.against(1.5, (1.45, 1.55))
+
+
+def _window(draw, k=32768):
+    """(distinct at k, distinct at k/2) of k draws from draw()."""
+    seen, half = set(), None
+    for i in range(k):
+        seen.add(draw())
+        if i + 1 == k // 2:
+            half = len(seen)
+    return len(seen), half
+
+
+def test_the_halves_of_a_window_tell_a_cold_share_from_one_larger_region():
+    import random
+    rnd = random.Random(3)
+    bits = 1 << 16
+    counter = iter(range(10**9))
+    # 40% of the draws at lines never seen, the rest from 500 lines
+    d, h = _window(lambda: next(counter) + 10**6 if rnd.random() < 0.4 else rnd.randrange(500))
+    cold, region = recording.mixture(d, 32768, (h, 16384), bits)
+    assert 0.37 < cold < 0.43 and 400 < region < 600
+    # the same distinct count from one region of ~14k lines: no cold share
+    d1, h1 = _window(lambda: rnd.randrange(14_700))
+    cold1, region1 = recording.mixture(d1, 32768, (h1, 16384), bits)
+    assert cold1 == 0.0 and 13_000 < region1 < 16_500
+    # the region alone would have read the first as one region of ~14k lines
+    assert recording.region_lines(d, 32768, bits) > 10_000
+    # no half (an older layout): the region alone
+    assert recording.mixture(d, 32768, None, bits) == (0.0, recording.region_lines(d, 32768, bits))
+
+
+def test_a_cold_share_is_replayed_in_dram_and_mixed_into_the_prediction():
+    s = dict(new_summary(memcpy={"ws": "8K", "bytes_per_side": 8000, "cold_fraction": 0.25}), seconds=1.0)
+    assert recording.function_ws(s)["memcpy"] == {"8K": 0.75, "dram": 0.25}
+    assert recording.recorded_ws(s) == ["hot", "8K", "dram"]
+    replay = {("Memcpy", "8K"): {"glibc": 10.0, "memkit": 5.0, "ws_bytes": 8192},
+              ("Memcpy", "dram"): {"glibc": 100.0, "memkit": 110.0, "ws_bytes": 1 << 26}}
+    (o,) = recording.predict(s, replay).ops
+    # 0.75 x 10 + 0.25 x 100 = 32.5 ns on glibc; 0.75 x 5 + 0.25 x 110 = 31.25 on memkit
+    assert o.glibc_ns == pytest.approx(32.5) and o.memkit_ns == pytest.approx(31.25)
+    assert o.ws == "8K (75%) + dram (25%)"

@@ -9,6 +9,7 @@ overridden profiles."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -624,7 +625,7 @@ def test_for_a_recording_the_variant_counts_the_programs_own_working_set_only():
     summary = {"calls": {"memset": 10, "memcpy": 20, "memmove": 0},
                "working_set": {"memset": {"ws": "32K"}, "memcpy": {"ws": "dram"}, "memmove": {"ws": "hot"}}}
     over = recorded_levels(summary)
-    assert over == {"memset": ("32K",), "memcpy": ("dram",)}   # memmove: never called
+    assert over == {"memset": {"32K": 1.0}, "memcpy": {"dram": 1.0}}   # memmove: never called
     recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws}, "ratio": r}
             for fn in ("memset", "memcpy") for ws, r in (("32K", 1.5), ("dram", 0.8))]
     got = {sc.function: sc for sc in tune.candidate_scores("avx512", recs, over)}
@@ -676,3 +677,17 @@ def test_a_threshold_the_levels_keep_keeps_the_timed_stages_choice_and_both_whys
 def test_level_candidates_lie_below_the_incumbent():
     assert tune.level_candidates("rep_stosb_threshold", 16 << 10) == [2 << 10, 4 << 10, 8 << 10, 16 << 10]
     assert tune.level_candidates("rep_stosb_threshold", None)[-1] is None   # never: every candidate
+
+
+def test_a_programs_levels_weigh_by_the_time_its_calls_take_there():
+    # 75% of the calls at 8K (10 ns on glibc), 25% in DRAM (100 ns): DRAM holds 25/32.5 of the time
+    recs = []
+    for lv, g, up in (("8K", 10.0, 2.0), ("dram", 100.0, 0.8)):
+        p = {"ws": lv, "distribution": "Memcpy"}
+        recs += [{"series": "glibc memcpy", "metric": "ns_per_call", "params": p, "value": g},
+                 {"series": "memkit memcpy", "metric": "ns_per_call", "params": p, "value": g / up, "ratio": up}]
+    (sc,) = tune.candidate_scores("evex", recs, {"memcpy": {"8K": 0.75, "dram": 0.25}})
+    assert sc.weights == pytest.approx({"8K": 7.5, "dram": 25.0})
+    want = math.exp((7.5 * math.log(2.0) + 25.0 * math.log(0.8)) / 32.5)
+    assert sc.geomean == pytest.approx(want) and sc.geomean < 1 < math.sqrt(2.0 * 0.8)
+    assert "weighed by the time there" in sc.text()

@@ -199,10 +199,11 @@ def measure_thresholds(timer, quick, progress, step, variants: dict, incumbents:
 
 
 def recorded_levels(summary: dict) -> dict:
-    """function -> (the working set its replay runs at,): the one level that
-    counts for the program (recording.function_ws) among the functions it calls."""
+    """function -> {working set its replay runs at: the share of its calls
+    there} (recording.function_ws), for the functions the program calls: the
+    levels that count for the program."""
     calls = summary.get("calls") or {}
-    return {fn: (ws,) for fn, ws in recording.function_ws(summary).items() if calls.get(fn)}
+    return {fn: shares for fn, shares in recording.function_ws(summary).items() if calls.get(fn)}
 
 
 def describe_picks(label: str, picks: list[tune.Pick]) -> str:
