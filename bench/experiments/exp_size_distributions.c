@@ -200,6 +200,26 @@ static size_t offset_with_alignment(size_t a, uint64_t *rng)
     return line + a * (2 * (size_t)(lab_rand(rng) % odd_multiples) + 1);
 }
 
+/* batch=: a distribution of large calls draws no fewer calls than this a
+ * batch (its sizes are then too few to stand for it: the replay says so). */
+#define MIN_CALLS 8
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+
+/* Calls per batch of d: `calls`, or fewer where batch_bytes (0: no bound)
+ * would not hold them at d's mean size: 50,000 of numpy's 16 MiB copies
+ * were 800 GB a batch, while each small function needs its 50,000. */
+static size_t calls_for(const dist_file *d, size_t calls, size_t batch_bytes)
+{
+    double mean = 0;
+    for (size_t i = 0; i < d->sizes.n; i++)
+        mean += d->sizes.value[i] * (d->sizes.cdf[i] - (i ? d->sizes.cdf[i - 1] : 0));
+    if (!batch_bytes || mean * (double)calls <= (double)batch_bytes)
+        return calls;
+    size_t fit = (size_t)((double)batch_bytes / mean);
+    return fit < MIN_CALLS ? MIN_CALLS : fit;
+}
+
 static size_t largest_size(const dist_file *d)
 {
     size_t max = 0;
@@ -330,6 +350,9 @@ static const lab_arg args[] = {
                                    "else the source tree's data/fleet-size-distributions)", 0, 0},
     {"calls", LAB_INT, "50000", NULL, "calls per batch (fewer: a predictor may learn them)", 100,
      10000000},
+    {"batch", LAB_SIZE, NULL, NULL, "at most this many bytes a batch: a distribution of larger "
+                                    "mean size draws fewer calls, at least " TEXT(MIN_CALLS)
+                                    " (`memkit record` replays by 128M)", 0, 0},
     {"rounds", LAB_INT, "31", "7", "interleaved rounds per distribution, per process", 3, 100000},
     {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
     LAB_WS_ARGS("hot,l1,l2,l3,dram", "hot,dram"),
@@ -426,6 +449,7 @@ static int run(lab_ctx *ctx)
     int given;
     const char *only = lab_text(ctx, "only"), *dir = data_dir(ctx, &given);
     size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
+    size_t batch_bytes = lab_text(ctx, "batch") ? lab_size(ctx, "batch") : 0;
     lab_ws ws[LAB_WS_MAX];
     int nws = lab_ws_arg(ctx, ws);
     if (given)
@@ -460,11 +484,12 @@ static int run(lab_ctx *ctx)
             tallies[op][w] = (tally){.rk = lab_ranking_new(what, 0, 0)};
         }
 
-    printf("size-distributions: %zu calls per batch drawn from each distribution (%s), %zu "
+    printf("size-distributions: %zu calls per batch drawn from each distribution (%s%s), %zu "
            "rounds x %u processes; speed-up: glibc's time / memkit's, per round; ws: the working "
            "set (hot: in cache; else random lines of an arena per side of that size)%s\n", ncalls,
            ncalls >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
                                            : "FEWER than 50,000: a predictor may learn them",
+           batch_bytes ? "; fewer where a batch would pass batch= bytes: its params say" : "",
            rounds, ctx->nprocesses,
            ctx->npeers ? "; each peer: ns per call and speed-up over glibc" : "");
     printf("%-24s %-8s %-5s %10s %10s %9s %17s", "distribution", "op", "ws", "glibc ns",
@@ -475,31 +500,31 @@ static int run(lab_ctx *ctx)
     for (size_t f = 0; f < nfiles; f++) {
         const dist_file *d = &files[f];
         const lab_method *m = op_methods[d->op];
-        size_t nm = op_nmethods[d->op];
-        make_shapes(d, shapes, ncalls, &rng);
+        size_t nm = op_nmethods[d->op], nc = calls_for(d, ncalls, batch_bytes);
+        make_shapes(d, shapes, nc, &rng);
         for (int w = 0; w < nws; w++) {
             char label[256];
             snprintf(label, sizeof label, "%s (ws=%s)", d->name, ws[w].name);
             lab_progress(ctx, f * (size_t)nws + (size_t)w, nfiles * (size_t)nws, label);
             char ws_params[96];
-            batch b = {NULL, calls, ncalls, 1, 0};
+            batch b = {NULL, calls, nc, 1, 0};
             if (ws[w].bytes) {
-                b.windows = cold_windows(&arenas[w], d, shapes, ncalls);
-                if (b.windows * ncalls > calls_room) {
-                    calls_room = b.windows * ncalls;
+                b.windows = cold_windows(&arenas[w], d, shapes, nc);
+                if (b.windows * nc > calls_room) {
+                    calls_room = b.windows * nc;
                     b.calls = calls = realloc(calls, calls_room * sizeof *calls);
                 }
                 if (!calls) {
                     fprintf(stderr, "error: out of memory for %zu calls\n", calls_room);
                     return 2;
                 }
-                place_cold(&arenas[w], shapes, calls, ncalls, b.windows, &place_rng);
+                place_cold(&arenas[w], shapes, calls, nc, b.windows, &place_rng);
                 b.arena = arenas[w].base;
                 lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
                 lab_ws_params(&ws[w], ws[w].bytes, arenas[w].pages, ws_params,
                               sizeof ws_params);
             } else {
-                size_t arena_len = place_hot(d, shapes, calls, ncalls);
+                size_t arena_len = place_hot(d, shapes, calls, nc);
                 b.arena = lab_alloc(arena_len);
                 lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
                 lab_ws_params(&ws[w], WINDOW_LINES * 64, lab_pages_of(b.arena, arena_len),
@@ -510,7 +535,7 @@ static int run(lab_ctx *ctx)
             char params[sizeof data_param + 300];
             snprintf(params, sizeof params,
                      "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s%s", d->name,
-                     op_names[d->op], ncalls, ws_params, data_param);
+                     op_names[d->op], nc, ws_params, data_param);
             lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
             lab_summary sums[MAX_METHODS];
             lab_emit_methods(ctx, &tmpl, m, nm, rounds, ns, BASELINE, sums);

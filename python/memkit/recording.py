@@ -369,7 +369,10 @@ def side_lines(windows) -> tuple[Optional[float], float, int]:
     draws = sum(w[1] * w[2] for w in windows)
     if draws < MIN_DRAWS:
         return None, 0.0, draws
-    fits = [(mixture(d, k, half, bits), k * n) for d, k, n, bits, half in windows]
+    # A window of a few draws cannot show reuse (a short-lived process's):
+    # it reads as no reuse, so it counts only where no window is larger.
+    telling = [w for w in windows if w[1] >= MIN_DRAWS] or windows
+    fits = [(mixture(d, k, half, bits), k * n) for d, k, n, bits, half in telling]
     return (_weighted_median([(region, wt) for (_, region), wt in fits]),
             _weighted_median([(cold, wt) for (cold, _), wt in fits]), draws)
 
@@ -586,28 +589,17 @@ def replay_arguments(args: list, data_dir: Optional[str]) -> list:
     if not any(a.startswith("ws=") for a in args):
         levels = recorded_ws(summary)
         out += ["ws=" + ",".join(levels)] if levels else []
-    calls = replay_calls(summary)
-    if calls < REPLAY_CALLS and not any(a.startswith("calls=") for a in args):
-        out.append(f"calls={calls}")
+    if not any(a.startswith(("calls=", "batch=")) for a in args):
+        out.append(f"batch={REPLAY_BATCH}")
     return out
 
 
-# A replay batch draws REPLAY_CALLS calls (size-distributions' default: more
-# than a branch predictor learns), but at most REPLAY_BATCH_BYTES of the
-# recording's largest mean call: a program of 16 MiB memmoves replayed
-# 50,000 of them a batch (800 GB) and did not finish in 150 s.
-REPLAY_CALLS = 50_000
-REPLAY_BATCH_BYTES = 128 << 20
-REPLAY_MIN_CALLS = 8
-
-
-def replay_calls(summary: dict) -> int:
-    """Calls per replay batch for a recording (see REPLAY_BATCH_BYTES)."""
-    calls, moved = summary.get("calls") or {}, summary.get("bytes") or {}
-    means = [moved[op] / calls[op] for op in OPS if calls.get(op) and moved.get(op)]
-    if not means:
-        return REPLAY_CALLS
-    return max(REPLAY_MIN_CALLS, min(REPLAY_CALLS, int(REPLAY_BATCH_BYTES / max(means))))
+# A replay batch of a function draws at most this many bytes of its sizes (a
+# function of small calls its 50,000 calls, more than a branch predictor
+# learns): a program of 16 MiB memmoves replayed 50,000 of them a batch (800
+# GB) and did not finish in 150 s; with one count for every function, its
+# memsets got 12 calls a batch, too short to time.
+REPLAY_BATCH = "128M"
 
 
 # ---- the prediction ----

@@ -342,7 +342,7 @@ def test_an_older_recording_directory_replays_and_predicts(tmp_path):
     d = old_recording(tmp_path / "old")
     assert recording.is_recording(d)
     # no estimates: the experiment's own working sets, not just hot
-    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5"]
+    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", f"batch={recording.REPLAY_BATCH}"]
     pred = recording.predict(recording.load_summary(d), {("Memcpy", "hot"): {"glibc": 30.0, "memkit": 20.0},
                                                          ("Memcpy", "dram"): {"glibc": 90.0, "memkit": 99.0}})
     (o,) = pred.ops
@@ -451,9 +451,10 @@ def test_replay_arguments_add_the_recorded_working_sets(tmp_path):
     s = json.loads((d / "summary.json").read_text())
     s["working_set"] = {"memcpy": {"ws": "dram"}, "memset": {"ws": "256K"}, "memmove": {"ws": "hot"}}
     (d / "summary.json").write_text(json.dumps(s))
-    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", "ws=hot,256K,dram"]
-    assert recording.replay_arguments([f"data={d}"], None) == [f"data={d}", "ws=hot,256K,dram"]
-    assert recording.replay_arguments(["ws=l2"], str(d)) == ["ws=l2"]                  # the user's own
+    batch = f"batch={recording.REPLAY_BATCH}"
+    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", "ws=hot,256K,dram", batch]
+    assert recording.replay_arguments([f"data={d}"], None) == [f"data={d}", "ws=hot,256K,dram", batch]
+    assert recording.replay_arguments(["ws=l2"], str(d)) == ["ws=l2", batch]           # the user's own
     assert recording.replay_arguments([], str(tmp_path)) == []                         # not a recording
 
 
@@ -534,21 +535,24 @@ def test_record_predict_replays_and_prints_the_prediction(build, tmp_path):
         assert f"memkit:   {o.op}: {o.calls:,} calls x" in p.stderr
 
 
-def test_a_replay_of_large_calls_is_scaled_down_to_a_batch_budget(tmp_path):
-    # numpy's 16 MiB memmoves: 50,000 a batch would be 800 GB; the replay
-    # draws as many as REPLAY_BATCH_BYTES hold
+def test_a_replay_bounds_each_functions_batch_by_bytes(build, tmp_path):
+    # numpy's 16 MiB memmoves beside small memsets: each function's batch
+    # holds at most REPLAY_BATCH bytes (the memmoves few calls, the memsets
+    # their 50,000), not one count for all
     d = old_recording(tmp_path / "rec")
-    s = json.loads((d / "summary.json").read_text())
-    s["calls"] = {"memset": 10, "memcpy": 1000, "memmove": 1335}
-    s["bytes"] = {"memset": 640, "memcpy": 64000, "memmove": 1335 * (16 << 20)}
-    (d / "summary.json").write_text(json.dumps(s))
-    assert recording.replay_calls(s) == recording.REPLAY_BATCH_BYTES // (16 << 20)
-    assert recording.replay_arguments(["rounds=5"], str(d)) == ["rounds=5", "calls=8"]
-    assert recording.replay_arguments(["calls=100"], str(d)) == ["calls=100"]     # the user's own
-    s["calls"], s["bytes"] = {"memcpy": 3}, {"memcpy": 3 * (1 << 30)}            # 3 calls of 1 GiB
-    assert recording.replay_calls(s) == recording.REPLAY_MIN_CALLS
-    s["calls"], s["bytes"] = {"memcpy": 10 ** 6}, {"memcpy": 64 * 10 ** 6}       # small calls: the default
-    assert recording.replay_calls(s) == recording.REPLAY_CALLS
+    assert recording.replay_arguments(["rounds=5"], str(d))[-1] == f"batch={recording.REPLAY_BATCH}"
+    assert recording.replay_arguments(["calls=100"], str(d))[-1] == "calls=100"     # the user's own
+    (d / "Memmove.csv").write_text(f"{16 << 20}:0.9,64:0.1\n0:1\n64:1\n")
+    (d / "Memset.csv").write_text("64:1\n0:1\n64:1\n")
+    jsonl = tmp_path / "r.jsonl"
+    exe = build / "bench" / "memkit-exp-size-distributions"
+    p = subprocess.run([str(exe), f"data={d}", "ws=hot", "rounds=3", "processes=1", "batch=128M",
+                        "--jsonl", str(jsonl)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    calls = {json.loads(l)["params"]["op"]: json.loads(l)["params"]["calls"]
+             for l in jsonl.read_text().splitlines() if '"measurement"' in l}
+    # 128 MiB at a mean of 0.9 x 16 MiB: 8 calls; memset's 64 bytes: the default 50,000
+    assert calls["memmove"] == 8 and calls["memset"] == 50_000
 
 
 def test_the_predictions_interval_and_what_it_says_of_a_measurement():
