@@ -20,6 +20,7 @@ import math
 import os
 import re
 import struct
+from statistics import median
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -802,8 +803,11 @@ def predict(summary: dict, replay: dict) -> Prediction:
             t = replayed[want]
             who = "preload" if "preload" in t else "memkit"
             ratios = t.get(who + "_ratios")
-            parts.append((want, share, t["glibc"], t[who],
-                          median_interval(ratios, TRY_CONFIDENCE) if ratios and len(ratios) >= 6 else None))
+            if ratios and len(ratios) >= 6:   # per round, paired: the median and its interval
+                parts.append((want, share, t["glibc"], t["glibc"] / median(ratios),
+                              median_interval(ratios, TRY_CONFIDENCE)))
+            else:
+                parts.append((want, share, t["glibc"], t[who], None))
         if any("preload" not in replayed[w] for w in shares if w in replayed):
             notes.append("memkit called directly: the preload's jump not counted")
         ops.append(_mixed(op, calls, parts, "; ".join(notes)))
