@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from memkit import stats
+from memkit.judging import stats
 
 
 def test_sign_test_p():

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import cli_env, run_cli
-from memkit import outdir, recording
+from memkit.programs import recording
+from memkit.store import outdir
 from test_cli import one_line_error
 from test_record import build, probe, record  # noqa: F401  (fixture)
 from test_report import store_suite

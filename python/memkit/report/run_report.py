@@ -18,13 +18,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
-from memkit import compare as cmp
-from memkit import plots, ranking, recording_plot, records, stats, whole_program
-from memkit.compare import params_text
-from memkit.evidence import unmeasured_note
-from memkit.fingerprint import cache_levels, describe_lines, differences
-from memkit.sizes import fmt_size
-from memkit.outdir import OutputDir
+from memkit.judging import compare as cmp, stats
+from memkit.judging.compare import params_text
+from memkit.lab import ranking, records
+from memkit.lab.fingerprint import cache_levels, describe_lines, differences
+from memkit.lab.sizes import fmt_size
+from memkit.programs import whole_program
+from memkit.report import plots, recording_plot
+from memkit.store.outdir import OutputDir
+from memkit.tuning.evidence import unmeasured_note
 
 PLOTS_DIR = "plots"
 SIZE_KEYS = ("size", "bytes", "region", "region_size")

@@ -18,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from memkit import compare as cmp
-from memkit import whole_program
 from memkit.errors import MemkitError
-from memkit.fingerprint import LOUD_FIELDS, changed_keys, describe_change
+from memkit.judging import compare as cmp
+from memkit.lab.fingerprint import LOUD_FIELDS, changed_keys, describe_change
+from memkit.programs import whole_program
 from memkit.terminal import printable
 
 MAX_SHOWN = 3   # moved measurements named per host line

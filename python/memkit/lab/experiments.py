@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from memkit import records
 from memkit.errors import MemkitError, UsageError
+from memkit.lab import records
 
 PREFIX = "memkit-exp-"
 PRELOAD_NAME = "libmemkit_preload.so"   # the preload library, beside the experiments

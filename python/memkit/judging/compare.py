@@ -122,16 +122,17 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
-from memkit import records, stats
+from memkit.judging import stats
+from memkit.lab import records
 
-from memkit.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
+from memkit.judging.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
                           NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,
                           SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 
 
 def params_text(params: dict) -> str:
-    from memkit.sizes import fmt_size
+    from memkit.lab.sizes import fmt_size
     parts = []
     for k, v in sorted(params.items()):
         parts.append(f"{k}={fmt_size(v)}" if k in ("size", "bytes", "region", "grain", "ws_bytes") and isinstance(v, (int, float))
@@ -292,7 +293,7 @@ class SeriesChange:
 
     @property
     def span(self) -> str:
-        from memkit.sizes import fmt_size
+        from memkit.lab.sizes import fmt_size
         if self.axis is None:
             return f"{len(self.members)} measurements"
         lo, hi = self.members[0].params[self.axis], self.members[-1].params[self.axis]

@@ -43,10 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from memkit import records, stats
 from memkit.errors import MemkitError
-from memkit.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
-from memkit.lab import describe_exit
+from memkit.judging import stats
+from memkit.judging.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
+from memkit.lab import records
+from memkit.lab.experiments import describe_exit
 
 EXPERIMENT = "try"
 WITHOUT = "without memkit"
@@ -56,6 +57,11 @@ WITH_PROFILE = "with memkit+profile"
 # a program may write gigabytes.
 CHUNK = 1 << 20
 EXCERPT = 24
+
+
+# `memkit try`'s exit status when a run's output or exit status differed from
+# the first run's (the timing is still reported and stored).
+OUTPUTS_DIFFER = 3
 
 
 class ProgramNotStarted(MemkitError):

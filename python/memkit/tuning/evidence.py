@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from memkit import tune
 from memkit.errors import MemkitError
-from memkit.fingerprint import runnable_variants
-from memkit.outdir import write_file
+from memkit.lab.fingerprint import runnable_variants
+from memkit.store.outdir import write_file
+from memkit.tuning import tune
 
 FORMAT = "memkit-tune-evidence"
 VERSION = 1

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.outdir import check_target, remove_file, write_file
-from memkit.sizes import fmt_size, parse_size
+from memkit.lab.sizes import fmt_size, parse_size
+from memkit.store.outdir import check_target, remove_file, write_file
 
 OPS = ("memset", "memcpy", "memmove")
 FILES = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}

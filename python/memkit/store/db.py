@@ -66,9 +66,9 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from memkit import records
-from memkit.backends import CorruptDatabase, open_backend
 from memkit.errors import MemkitError
+from memkit.lab import records
+from memkit.store.backends import CorruptDatabase, open_backend
 
 SCHEMA_VERSION = 6
 RESULTS_IN_CHECKOUT = "results"
@@ -306,7 +306,7 @@ class Database:
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
                   results: list, hostname: str = "", command: str = "", load: Optional[dict] = None,
                   incomplete: Optional[str] = None, replaces: Optional[int] = None) -> int:
-        """Writes one run (a list of lab.Result) in a single transaction.
+        """Writes one run (a list of experiments.Result) in a single transaction.
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.load measured it;
         `incomplete`: why the run did not finish (None: it did);
         `replaces`: an incomplete run holding part of this one (an imported

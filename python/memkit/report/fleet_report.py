@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from memkit import fleet
-from memkit.fingerprint import LOUD_FIELDS
-from memkit.outdir import OutputDir
-from memkit.report import CSS
+from memkit.judging import fleet
+from memkit.lab.fingerprint import LOUD_FIELDS
+from memkit.report.run_report import CSS
+from memkit.store.outdir import OutputDir
 
 EXTRA_CSS = """
 td.changed { background: #fff1d6; } .worse { color: #b00; } .better { color: #070; }
