@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every file memkit writes goes to an absent path or over a regular file
-memkit wrote (memkit.outdir's rule): a device node, a FIFO, a symbolic link
+memkit wrote (memkit.store.outdir's rule): a device node, a FIFO, a symbolic link
 or a user's file is refused with one line and left as it was, for each
 writer (the profile, the report, a recording, a spilled run)."""
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """memkit import: store a run that `memkit run` could not store and spilled
-to a file (see memkit.spill)."""
+to a file (see memkit.store.spill)."""
 
 from __future__ import annotations
 

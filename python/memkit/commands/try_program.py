@@ -4,7 +4,7 @@ as a whole process without and with the preload library, in interleaved
 pairs, its outputs compared; one bottom line, and the run stored.
 
 The runs, the output check, the statistics and what is stored are
-memkit.whole_program's; this is the command: its options, the loop that
+memkit.programs.whole_program's; this is the command: its options, the loop that
 adds pairs, progress and the printed summary."""
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ class Trial:
         return self.notes
 
     def verdicts(self, bottom_line: str) -> list[dict]:
-        """The bottom line first (memkit.whole_program.stored_bottom_line
+        """The bottom line first (memkit.programs.whole_program.stored_bottom_line
         reads it there): a loss when memkit is slower or changed the output."""
         check = self.check
         changed_output = check.differs and check.reproducible

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fleet: every host's latest run against that host's previous one (of
 the same kind: a `memkit try` of the same command, or a lab run of the same
-grid; memkit.whole_program.previous_comparable).
+grid; memkit.programs.whole_program.previous_comparable).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
-(flagged by memkit.compare, as `memkit compare` flags them).  Hosts are
+(flagged by memkit.judging.compare, as `memkit compare` flags them).  Hosts are
 grouped by CPU model, and within a group the hosts that took the same change
 are put side by side with what moved on all of them: the Downs seed's
 microcode update, seen across machines, is one line.

@@ -161,7 +161,7 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
             fingerprint = experiments.fingerprint(exps)
         except MemkitError:
             fingerprint = None
-        # First, before anything runs: how long this will take (memkit.estimate).
+        # First, before anything runs: how long this will take (memkit.lab.estimate).
         guess = estimate.estimate(exps, quick, extra_args, fingerprint,
                                   estimate.history(db, host))
         print(guess.line(whole_suite=not names), flush=True)

@@ -18,7 +18,7 @@ A pair's ratio is the time without memkit divided by the time with it
 
 Statistics.  The median of the pairs' ratios and the distribution-free ~95%
 confidence interval of that median from binomial order statistics
-(memkit.stats.median_interval, scipy.stats.quantile_test): it assumes nothing about the shape of the
+(memkit.judging.stats.median_interval, scipy.stats.quantile_test): it assumes nothing about the shape of the
 noise, which on a shared machine has long tails.  It needs MIN_PAIRS pairs:
 with 5 the widest interval, their whole range, holds the median only
 1 - 2/2^5 = 93.8% of the time.  Pairs are added until the interval lies
@@ -260,7 +260,7 @@ def program_name(argv: list[str]) -> str:
 def measurement(series: str, params: dict, metric: str, unit: str, values: list[float],
                 baseline: Optional[tuple[str, dict, list[float]]]) -> dict:
     """One configuration's per-pair values as a format 2 record
-    (memkit.records): every run is a process of its own, so the values are
+    (memkit.lab.records): every run is a process of its own, so the values are
     per-process samples as much as per-round ones, and compare judges them
     as such."""
     ms = sorted(values)

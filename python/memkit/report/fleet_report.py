@@ -48,7 +48,7 @@ def _moved_cell(s: fleet.HostStatus) -> str:
 
 def write_fleet_report(db, out: Path) -> Path:
     """Writes out/index.html over every host of db (replacing an earlier
-    report's files there and nothing else: memkit.outdir); returns its path."""
+    report's files there and nothing else: memkit.store.outdir); returns its path."""
     statuses = fleet.host_statuses(db)
     e = html.escape
     keys = [k for k in LOUD_FIELDS if k != "cpu_model"]

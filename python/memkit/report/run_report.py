@@ -370,7 +370,7 @@ def working_set_rows(exp: str, ms: list[dict], memkit: set[str]) -> list[dict]:
     """Per working set (and operation): memkit's geometric-mean speed-up
     over the baseline, its worst point, and every other series' geometric
     mean; [] where the experiment measured no working sets.  memkit: the
-    names the lab's rankings gave memkit's routine (memkit.ranking)."""
+    names the lab's rankings gave memkit's routine (memkit.lab.ranking)."""
     rows = [m for m in choose_rows(ms, preferences(exp, ms)) if records.speedup(m) is not None]
     if not any("ws" in m["params"] for m in rows):
         return []
@@ -599,7 +599,7 @@ def _table(ms: list[dict]) -> str:
 
 def write_report(db, run_id: int, out: Path) -> Path:
     """Writes out/index.html and out/plots/*.png for one run, replacing the
-    files of an earlier report there and nothing else (memkit.outdir);
+    files of an earlier report there and nothing else (memkit.store.outdir);
     returns the HTML's path."""
     run = db.run(run_id)   # a missing run: nothing written
     with OutputDir(out, "the report") as staging:

@@ -97,7 +97,7 @@ def paths_record(paths: tune.Paths) -> list:
 
 
 def is_ours(path: Path) -> bool:
-    """An evidence file (memkit.outdir's rule: tune replaces only its own)."""
+    """An evidence file (memkit.store.outdir's rule: tune replaces only its own)."""
     try:
         load(path)
         return True
