@@ -48,7 +48,6 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
     return names, args
 
 
-
 def main(args) -> int:
     names, experiment_args = split_arguments(args.experiments)
     suite.run_suite(names, experiment_args, quick=args.quick, db_path=db_path(args), host=host_name(args),
