@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from memkit import evidence, tune  # noqa: E402
-from memkit.sizes import fmt_size  # noqa: E402
+from memkit.lab.sizes import fmt_size  # noqa: E402
+from memkit.tuning import evidence, tune  # noqa: E402
 
 # the printout's pick lines (commands/tune.py PICK_LABELS) -> (family, ops)
 LABELS = {"memset 0, picked:": ("memset", ["set0"]), "memset non-zero, picked:": ("memset", ["set"]),

@@ -48,7 +48,7 @@ class VersionAction(argparse.Action):
     """--version: the lab's version and the loaded library's, asked at run time."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from memkit.lab import library_version
+        from memkit.lab.experiments import library_version
         print(f"memkit {__version__}\nlibrary {library_version()}")
         parser.exit()
 

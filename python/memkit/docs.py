@@ -38,9 +38,8 @@ def _roff(text: str) -> str:
 def sections() -> dict:
     """The man page's sections beyond the options, which argparse cannot
     say: the environment, the files, the exit statuses, examples."""
-    from memkit import db
-    from memkit.commands import try_program
-    from memkit.whole_program import ProgramNotStarted
+    from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
+    from memkit.store import db
     return {
         "ENVIRONMENT": _items([
             ("MEMKIT_DB", "The results database when --db is not given: an SQLite file or "
@@ -82,8 +81,8 @@ def sections() -> dict:
                   "compare --fail-on-regression."),
             ("2", "A usage error: an unknown option, or an argument an experiment refuses (checked before "
                   "anything runs; nothing is stored)."),
-            (str(try_program.OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
-                                               "first run's (the timing is still reported and stored)."),
+            (str(OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
+                                  "first run's (the timing is still reported and stored)."),
             ("70", "An internal error (MEMKIT_DEBUG=1 shows where)."),
             (str(ProgramNotStarted.exit_status), "memkit try: the program could not be started (no such file, "
                                                  "not executable), as a shell says."),

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, cli_env, real_bench_dir, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 
 SHIPPED = REPO / "data" / "fleet-size-distributions"
 

@@ -11,8 +11,9 @@ import threading
 import pytest
 
 from conftest import cli_env, make_fake_build, run_cli
-from memkit import db as dbmod, lab
-from memkit.db import Database
+from memkit.lab import experiments
+from memkit.store import db as dbmod
+from memkit.store.db import Database
 
 
 def one_line_error(p, rc=1):
@@ -121,7 +122,7 @@ def test_a_host_name_that_would_break_a_line_is_refused(fake_build, tmp_path, ho
 
 def test_a_stored_host_name_is_shown_on_one_line(fake_build, tmp_path):
     # A database written before host names were checked.
-    from memkit.lab import Result
+    from memkit.lab.experiments import Result
     from conftest import FINGERPRINT
     db = tmp_path / "m.db"
     with Database(db, create=True) as d:
@@ -188,7 +189,7 @@ def test_nothing_built(tmp_path):
     env = cli_env()
     env.pop("MEMKIT_BUILD", None)
     # The package's own checkout may have a build: hide it by running a copy.
-    p = subprocess.run([sys.executable, "-c", "import sys, memkit.lab as l; l._repo_root = lambda: "
+    p = subprocess.run([sys.executable, "-c", "import sys, memkit.lab.experiments as l; l._repo_root = lambda: "
                         f"__import__('pathlib').Path({str(tmp_path)!r}); from memkit.cli import main; "
                         "sys.exit(main(['list']))"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert one_line_error(p).startswith("memkit: error: no experiments built (looked in")
@@ -247,10 +248,10 @@ def test_interrupted_run_says_so(fake_build, tmp_path):
 
 
 def test_progress_lines_parse():
-    p = lab.parse_progress("progress: fill-regions 3/81 12.5s 4 KiB\n")
+    p = experiments.parse_progress("progress: fill-regions 3/81 12.5s 4 KiB\n")
     assert (p.experiment, p.done, p.total, p.seconds, p.what) == ("fill-regions", 3, 81, 12.5, "4 KiB")
-    assert lab.parse_progress("progress: x 1/2 0.0s") is not None
-    assert lab.parse_progress("error: progress: nope") is None
+    assert experiments.parse_progress("progress: x 1/2 0.0s") is not None
+    assert experiments.parse_progress("error: progress: nope") is None
 
 
 def test_options_may_follow_the_experiment_name(fake_build, tmp_path):

@@ -10,8 +10,8 @@ import os
 import pytest
 
 from conftest import make_fake_build, run_cli
-from memkit import load
-from memkit.db import Database
+from memkit.lab import load
+from memkit.store.db import Database
 
 
 @pytest.fixture
@@ -119,8 +119,8 @@ def test_compare_is_suggested_only_with_an_earlier_run(build, tmp_path):
 
 
 def test_the_run_summary_states_the_trade_per_working_set():
-    from memkit.commands.run import _trade_lines
-    from memkit.lab import Result
+    from memkit.lab.suite import _trade_lines
+    from memkit.lab.experiments import Result
     ups = {"hot": 2.0, "l3": 1.2, "dram": 0.8}
     ms = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws, "distribution": d}, "ratio": r}
           for fn in ("memset", "memcpy", "memmove") for ws, r in ups.items() for d in ("A", "B")]

@@ -7,11 +7,11 @@ import math
 import random
 
 from conftest import FINGERPRINT, run_cli
-from memkit import compare as cmp
 from memkit.commands.compare import fingerprint_banner
-from memkit.db import Database
-from memkit.fingerprint import changed_keys, differences
-from memkit.lab import Result
+from memkit.judging import compare as cmp
+from memkit.lab.experiments import Result
+from memkit.lab.fingerprint import changed_keys, differences
+from memkit.store.db import Database
 
 
 def m(series, size, value, noise=0.01, rng=None, n=9, processes=0, metric="ns_per_call", unit="ns",

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from conftest import FINGERPRINT, REPO
-from memkit import db as dbmod
-from memkit.db import Database
 from memkit.errors import MemkitError
-from memkit.lab import Result
+from memkit.lab.experiments import Result
+from memkit.store import db as dbmod
+from memkit.store.db import Database
 
 
 def result(name="exp", n=4, verdicts=("v1", "v2"), status="ok"):
@@ -122,7 +122,7 @@ KILLED_WRITER = r'''
 import sys, time
 sys.path.insert(0, sys.argv[2])
 sys.path.insert(0, sys.argv[3])
-from memkit.db import Database
+from memkit.store.db import Database
 from test_db import result, store
 class Stalling(list):
     def __iter__(self):
@@ -174,7 +174,7 @@ def v2_record(series="memkit", size=4096, base=10.0):
 
 
 def test_format_2_records_round_trip(tmp_path):
-    from memkit.lab import parse_jsonl
+    from memkit.lab.experiments import parse_jsonl
     lines = [json.dumps(dict(FINGERPRINT, type="fingerprint", format=2)), json.dumps(v2_record()),
              json.dumps({"type": "verdict", "experiment": "memset-sizes", "kind": "loss", "text": "memkit lost"}),
              json.dumps({"type": "verdict", "experiment": "memset-sizes", "text": "plain"}),
@@ -195,7 +195,7 @@ def test_format_2_records_round_trip(tmp_path):
 
 
 def test_a_methods_contract_is_stored(tmp_path):
-    from memkit.lab import parse_jsonl
+    from memkit.lab.experiments import parse_jsonl
     restricted = dict(v2_record(), series="avx_aligned", contract="buffers aligned to 32 B, sizes a multiple of it")
     lines = [json.dumps(dict(FINGERPRINT, type="fingerprint", format=2)), json.dumps(v2_record()),
              json.dumps(restricted), json.dumps({"type": "end"})]
@@ -208,7 +208,7 @@ def test_a_methods_contract_is_stored(tmp_path):
 
 
 def test_baseline_is_named_by_what_differs():
-    from memkit.records import baseline_text
+    from memkit.lab.records import baseline_text
     own = {"series": "vector-loop", "params": {"size": 4096, "value": 0}}
     assert baseline_text({"series": "vector-loop", "params": {"size": 4096, "value": 90}}, own) == "value=90"
     assert baseline_text({"series": "glibc", "params": {"size": 4096, "value": 0}}, own) == "glibc"
@@ -216,7 +216,7 @@ def test_baseline_is_named_by_what_differs():
 
 
 def test_old_format_records_have_no_speedup():
-    from memkit import records
+    from memkit.lab import records
     old = records.measurement({"series": "a", "params": {}, "metric": "ns_per_call", "unit": "ns",
                                "value": 2.0, "samples": 5, "ratio_to": "glibc", "ratio": 0.8})
     assert old["format"] == 1 and old["samples"] == 5 and old["sample_values"] is None

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import cli_env, make_fake_build, run_cli
 from memkit import cli
-from memkit.db import Database
+from memkit.store.db import Database
 from test_cli import one_line_error
 from test_db import result, store
 

@@ -35,8 +35,7 @@ def test_the_man_page_has_environment_files_exit_status_and_examples():
     assert "results/memkit.db" in files and "~/.local/share/memkit/memkit.db" in files and ".memkit-files" in files
     status = section(page, "EXIT STATUS")
     # every status a command exits with, memkit try's own two included
-    from memkit.commands.try_program import OUTPUTS_DIFFER
-    from memkit.whole_program import ProgramNotStarted
+    from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
     assert [int(s) for s in re.findall(r"^\.B (\d+)$", status, re.M)] == \
         [0, 1, 2, OUTPUTS_DIFFER, 70, ProgramNotStarted.exit_status, 130]
     examples = section(page, "EXAMPLES")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import cli_env, real_bench_dir, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 
 METHODS = {"vector-loop", "rep-stosb", "nt-stores", "glibc", "memkit"}
 # fill-regions' quick grid cut to the caches, so three runs take well under a minute.
@@ -86,7 +86,7 @@ def test_identical_runs_then_a_slower_variant_then_report(tmp_path):
     # be caught, however much of the grid it moves and however short its
     # calls: judged on its paired speed-ups over glibc, timed in the same
     # rounds, so the machine's drift cancels out.
-    from memkit.judge import SERIES_EFFECT
+    from memkit.judging.judge import SERIES_EFFECT
     if behind < 1 + 2 * SERIES_EFFECT:
         pytest.skip(f"no variant this CPU runs is clearly slower than mk_memset ({variant}: x{behind:.2f})")
     p = run_cli("compare", "--json", "--fail-on-regression", "2", "3", "--db", db)

@@ -15,10 +15,10 @@ import subprocess
 import pytest
 
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
-from memkit.db import Database
-from memkit.report import write_report
+from memkit.report.run_report import write_report
+from memkit.store.db import Database
 from test_report import store_suite
-from memkit import evidence, tune
+from memkit.tuning import evidence, tune
 from test_tune import fake_timer  # noqa: F401  (the fixture: a timing program of known speeds)
 
 EVIDENCE_DIR = REPO / "data" / "evidence"

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from conftest import FINGERPRINT, run_cli
-from memkit import cli, fleet
-from memkit.db import Database
-from memkit.lab import Result
+from memkit import cli
+from memkit.judging import fleet
+from memkit.lab.experiments import Result
+from memkit.store.db import Database
 from test_cli import one_line_error
 
 SIZES = (4096, 65536, 4 << 20)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import real_bench_dir, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 
 TINY = ["min=4K", "max=64K", "slots=2", "only=libc,memkit", "mt=memkit"]
 LONG = ["min=1M", "max=16M", "slots=4", "only=libc", "mt=none"]

@@ -6,8 +6,8 @@ headline say the same about every loss and every "fastest"."""
 import re
 
 from conftest import real_bench_dir, run_cli
-from memkit import ranking
-from memkit.db import Database
+from memkit.lab import ranking
+from memkit.store.db import Database
 
 EXPERIMENTS = ("memset-sizes", "copy-sweep", "size-distributions")
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""One judge: every judging constant is defined in memkit/judge.py (Python)
+"""One judge: every judging constant is defined in memkit/judging/judge.py (Python)
 or beside lab_judge in bench/lab/lab.h (C), nowhere else."""
 
 import ast
 import re
 from pathlib import Path
 
-from memkit import judge
+from memkit.judging import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 

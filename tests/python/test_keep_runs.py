@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import FINGERPRINT, cli_env, make_fake_build, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 from test_cli import one_line_error, wait_for_line
 
 # An experiment that finishes normally but leaves a process holding the

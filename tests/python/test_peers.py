@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import real_bench_dir, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 
 # Byte loops the compiler must not turn back into memset/memcpy calls.
 TOY = r"""

@@ -12,10 +12,10 @@ import pytest
 
 from conftest import REPO, cli_env, make_fake_build, run_cli
 from memkit import cli
-from memkit import db as dbmod
-from memkit.backends import open_backend
-from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.store import db as dbmod
+from memkit.store.backends import open_backend
+from memkit.store.db import Database
 from pgserver import _free_port
 from test_cli import one_line_error, wait_for_line
 from test_db import V1_SCHEMA_ROWS, kill_writer_inside, result, store

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_env, real_bench_dir, run_cli
-from memkit import recording
+from memkit.programs import recording
 
 PER_ROUND = {"memset": 1000, "memcpy": 500, "memmove": 300}
 
@@ -166,7 +166,7 @@ def test_size_distributions_replays_a_recording_by_name(build, tmp_path):
     rows = {l.split()[0]: l.split()[1] for l in p.stdout.splitlines()
             if l.split() and l.split()[0] in ("Memset", "Memcpy", "Memmove")}
     assert rows == {"Memset": "memset", "Memcpy": "memcpy", "Memmove": "memmove"}
-    from memkit.db import Database
+    from memkit.store.db import Database
     with Database(db) as d:
         (run,) = d.runs()
         ms = d.measurements(run["id"], "size-distributions")
@@ -523,7 +523,7 @@ def test_record_predict_replays_and_prints_the_prediction(build, tmp_path):
     p = subprocess.run(argv, capture_output=True, text=True, env=cli_env(), timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout == ""   # standard output is the program's: the replay's table goes to stderr
-    from memkit.db import Database
+    from memkit.store.db import Database
     with Database(db) as d:
         times = recording.latest_replay(d, out)
         pred = recording.predict(summary(out), times)

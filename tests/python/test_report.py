@@ -8,10 +8,10 @@ import random
 import re
 
 from conftest import FINGERPRINT, run_cli
-from memkit.db import Database
-from memkit.lab import Result
-from memkit import report
-from memkit.report import write_report
+from memkit.lab.experiments import Result
+from memkit.report import run_report
+from memkit.report.run_report import write_report
+from memkit.store.db import Database
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -184,7 +184,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
     # figures, not one with a "threads=None" group; the modes are bars of
     # their own.  zeroing: a figure per workload, and the lock a series
     # already names is not repeated in its legend.
-    from memkit.report import experiment_figures
+    from memkit.report.run_report import experiment_figures
     faults = [rec("faults", s, {"bytes": 1 << 26}, v, metric="us_per_mb", unit="µs/MB", axis=None)
               for s, v in (("first touch", 380.0), ("warm touch", 5.0), ("munmap", 60.0))]
     faults += [rec("faults", s, {"bytes": 1 << 26, "threads": t}, 100.0 / t, metric="ms", unit="ms", axis=None)
@@ -199,7 +199,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
     items, _ = experiment_figures("zeroing", zeroing, [], tmp_path)
     names = {p.rsplit("/", 1)[1] for p, _ in items}
     assert {"zeroing-cpu-s-per-gb-workload-backlog.png", "zeroing-cpu-s-per-gb-workload-paced.png"} <= names, names
-    import memkit.plots as plots
+    import memkit.report.plots as plots
     seen = []
     real = plots.lines
     plots.lines = lambda curves, **kw: seen.extend(c["label"] for c in curves)
@@ -213,7 +213,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
 def working_set_suite():
     """size-distributions at three working sets with a peer: memkit twice
     glibc's speed in cache, slower than both at dram, worst on Memcpy_1."""
-    from memkit.records import measurement
+    from memkit.lab.records import measurement
     ms = []
     for ws, ws_bytes, memkit_ns in (("hot", 4096, 5.0), ("l3", 4 << 20, 8.0), ("dram", 64 << 20, 20.0)):
         for dist, worse in (("Memcpy_0", 1.0), ("Memcpy_1", 1.5)):
@@ -226,32 +226,32 @@ def working_set_suite():
 
 
 def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
-    from memkit.report import experiment_figures
+    from memkit.report.run_report import experiment_figures
     ms = working_set_suite()
     items, _ = experiment_figures("size-distributions", ms, [], tmp_path)
     names = sorted(p.rsplit("/", 1)[1] for p, _ in items)
     assert names == sorted(f"size-distributions-{m}-ws-{w}.png" for m in ("ns-per-call", "speedup")
                            for w in ("hot", "l3", "dram")), names
     assert all("(ws=" in caption for _, caption in items)
-    rows = report.working_set_rows("size-distributions", ms, {"memkit memcpy"})
+    rows = run_report.working_set_rows("size-distributions", ms, {"memkit memcpy"})
     assert [r["ws"] for r in rows] == ["hot", "l3", "dram"]
     hot, _, dram = rows
     assert hot["memkit"] == "memkit memcpy" and abs(hot["geomean"] - 10 / (5 * 1.5 ** 0.5)) < 1e-9
     assert dram["worst_at"] == "distribution=Memcpy_1" and abs(dram["worst"] - 10 / 30) < 1e-9
     assert abs(dram["others"]["aocl-libmem memcpy"] - 10 / 9) < 1e-9
-    html = "".join(report.working_set_html("size-distributions", ms, {"memkit memcpy"}))
+    html = "".join(run_report.working_set_html("size-distributions", ms, {"memkit memcpy"}))
     # It describes (no judgement of its own: the losses are the lab's verdicts).
     assert "dram (64 MiB per side)" in html and "<td>0.33x (distribution=Memcpy_1)</td>" in html
     assert "class='loss'" not in html
     # Without working sets, or without a ranking naming memkit's series, nothing of this.
     before = [dict(m, params={k: v for k, v in m["params"].items() if k != "ws"})
               for m in ms if m["params"]["ws"] == "hot"]
-    assert report.working_set_rows("size-distributions", before, {"memkit memcpy"}) == []
-    assert report.working_set_rows("size-distributions", ms, set()) == []
+    assert run_report.working_set_rows("size-distributions", before, {"memkit memcpy"}) == []
+    assert run_report.working_set_rows("size-distributions", ms, set()) == []
 
 
 def test_a_replayed_recording_names_its_speed_up_per_working_set():
-    from memkit.recording_plot import speedup_text, speedups
+    from memkit.report.recording_plot import speedup_text, speedups
     ms = [dict(m, params=dict(m["params"], data="/rec")) for m in working_set_suite()]
     ups = speedups(ms)
     assert set(ups) == {("/rec", "Memcpy_0"), ("/rec", "Memcpy_1")}
@@ -284,7 +284,7 @@ def drawn_colours(monkeypatch, db_path, run_id, out):
 
 
 def test_each_method_has_one_colour_in_every_plot(tmp_path, monkeypatch):
-    from memkit import plots
+    from memkit.report import plots
     db_path = tmp_path / "m.db"
     run_id = store_suite(db_path)
     drawn = drawn_colours(monkeypatch, db_path, run_id, tmp_path / "rep")

@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from memkit.db import Database
-from memkit.report import write_report
+from memkit.report.run_report import write_report
+from memkit.store.db import Database
 from test_report import store_suite
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""memkit.stats: each decision's numbers against values worked out by hand
+"""memkit.judging.stats: each decision's numbers against values worked out by hand
 or read from tables (and R, where R has the routine)."""
 
 import math
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from memkit import stats
+from memkit.judging import stats
 
 
 def test_sign_test_p():

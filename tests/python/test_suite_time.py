@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from conftest import FINGERPRINT, make_fake_build, real_bench_dir, run_cli
-from memkit import estimate
-from memkit.lab import Experiment
+from memkit.lab import estimate
+from memkit.lab.experiments import Experiment
 
 MiB = 1 << 20
 CAP = 512 * MiB

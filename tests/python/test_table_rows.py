@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import FINGERPRINT, cli_env, real_bench_dir, run_cli
-from memkit.db import Database
+from memkit.store.db import Database
 from test_cli import one_line_error
 from test_db import result, store
 

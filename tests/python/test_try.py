@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from conftest import cli_env, make_fake_build, real_bench_dir, run_cli
-from memkit import whole_program as wp
-from memkit.db import Database
+from memkit.programs import whole_program as wp
+from memkit.store.db import Database
 
 COPIER = r"""
 #include <stdio.h>

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import FINGERPRINT, cli_env, real_bench_dir, run_cli
-from memkit import tune
+from memkit.tuning import tune
 
 # ---- the rule ----
 
@@ -523,7 +523,7 @@ def test_check_judges_changes_against_what_identical_code_shows():
 # ---- the real timing program ----
 
 def test_timing_program_interleaves_configurations_and_refuses_bad_ones(tmp_path):
-    from memkit import tune_experiment
+    from memkit.tuning import tune_experiment
     timer = tune_experiment.find_program(real_bench_dir())
     plan = tune_experiment.Plan({"loop": "nt_threshold_zero=never", "nt": "nt_threshold_zero=0"},
                                 [("set0", 4096), ("copy3", 100), ("pset", 3 << 20)],

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every file memkit writes goes to an absent path or over a regular file
-memkit wrote (memkit.outdir's rule): a device node, a FIFO, a symbolic link
+memkit wrote (memkit.store.outdir's rule): a device node, a FIFO, a symbolic link
 or a user's file is refused with one line and left as it was, for each
 writer (the profile, the report, a recording, a spilled run)."""
 
@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from conftest import cli_env, run_cli
-from memkit import outdir, recording
+from memkit.programs import recording
+from memkit.store import outdir
 from test_cli import one_line_error
 from test_record import build, probe, record  # noqa: F401  (fixture)
 from test_report import store_suite

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import socket
 
-from memkit import db
 from memkit.errors import MemkitError, UsageError
+from memkit.store import db
 from memkit.terminal import printable
 
 

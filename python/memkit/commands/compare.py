@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import math
 
-from memkit import compare as cmp
-from memkit import whole_program
 from memkit.commands._common import add_db_option, db_path
-from memkit.db import Database
 from memkit.errors import MemkitError, UsageError
+from memkit.judging import compare as cmp
+from memkit.judging.fleet import latest_runs
+from memkit.lab.fingerprint import changed_keys, differences
+from memkit.programs import whole_program
+from memkit.store.db import Database
 from memkit.terminal import printable
-from memkit.fingerprint import changed_keys, differences
-from memkit.fleet import latest_runs
 
 NAME = "compare"
 HELP = "compare two runs (default: the last two): changes beyond the noise, what changed on the machine"

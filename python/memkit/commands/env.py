@@ -6,11 +6,11 @@ where memkit's installed files are (the preload library above all, which
 
 import json
 
-from memkit import lab, load
-from memkit.evidence import unmeasured_note
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError, UsageError
-from memkit.fingerprint import describe_lines
+from memkit.lab import experiments, load
+from memkit.lab.fingerprint import describe_lines
+from memkit.tuning.evidence import unmeasured_note
 
 NAME = "env"
 HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc, ISA, caches, tunables...)"
@@ -42,11 +42,11 @@ def add_arguments(p):
 def main(args) -> int:
     if args.markdown and not (args.tunables or args.strategies):
         raise UsageError("--markdown goes with --tunables or --strategies")
-    bench_dir = lab.find_bench_dir(args.build)
+    bench_dir = experiments.find_bench_dir(args.build)
     if args.paths:
-        return print_paths(lab.native_paths(bench_dir), args.paths, args.json)
+        return print_paths(experiments.native_paths(bench_dir), args.paths, args.json)
     if args.tunables or args.strategies:
-        table = lab.tunables(bench_dir)
+        table = experiments.tunables(bench_dir)
         if args.json:
             print(json.dumps(table["tunables"] if args.tunables else table["strategies"], indent=2))
         elif args.markdown:
@@ -54,12 +54,12 @@ def main(args) -> int:
         else:
             print(tunables_text(table) if args.tunables else strategies_text(table), end="")
         return 0
-    fp = lab.fingerprint(lab.discover(bench_dir))
+    fp = experiments.fingerprint(experiments.discover(bench_dir))
     now = load.sample()
     if args.json:
         print(json.dumps(dict(fp, load=now.as_record()), indent=2, sort_keys=True))
         return 0
-    rows = describe_lines(fp) + [("library", lab.library_version(bench_dir)), ("load", now.describe())]
+    rows = describe_lines(fp) + [("library", experiments.library_version(bench_dir)), ("load", now.describe())]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

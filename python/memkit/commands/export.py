@@ -8,7 +8,7 @@ import json
 import sys
 
 from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, wanted_run
-from memkit.db import Database
+from memkit.store.db import Database
 
 NAME = "export"
 HELP = "print a run's measurements (default: the last run) as CSV or JSON"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from memkit import fleet
 from memkit.commands._common import add_db_option, db_path
-from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.judging import fleet
+from memkit.store.db import Database
 
 NAME = "fleet"
 HELP = "every host's latest run: fingerprint changes and measurements moved beyond the noise, by CPU model"

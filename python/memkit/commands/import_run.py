@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """memkit import: store a run that `memkit run` could not store and spilled
-to a file (see memkit.spill)."""
+to a file (see memkit.store.spill)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memkit import spill
 from memkit.commands._common import add_db_option, db_path
-from memkit.db import Database
+from memkit.store import spill
+from memkit.store.db import Database
 
 NAME = "import"
 HELP = "store a run that could not be stored and was spilled to a file (memkit run names the file)"

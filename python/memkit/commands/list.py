@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """memkit list: the experiments this build has."""
 
-from memkit import lab
 from memkit.commands._common import add_build_option
+from memkit.lab import experiments
 
 NAME = "list"
 HELP = "list the experiments, each with its description and seed"
@@ -13,7 +13,7 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    exps = lab.discover(lab.find_bench_dir(args.build))
+    exps = experiments.discover(experiments.find_bench_dir(args.build))
     width = max(len(e.name) for e in exps)
     for e in exps:
         print(f"{e.name:<{width}}  {e.description}")

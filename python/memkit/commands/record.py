@@ -17,7 +17,6 @@ standard error) and prints what memkit saves the program."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import datetime
@@ -32,12 +31,13 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from memkit import lab, recording
-from memkit.preload import PRELOAD_NAME, elf_is_static, find_preload
-from memkit.commands._common import add_build_option, add_db_option, db_path
-from memkit.db import Database
+from memkit.commands._common import add_build_option, add_db_option, db_path, host_name
 from memkit.errors import MemkitError
-from memkit.outdir import check_target
+from memkit.lab import experiments as lab, suite
+from memkit.programs import recording
+from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
+from memkit.store.db import Database
+from memkit.store.outdir import check_target
 
 NAME = "record"
 HELP = "run a program under the preload library and record its memset/memcpy/memmove sizes"
@@ -124,13 +124,11 @@ def replay(out: Path, args) -> recording.Prediction:
     """Runs size-distributions on the recording as `memkit run` would (its
     output on standard error: standard output is the program's) and predicts
     from that run."""
-    from memkit.commands import run as run_command
     # the preload raced beside memkit: the program calls memkit through it
     peer = f"peer={find_preload(args.preload, args.build)}"
-    run_args = argparse.Namespace(experiments=["size-distributions", f"data={out.resolve()}", peer],
-                                  quick=args.quick, db=args.db, host=None, build=args.build)
     with contextlib.redirect_stdout(sys.stderr):
-        run_command.main(run_args)
+        suite.run_suite(["size-distributions"], {"size-distributions": [f"data={out.resolve()}", peer]},
+                        quick=args.quick, db_path=db_path(args), host=host_name(args), build=args.build)
     with Database(db_path(args)) as db:
         times = recording.latest_replay(db, out)
     return recording.predict(recording.load_summary(out), times)

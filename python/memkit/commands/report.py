@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit import db as database
 from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, wanted_run
-from memkit.db import Database
 from memkit.errors import MemkitError
+from memkit.store import db as database
+from memkit.store.db import Database
 
 NAME = "report"
 HELP = "write an HTML report with plots for a run (default: the last), or over every host (--fleet)"
@@ -26,7 +26,7 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    from memkit.report import write_report   # matplotlib: only when needed
+    from memkit.report.run_report import write_report   # matplotlib: only when needed
     wanted = wanted_run(args)
     out = Path(args.out) if args.out else database.results_dir() / "report"
     with Database(db_path(args)) as db:
@@ -35,7 +35,7 @@ def main(args) -> int:
         run_id = chosen_run(db, wanted)   # also: no runs at all is an error
         try:
             if args.fleet:
-                from memkit.fleet_report import write_fleet_report
+                from memkit.report.fleet_report import write_fleet_report
                 path = write_fleet_report(db, out)
             else:
                 path = write_report(db, run_id, out)

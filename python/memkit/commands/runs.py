@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from memkit import whole_program
 from memkit.commands._common import add_db_option, db_path
-from memkit.db import Database
+from memkit.programs import whole_program
+from memkit.store.db import Database
 from memkit.terminal import printable
 
 NAME = "runs"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from memkit import lab, load, system_check
 from memkit.commands._common import add_build_option
+from memkit.lab import experiments, load, system_check
 
 NAME = "system-check"
 HELP = ("say what makes timings noisy here: frequency governor, turbo/boost, SMT, THP, a VM, the load "
@@ -19,7 +19,7 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    fp = lab.fingerprint(lab.discover(lab.find_bench_dir(args.build)))
+    fp = experiments.fingerprint(experiments.discover(experiments.find_bench_dir(args.build)))
     items = system_check.findings(fp, load.sample())
     if args.json:
         print(json.dumps([f.as_json() for f in items], indent=1))

@@ -4,7 +4,7 @@ as a whole process without and with the preload library, in interleaved
 pairs, its outputs compared; one bottom line, and the run stored.
 
 The runs, the output check, the statistics and what is stored are
-memkit.whole_program's; this is the command: its options, the loop that
+memkit.programs.whole_program's; this is the command: its options, the loop that
 adds pairs, progress and the printed summary."""
 
 from __future__ import annotations
@@ -21,18 +21,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memkit import lab, load, recording, stats
-from memkit import whole_program as wp
-from memkit.backends import safe_url
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
-from memkit.preload import PRELOAD_NAME, elf_is_static, find_preload
-from memkit.db import Database
 from memkit.errors import MemkitError
-from memkit.evidence import unmeasured_note
+from memkit.judging import stats
+from memkit.lab import experiments, load
+from memkit.programs import recording
+from memkit.programs import whole_program as wp
+from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
+from memkit.store.backends import safe_url
+from memkit.store.db import Database
+from memkit.tuning.evidence import unmeasured_note
 
 NAME = "try"
 HELP = "will memkit make my program faster? run it with and without the preload library, paired, and say"
-OUTPUTS_DIFFER = 3
 DESCRIPTION = f"""\
 Runs PROGRAM ARGS as a whole process without and with memkit's preload
 library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it
@@ -65,7 +66,7 @@ the database like any other: `memkit runs`, `compare`, `report` and `fleet`
 show it.
 
 Exit status: 0 when every run's output and exit status agreed (whatever the
-timing says); {OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
+timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
 started; 1 for memkit's own errors (no preload library, the database); 130
 when interrupted (nothing is stored)."""
 
@@ -141,14 +142,14 @@ def _check_runnable(program: str):
 def _machine_fingerprint(build_option):
     """The fingerprint any of the lab's experiments reports (None without a build)."""
     try:
-        bench = lab.find_bench_dir(build_option)
+        bench = experiments.find_bench_dir(build_option)
     except MemkitError:
         return None
-    exe = next((p for p in sorted(bench.glob(lab.PREFIX + "*")) if os.access(p, os.X_OK)), None)
+    exe = next((p for p in sorted(bench.glob(experiments.PREFIX + "*")) if os.access(p, os.X_OK)), None)
     if exe is None:
         return None
     try:
-        return lab.fingerprint([lab.Experiment(exe.name[len(lab.PREFIX):], "", "", exe)])
+        return experiments.fingerprint([experiments.Experiment(exe.name[len(experiments.PREFIX):], "", "", exe)])
     except MemkitError:
         return None
 
@@ -269,17 +270,17 @@ class Trial:
         else:
             lines.append(f"  outputs: standard output ({self.reference.stat().st_size:,} bytes) and exit status "
                          f"identical in all {sum(self.check.runs.values()) + 1} runs "
-                         f"({lab.describe_exit(self.first.status)})")
+                         f"({experiments.describe_exit(self.first.status)})")
         return lines + [f"  note: {n}" for n in self.all_notes()]
 
     def all_notes(self) -> list[str]:
         if self.first.status != 0 and not self.check.differs:
-            return self.notes + [f"the program ended with {lab.describe_exit(self.first.status)} in every run: "
+            return self.notes + [f"the program ended with {experiments.describe_exit(self.first.status)} in every run: "
                                  "check that it ran as intended"]
         return self.notes
 
     def verdicts(self, bottom_line: str) -> list[dict]:
-        """The bottom line first (memkit.whole_program.stored_bottom_line
+        """The bottom line first (memkit.programs.whole_program.stored_bottom_line
         reads it there): a loss when memkit is slower or changed the output."""
         check = self.check
         changed_output = check.differs and check.reproducible
@@ -366,7 +367,7 @@ def main(args) -> int:
         for text in lines + [line]:
             print(text)
         sys.stdout.flush()
-        result = lab.Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
+        result = experiments.Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
                             "memkit's preload library, interleaved pairs", "ok", seconds, argv,
                             fingerprint=fingerprint, measurements=trial.measurements(),
                             verdicts=trial.verdicts(line), output="\n".join(lines + [line]) + "\n")
@@ -376,4 +377,4 @@ def main(args) -> int:
                               results=[result], hostname=host, command=shlex.join(map(safe_url, sys.argv)),
                               load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
         say(f"stored as run {run_id} in {db.path}" + (f" (busy machine: {busy})" if busy else ""))
-    return OUTPUTS_DIFFER if trial.check.differs else 0
+    return wp.OUTPUTS_DIFFER if trial.check.differs else 0

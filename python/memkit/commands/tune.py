@@ -13,13 +13,16 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from memkit import evidence, lab, recording, stats, tune, tune_experiment
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
-from memkit.fingerprint import runnable_variants
-from memkit.outdir import check_target
-from memkit.sizes import fmt_size, size_arg
+from memkit.judging import stats
+from memkit.lab import experiments as lab
+from memkit.lab.fingerprint import runnable_variants
+from memkit.lab.sizes import fmt_size, size_arg
+from memkit.programs import recording
+from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
+from memkit.tuning import evidence, tune, tune_experiment
 
 NAME = "tune"
 HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit import recording
+from memkit.programs import recording
 
 
 def _bins(sizes: dict):
@@ -46,7 +46,7 @@ def speedup_text(ups: dict) -> str:
 
 def plot(rec_dir: Path, ups: dict, path: Path, prediction: recording.Prediction) -> str:
     """Writes the PNG for one recording; returns its caption."""
-    from memkit.plots import pyplot
+    from memkit.report.plots import pyplot
     plt = pyplot()
     summary = recording.load_summary(rec_dir)
     ops = [(op, f) for op, f in recording.FILES.items() if (rec_dir / f).is_file()]

@@ -128,7 +128,7 @@ def history(db, host: str) -> list[dict]:
 
 def estimate(experiments, quick: bool, extra_args: dict[str, list[str]],
              fingerprint: Optional[dict], earlier: list[dict]) -> Estimate:
-    """The rule above, for these experiments (lab.Experiment) with these
+    """The rule above, for these experiments (experiments.Experiment) with these
     arguments on this machine (its fingerprint), given history()."""
     l3 = _l3(fingerprint)
     guesses = {}

@@ -18,13 +18,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
-from memkit import compare as cmp
-from memkit import plots, ranking, recording_plot, records, stats, whole_program
-from memkit.compare import params_text
-from memkit.evidence import unmeasured_note
-from memkit.fingerprint import cache_levels, describe_lines, differences
-from memkit.sizes import fmt_size
-from memkit.outdir import OutputDir
+from memkit.judging import compare as cmp, stats
+from memkit.judging.compare import params_text
+from memkit.lab import ranking, records
+from memkit.lab.fingerprint import cache_levels, describe_lines, differences
+from memkit.lab.sizes import fmt_size
+from memkit.programs import whole_program
+from memkit.report import plots, recording_plot
+from memkit.store.outdir import OutputDir
+from memkit.tuning.evidence import unmeasured_note
 
 PLOTS_DIR = "plots"
 SIZE_KEYS = ("size", "bytes", "region", "region_size")
@@ -368,7 +370,7 @@ def working_set_rows(exp: str, ms: list[dict], memkit: set[str]) -> list[dict]:
     """Per working set (and operation): memkit's geometric-mean speed-up
     over the baseline, its worst point, and every other series' geometric
     mean; [] where the experiment measured no working sets.  memkit: the
-    names the lab's rankings gave memkit's routine (memkit.ranking)."""
+    names the lab's rankings gave memkit's routine (memkit.lab.ranking)."""
     rows = [m for m in choose_rows(ms, preferences(exp, ms)) if records.speedup(m) is not None]
     if not any("ws" in m["params"] for m in rows):
         return []
@@ -597,7 +599,7 @@ def _table(ms: list[dict]) -> str:
 
 def write_report(db, run_id: int, out: Path) -> Path:
     """Writes out/index.html and out/plots/*.png for one run, replacing the
-    files of an earlier report there and nothing else (memkit.outdir);
+    files of an earlier report there and nothing else (memkit.store.outdir);
     returns the HTML's path."""
     run = db.run(run_id)   # a missing run: nothing written
     with OutputDir(out, "the report") as staging:

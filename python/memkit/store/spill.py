@@ -19,11 +19,11 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from memkit import db as database
-from memkit.backends import url_scheme
 from memkit.errors import MemkitError
-from memkit.lab import Result
-from memkit.outdir import starts_with, write_file
+from memkit.lab.experiments import Result
+from memkit.store import db as database
+from memkit.store.backends import url_scheme
+from memkit.store.outdir import starts_with, write_file
 
 FORMAT = 1
 MARKER = b'{"memkit_spill": '

@@ -3,10 +3,10 @@
 default, one machine) or a PostgreSQL server (a fleet writing to one place).
 
 Each back end turns its driver's connection into the same few operations
-memkit.db needs: run a statement with `?` placeholders, begin a reading or a
+memkit.store.db needs: run a statement with `?` placeholders, begin a reading or a
 writing transaction, read and set the schema version, list the tables, and
 say in one line what went wrong.  The SQL itself is written once, in
-memkit.db; the only dialect differences are translated here (placeholders,
+memkit.store.db; the only dialect differences are translated here (placeholders,
 identity columns, floating-point type, the implicit row order).
 """
 

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from memkit import tune
 from memkit.errors import MemkitError
-from memkit.fingerprint import runnable_variants
-from memkit.outdir import write_file
+from memkit.lab.fingerprint import runnable_variants
+from memkit.store.outdir import write_file
+from memkit.tuning import tune
 
 FORMAT = "memkit-tune-evidence"
 VERSION = 1
@@ -100,7 +100,7 @@ def paths_record(paths: tune.Paths) -> list:
 
 
 def is_ours(path: Path) -> bool:
-    """An evidence file (memkit.outdir's rule: tune replaces only its own)."""
+    """An evidence file (memkit.store.outdir's rule: tune replaces only its own)."""
     try:
         load(path)
         return True

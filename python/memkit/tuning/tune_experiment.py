@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from memkit import lab
 from memkit.errors import MemkitError
-from memkit.lab import Progress
+from memkit.lab import experiments
+from memkit.lab.experiments import Progress
 
 PROGRAM = "memkit-tune-experiment"
 
@@ -37,13 +37,13 @@ def clean_env(**extra) -> dict:
     return env
 
 
-def experiment(program: Path) -> lab.Experiment:
-    return lab.Experiment("tune", "", "", program)
+def experiment(program: Path) -> experiments.Experiment:
+    return experiments.Experiment("tune", "", "", program)
 
 
 def fingerprint(program: Path) -> dict:
     """The machine, as the lab's experiments describe it."""
-    return lab.fingerprint([experiment(program)])
+    return experiments.fingerprint([experiment(program)])
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Loaded:
 
 def loaded(program: Path, **env) -> Loaded:
     """program --loaded in a clean environment with env set; its standard
-    error is kept (lab._run_quiet would not hand it back on success)."""
+    error is kept (experiments._run_quiet would not hand it back on success)."""
     try:
         p = subprocess.run([str(program), "--loaded"], capture_output=True, text=True,
                            env=clean_env(**env), timeout=60)
@@ -123,8 +123,8 @@ def measure(program: Path, plan: Plan,
             if on_progress:
                 whole = base + p.done * n / max(p.total, 1)
                 on_progress(Progress("tune", int(whole), total, time.monotonic() - t0, p.what))
-        res = lab.run_experiment(exp, False, arguments(plan, cells), on_progress=progress,
-                                 env=clean_env())
+        res = experiments.run_experiment(exp, False, arguments(plan, cells), on_progress=progress,
+                                         env=clean_env())
         if res.status != "ok":
             raise MemkitError(f"{program.name}: {res.error}")
         for m in res.measurements:

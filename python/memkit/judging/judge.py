@@ -21,7 +21,7 @@ The questions, and where each is asked:
   bench/lab/ranking.c): LOSS_MIN there; it writes it into every ranking
   record, and the Python side reads it from there, never copies it.
 
-The statistics themselves are memkit.stats (scipy.stats); nothing here
+The statistics themselves are memkit.judging.stats (scipy.stats); nothing here
 computes a p-value.
 """
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from memkit import records
 from memkit.errors import MemkitError, UsageError
+from memkit.lab import records
 
 PREFIX = "memkit-exp-"
 PRELOAD_NAME = "libmemkit_preload.so"   # the preload library, beside the experiments
@@ -52,13 +52,13 @@ SUITE_ARGS: dict[str, list[str]] = {}
 
 
 def _repo_root() -> Path:
-    # python/memkit/lab.py -> the checkout (editable install) or site-packages.
-    return Path(__file__).resolve().parents[2]
+    # python/memkit/lab/experiments.py -> the checkout (editable install) or site-packages.
+    return Path(__file__).resolve().parents[3]
 
 
 # Where `pip install .` puts the CMake install tree (pyproject.toml's
 # wheel.install-dir): the experiments in libexec/memkit, the library in lib.
-NATIVE = Path(__file__).resolve().parent / "_native"
+NATIVE = Path(__file__).resolve().parents[1] / "_native"
 
 
 def _bench_dir(candidate: Path) -> Optional[Path]:
@@ -341,14 +341,14 @@ class Result:
     args: list[str] = field(default_factory=list)
     fingerprint: Optional[dict] = None
     measurements: list[dict] = field(default_factory=list)
-    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.records)
+    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.lab.records)
     output: str = ""
     error: str = ""
 
 
 def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool]:
     """(fingerprint, measurements, verdicts, saw the end record); the
-    measurements and verdicts in memkit.records' normalised shape."""
+    measurements and verdicts in memkit.lab.records' normalised shape."""
     fp, ms, vs, ended = None, [], [], False
     fmt = 1
     for n, line in enumerate(text.splitlines(), 1):

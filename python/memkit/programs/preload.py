@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memkit import lab
 from memkit.errors import MemkitError
-from memkit.lab import PRELOAD_NAME
+from memkit.lab import experiments
+from memkit.lab.experiments import PRELOAD_NAME
 
 
 def find_preload(option, build_option) -> Path:
@@ -20,10 +20,10 @@ def find_preload(option, build_option) -> Path:
             raise MemkitError(f"no preload library at {given}")
         return Path(given).resolve()
     try:
-        bench = lab.find_bench_dir(build_option)
+        bench = experiments.find_bench_dir(build_option)
     except MemkitError:
         bench = None
-    found = lab.native_file(bench, PRELOAD_NAME) if bench else None
+    found = experiments.native_file(bench, PRELOAD_NAME) if bench else None
     if found:
         return found
     raise MemkitError(f"no {PRELOAD_NAME} found (build with `make`, or pass --preload SO)")

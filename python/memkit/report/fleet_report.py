@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from memkit import fleet
-from memkit.fingerprint import LOUD_FIELDS
-from memkit.outdir import OutputDir
-from memkit.report import CSS
+from memkit.judging import fleet
+from memkit.lab.fingerprint import LOUD_FIELDS
+from memkit.report.run_report import CSS
+from memkit.store.outdir import OutputDir
 
 EXTRA_CSS = """
 td.changed { background: #fff1d6; } .worse { color: #b00; } .better { color: #070; }
@@ -48,7 +48,7 @@ def _moved_cell(s: fleet.HostStatus) -> str:
 
 def write_fleet_report(db, out: Path) -> Path:
     """Writes out/index.html over every host of db (replacing an earlier
-    report's files there and nothing else: memkit.outdir); returns its path."""
+    report's files there and nothing else: memkit.store.outdir); returns its path."""
     statuses = fleet.host_statuses(db)
     e = html.escape
     keys = [k for k in LOUD_FIELDS if k != "cpu_model"]

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judge import TRY_CONFIDENCE
-from memkit.stats import median_interval
-from memkit.outdir import check_target, remove_file, write_file
-from memkit.sizes import fmt_size, parse_size
+from memkit.judging.judge import TRY_CONFIDENCE
+from memkit.judging.stats import median_interval
+from memkit.lab.sizes import fmt_size, parse_size
+from memkit.store.outdir import check_target, remove_file, write_file
 
 OPS = ("memset", "memcpy", "memmove")
 FILES = {"memset": "Memset.csv", "memcpy": "Memcpy.csv", "memmove": "Memmove.csv"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from memkit.sizes import fmt_size
+from memkit.lab.sizes import fmt_size
 
 # Fields whose change silently changes performance (the Downs seed: a
 # microcode update switched off the zero-store optimisation overnight).

@@ -28,14 +28,15 @@ from pathlib import Path
 from statistics import geometric_mean, median
 from typing import Optional
 
-from memkit import lab, stats
-from memkit.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
-from memkit.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
-from memkit.judge import VARIANT_FLOOR, VARIANT_LEVELS
-from memkit.outdir import starts_with, write_file
-from memkit.recording import OPS
-from memkit.tune_experiment import band_of
-from memkit.sizes import fmt_size
+from memkit.judging import stats
+from memkit.judging.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
+from memkit.judging.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
+from memkit.judging.judge import VARIANT_FLOOR, VARIANT_LEVELS
+from memkit.lab import experiments as lab
+from memkit.lab.sizes import fmt_size
+from memkit.programs.recording import OPS
+from memkit.store.outdir import starts_with, write_file
+from memkit.tuning.tune_experiment import band_of
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memkit.load import Load
+from memkit.lab.load import Load
 
 OK, NOISY, UNKNOWN = "ok", "NOISY", "unknown"
 

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fleet: every host's latest run against that host's previous one (of
 the same kind: a `memkit try` of the same command, or a lab run of the same
-grid; memkit.whole_program.previous_comparable).
+grid; memkit.programs.whole_program.previous_comparable).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
-(flagged by memkit.compare, as `memkit compare` flags them).  Hosts are
+(flagged by memkit.judging.compare, as `memkit compare` flags them).  Hosts are
 grouped by CPU model, and within a group the hosts that took the same change
 are put side by side with what moved on all of them: the Downs seed's
 microcode update, seen across machines, is one line.
@@ -18,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from memkit import compare as cmp
-from memkit import whole_program
 from memkit.errors import MemkitError
-from memkit.fingerprint import LOUD_FIELDS, changed_keys, describe_change
+from memkit.judging import compare as cmp
+from memkit.lab.fingerprint import LOUD_FIELDS, changed_keys, describe_change
+from memkit.programs import whole_program
 from memkit.terminal import printable
 
 MAX_SHOWN = 3   # moved measurements named per host line

@@ -18,7 +18,7 @@ A pair's ratio is the time without memkit divided by the time with it
 
 Statistics.  The median of the pairs' ratios and the distribution-free ~95%
 confidence interval of that median from binomial order statistics
-(memkit.stats.median_interval, scipy.stats.quantile_test): it assumes nothing about the shape of the
+(memkit.judging.stats.median_interval, scipy.stats.quantile_test): it assumes nothing about the shape of the
 noise, which on a shared machine has long tails.  It needs MIN_PAIRS pairs:
 with 5 the widest interval, their whole range, holds the median only
 1 - 2/2^5 = 93.8% of the time.  Pairs are added until the interval lies
@@ -43,10 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from memkit import records, stats
 from memkit.errors import MemkitError
-from memkit.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
-from memkit.lab import describe_exit
+from memkit.judging import stats
+from memkit.judging.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
+from memkit.lab import records
+from memkit.lab.experiments import describe_exit
 
 EXPERIMENT = "try"
 WITHOUT = "without memkit"
@@ -56,6 +57,11 @@ WITH_PROFILE = "with memkit+profile"
 # a program may write gigabytes.
 CHUNK = 1 << 20
 EXCERPT = 24
+
+
+# `memkit try`'s exit status when a run's output or exit status differed from
+# the first run's (the timing is still reported and stored).
+OUTPUTS_DIFFER = 3
 
 
 class ProgramNotStarted(MemkitError):
@@ -254,7 +260,7 @@ def program_name(argv: list[str]) -> str:
 def measurement(series: str, params: dict, metric: str, unit: str, values: list[float],
                 baseline: Optional[tuple[str, dict, list[float]]]) -> dict:
     """One configuration's per-pair values as a format 2 record
-    (memkit.records): every run is a process of its own, so the values are
+    (memkit.lab.records): every run is a process of its own, so the values are
     per-process samples as much as per-round ones, and compare judges them
     as such."""
     ms = sorted(values)

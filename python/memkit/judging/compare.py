@@ -22,7 +22,7 @@ The evidence for a measurement is one of two kinds:
   baseline (no speed-ups, or all of them 1) and records without speed-ups.
 
 A change is decided in these steps (every p-value, interval and robust scale
-by memkit.stats, on scipy.stats):
+by memkit.judging.stats, on scipy.stats):
 
 1. The samples: one value per process where the measurement ran in several
    processes (that spread includes code and data placement, which moves
@@ -92,7 +92,7 @@ by memkit.stats, on scipy.stats):
    per-round samples only is not judged at all: two processes of one binary
    were seen 1.8x apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns,
    AMD EPYC Zen 4, busy machine), more than any change memkit could make.
-   When either run recorded a busy machine (memkit.load), every minimum
+   When either run recorded a busy machine (memkit.lab.load), every minimum
    effect is multiplied by BUSY_FACTOR: on a 2-CPU VM with other work
    running, identical runs were seen 22% apart on 68 ns calls.
 
@@ -111,7 +111,7 @@ beyond the minimum effect; it is "better" or "worse" by the record's own
    forced) is caught so however much of the experiment it moves: each pair
    was timed with its baseline, and the machine's drift cancels out of it.
 
-The constants are memkit.judge's; docs/judging.md says why each.
+The constants are memkit.judging.judge's; docs/judging.md says why each.
 """
 
 from __future__ import annotations
@@ -122,16 +122,17 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
-from memkit import records, stats
+from memkit.judging import stats
+from memkit.lab import records
 
-from memkit.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
+from memkit.judging.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
                           NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,
                           SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 
 
 def params_text(params: dict) -> str:
-    from memkit.sizes import fmt_size
+    from memkit.lab.sizes import fmt_size
     parts = []
     for k, v in sorted(params.items()):
         parts.append(f"{k}={fmt_size(v)}" if k in ("size", "bytes", "region", "grain", "ws_bytes") and isinstance(v, (int, float))
@@ -292,7 +293,7 @@ class SeriesChange:
 
     @property
     def span(self) -> str:
-        from memkit.sizes import fmt_size
+        from memkit.lab.sizes import fmt_size
         if self.axis is None:
             return f"{len(self.members)} measurements"
         lo, hi = self.members[0].params[self.axis], self.members[-1].params[self.axis]
