@@ -616,3 +616,13 @@ def test_a_cold_share_is_replayed_in_dram_and_mixed_into_the_prediction():
     # 0.75 x 10 + 0.25 x 100 = 32.5 ns on glibc; 0.75 x 5 + 0.25 x 110 = 31.25 on memkit
     assert o.glibc_ns == pytest.approx(32.5) and o.memkit_ns == pytest.approx(31.25)
     assert o.ws == "8K (75%) + dram (25%)"
+
+
+def test_a_prediction_off_on_large_calls_names_the_fresh_pages():
+    s = dict(new_summary(memmove={"ws": "dram", "bytes_per_side": None, "no_reuse_seen": True}), seconds=1.0)
+    s["calls"] = {"memset": 0, "memcpy": 0, "memmove": 1000}
+    s["bytes"] = {"memset": 0, "memcpy": 0, "memmove": 1000 * (16 << 20)}
+    replay = {("Memmove", "dram"): {"glibc": 1.0e6, "memkit": 0.8e6, "ws_bytes": 1 << 26}}
+    pred = recording.predict(s, replay)   # saves 0.2 s of 1.2 s: 1.2x
+    line = pred.against(1.05, (1.04, 1.06))
+    assert "calls of 16 MiB on average" in line and "page faults" in line
