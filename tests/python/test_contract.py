@@ -3,7 +3,8 @@
 once (docs/architecture.md, "The contract between C and Python"): the size
 grammar's cases (tests/data/sizes.tsv, which the lab's C test reads too),
 the records' schema (bench/lab/records.def) that a real run's records and
-the Python readers hold to."""
+the Python readers hold to, and memkit tune's workloads, paths and tunables
+as the library's tools print them (memkit-tunables)."""
 
 from __future__ import annotations
 
@@ -135,3 +136,37 @@ def test_the_reads_check_finds_an_undeclared_field(schema):
     src = "def f(rec, rk):\n    return rec.get('series'), rec['speed'], rk['points'], rk.get('winner')\n"
     names = {"rec": ("measurement",), "rk": ("ranking",)}
     assert undeclared_reads(src, names, schema) == ["rec['speed']", "rk['winner']"]
+
+
+# ---- memkit tune's workloads, paths and tunables: the library's tables ----
+
+@pytest.fixture(scope="module")
+def library_tables():
+    from memkit.lab import experiments
+    return experiments.tunables(real_bench_dir())
+
+
+def test_tune_times_the_workloads_the_tools_declare(library_tables):
+    """tools/tune_workloads.def is the source (memkit-tune-experiment and
+    memkit-tunables --paths are built from it); tune.WORKLOADS must say the
+    same, in the same order."""
+    from memkit.tuning import tune
+    declared = {w["op"]: (w["family"], w["words"]) for w in library_tables["workloads"]}
+    assert list(tune.WORKLOADS.items()) == list(declared.items())
+
+
+def test_tune_strategies_are_named_as_the_library_names_its_paths(library_tables):
+    """A strategy is compared with the path the library takes by name
+    (memkit-tunables --paths), so each plain strategy is one of its paths."""
+    from memkit.tuning import tune
+    for s in tune.STRATEGIES:
+        assert s.name in library_tables["paths"][s.family], s
+
+
+def test_tune_names_only_tunables_the_library_has(library_tables):
+    from memkit.tuning import tune
+    names = {t["name"] for t in library_tables["tunables"]}
+    used = {k for s in tune.STRATEGIES for k, _ in s.settings}
+    used |= {k for ks in tune.FAMILY_THRESHOLDS.values() for k in ks} | set(tune.LEVEL_TUNABLES)
+    used |= set(tune.VARIANT_FUNCTIONS)   # memset, memcpy, memmove: each a variant tunable
+    assert used and used <= names, used - names
