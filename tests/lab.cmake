@@ -3,6 +3,8 @@
 if(TARGET memkit_lab)
   add_executable(test_lab_core c/lab/test_lab_core.c)
   target_link_libraries(test_lab_core PRIVATE memkit_lab)
+  target_include_directories(test_lab_core PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(test_lab_core PRIVATE MEMKIT_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
   add_test(NAME test_lab_core COMMAND test_lab_core)
   add_executable(lab_helper_dies c/lab/lab_helper_dies.c)
   target_link_libraries(lab_helper_dies PRIVATE memkit_lab)

@@ -8,13 +8,17 @@
  *   {"strategy": the row in force,
  *    "tunables": [{name, kind, per_cpu, default (on this CPU), in_force,
  *                  bounds, help}, ...],
- *    "strategies": [{name, matched, defaults: {tunable: "L3/2", ...}}, ...]}
+ *    "strategies": [{name, matched, defaults: {tunable: "L3/2", ...}}, ...],
+ *    "workloads": [{op, family, words}, ...] (tune_workloads.def: what
+ *                  `memkit tune` times and --paths takes),
+ *    "paths": {"memset": [...], "memcpy": [...]}: the names --paths answers}
  *
  * memkit-tunables --paths SPEC OP SIZE...: the method the library takes for
  * each size under this CPU's defaults with SPEC (MEMKIT_TUNABLES syntax)
  * applied, one a line, as `memkit tune` names them: loop, backward,
- * rep_stosb/rep_movsb, nt (OP set0, set: memset of 0 or 0x5c; copy: 64-byte
- * aligned buffers; copy3: the destination 3 bytes off); for pset and pcopy
+ * rep_stosb/rep_movsb, nt (OP a row of tune_workloads.def: set0, set: memset
+ * of 0 or 0x5c; copy: 64-byte aligned buffers; copy3: the destination 3
+ * bytes off); for pset and pcopy
  * (the parallel engine) "pool" or "one", then the method of the routine it
  * runs (in the pool: each chunk's, or streamed: mk_stream_chunks).  Sizes above 8 vectors: the
  * large path.
@@ -46,8 +50,34 @@ static const char *path_name(mk_path path, int set)
     return path == MK_PATH_REP ? (set ? "rep_stosb" : "rep_movsb") : names[path];
 }
 
-static int print_paths(const char *spec, const char *op, char **sizes, int count)
+/* tune's workloads (tune_workloads.def), in its order */
+typedef enum {
+#define TUNE_WORKLOAD(op, family, words) OP_##op,
+#include "tune_workloads.def"
+#undef TUNE_WORKLOAD
+    NOPS
+} op_kind;
+static const struct {
+    const char *name, *family, *words;
+} workloads[NOPS] = {
+#define TUNE_WORKLOAD(op, family, words) {#op, #family, words},
+#include "tune_workloads.def"
+#undef TUNE_WORKLOAD
+};
+
+static int print_paths(const char *spec, const char *op_name, char **sizes, int count)
 {
+    int op = -1;
+    for (int i = 0; i < NOPS; i++)
+        if (!strcmp(op_name, workloads[i].name))
+            op = i;
+    if (op < 0) {
+        fprintf(stderr, "memkit-tunables: unknown op %s (", op_name);
+        for (int i = 0; i < NOPS; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", workloads[i].name);
+        fprintf(stderr, ")\n");
+        return 2;
+    }
     mk_tunables t;
     mk_tunables_defaults(&t, mk_cpu(), MK_CACHES_KNOWN);
     if (mk_tunables_parse(&t, spec, refused, NULL))
@@ -60,22 +90,25 @@ static int print_paths(const char *spec, const char *op, char **sizes, int count
             fprintf(stderr, "memkit-tunables: not a size: %s\n", sizes[i]);
             return 2;
         }
-        if (!strcmp(op, "set0") || !strcmp(op, "set"))
-            puts(path_name(mk_set_path(&t, n, op[3] ? 0 : 0x5c), 1));
-        else if (!strcmp(op, "copy") || !strcmp(op, "copy3"))
-            puts(path_name(mk_copy_path(&t, dst + (op[4] ? 3 : 0), src, n), 0));
-        else if (!strcmp(op, "pset") || !strcmp(op, "pcopy")) {
+        switch ((op_kind)op) {
+        case OP_set0: case OP_set:
+            puts(path_name(mk_set_path(&t, n, op == OP_set0 ? 0 : 0x5c), 1));
+            break;
+        case OP_copy: case OP_copy3:
+            puts(path_name(mk_copy_path(&t, dst + (op == OP_copy3 ? 3 : 0), src, n), 0));
+            break;
+        case OP_pset: case OP_pcopy: {
             /* in the pool, each chunk's own path, or streamed (mk_stream_chunks) */
-            int pool = mk_pooled(&t, n), set = op[1] == 's';
+            int pool = mk_pooled(&t, n), set = op == OP_pset;
             size_t each = pool && n > mk_parallel_chunk ? mk_parallel_chunk : n;
             mk_path path = set ? mk_set_path(&t, each, 0x5c)
                            : pool && mk_stream_chunks(&t, dst, src, n) ? MK_PATH_STREAM
                                                                        : mk_copy_path(&t, dst, src, each);
             printf("%s %s\n", pool ? "pool" : "one", path_name(path, set));
+            break;
         }
-        else {
-            fprintf(stderr, "memkit-tunables: unknown op %s (set0, set, copy, copy3, pset, pcopy)\n", op);
-            return 2;
+        case NOPS:
+            break;
         }
     }
     return 0;
@@ -221,6 +254,29 @@ int main(int argc, char **argv)
         }
         printf("}}");
     }
-    printf("]}\n");
+    printf("],\"workloads\":[");
+    for (int i = 0; i < NOPS; i++) {
+        printf("%s{\"op\":", i ? "," : "");
+        json_string(workloads[i].name);
+        printf(",\"family\":");
+        json_string(workloads[i].family);
+        printf(",\"words\":");
+        json_string(workloads[i].words);
+        printf("}");
+    }
+    /* the names --paths answers with: a memset's, then a copy's */
+    static const mk_path paths[] = {MK_PATH_LOOP, MK_PATH_BACKWARD, MK_PATH_REP, MK_PATH_STREAM};
+    printf("],\"paths\":{\"memset\":[");
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        if (paths[i] != MK_PATH_BACKWARD) {   /* a fill has no direction */
+            printf("%s", i ? "," : "");
+            json_string(path_name(paths[i], 1));
+        }
+    printf("],\"memcpy\":[");
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        printf("%s", i ? "," : "");
+        json_string(path_name(paths[i], 0));
+    }
+    printf("]}}\n");
     return 0;
 }

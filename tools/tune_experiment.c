@@ -12,9 +12,10 @@
  *   memkit-tune-experiment --loaded   the library as the environment set it up:
  *       {"tunables": "name=value:...", "profile": PATH or "", "pool_threads": N}
  *
- * OP: set0 (mk_memset of 0), set (of 0x5c), copy (mk_memcpy, both 64-byte
- * aligned), copy3 (the destination 3 bytes off), pset, pcopy
- * (mk_parallel_memset/memcpy on a pool of the configuration's `threads`).
+ * OP: a row of tune_workloads.def: set0 (mk_memset of 0), set (of 0x5c),
+ * copy (mk_memcpy, both 64-byte aligned), copy3 (the destination 3 bytes
+ * off), pset, pcopy (mk_parallel_memset/memcpy on a pool of the
+ * configuration's `threads`).
  * Records: series LABEL, params {"op", "size"}, ns per call, one sample per
  * round, each the fastest of best_of batches of ~batch ns: the machine is
  * shared, and a batch the scheduler interrupted says nothing of the code. */
@@ -34,8 +35,25 @@ typedef struct {
     mk_pool *pool;            /* for pset/pcopy; created when first needed */
 } config;
 
-typedef enum { SET0, SET, COPY, COPY3, PSET, PCOPY, NOPS } op_kind;
-static const char *const op_names[NOPS] = {"set0", "set", "copy", "copy3", "pset", "pcopy"};
+/* The workloads: tune_workloads.def's rows, in its order. */
+typedef enum {
+#define TUNE_WORKLOAD(op, family, words) OP_##op,
+#include "tune_workloads.def"
+#undef TUNE_WORKLOAD
+    NOPS
+} op_kind;
+static const char *const op_names[NOPS] = {
+#define TUNE_WORKLOAD(op, family, words) #op,
+#include "tune_workloads.def"
+#undef TUNE_WORKLOAD
+};
+/* "set0, set, ...": the ops in words, for a refusal */
+#define TUNE_WORKLOAD(op, family, words) ", " #op
+static const char OP_LIST_ALL[] = ""
+#include "tune_workloads.def"
+    ;
+#undef TUNE_WORKLOAD
+#define OP_LIST (OP_LIST_ALL + 2)
 
 typedef struct {
     op_kind op;
@@ -122,8 +140,8 @@ static int parse_cells(const char *v, char *err, size_t errlen)
                     op = i;
         }
         if (op < 0 || lab_try_parse_size(colon + 1, &size) || size == 0)
-            return lab_fail(err, errlen, "not a cell: %.60s (OP:SIZE, OP one of set0, set, copy, "
-                                         "copy3, pset, pcopy, SIZE above 0)", p);
+            return lab_fail(err, errlen, "not a cell: %.60s (OP:SIZE, OP one of %s, SIZE above 0)",
+                            p, OP_LIST);
         if (ncells == MAX_CELLS)
             return lab_fail(err, errlen, "at most %d cells", MAX_CELLS);
         cells[ncells++] = (cell){(op_kind)op, size};
@@ -152,24 +170,24 @@ typedef struct {
 static double batch_ns(const config *cfg, const job *j, unsigned long reps)
 {
     size_t n = j->c.size;
-    char *d = j->dst + (j->c.op == COPY3 ? 3 : 0);
+    char *d = j->dst + (j->c.op == OP_copy3 ? 3 : 0);
     const char *s = j->src;
-    int value = j->c.op == SET0 ? 0 : 0x5c;
+    int value = j->c.op == OP_set0 ? 0 : 0x5c;
     double t0 = lab_now_ns();
     switch (j->c.op) {
-    case SET0: case SET:
+    case OP_set0: case OP_set:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))
             mk_memset(d, value, n);
         break;
-    case COPY: case COPY3:
+    case OP_copy: case OP_copy3:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))
             mk_memcpy(d, s, n);
         break;
-    case PSET:
+    case OP_pset:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))
             mk_parallel_memset(cfg->pool, d, value, n);
         break;
-    case PCOPY:
+    case OP_pcopy:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))
             mk_parallel_memcpy(cfg->pool, d, s, n);
         break;
@@ -221,7 +239,7 @@ static int run(lab_ctx *ctx)
         methods[i] = (lab_method){.name = configs[i].label, .data = &configs[i]};
     for (size_t c = 0; c < ncells; c++) {
         max = cells[c].size > max ? cells[c].size : max;
-        for (size_t i = 0; (cells[c].op == PSET || cells[c].op == PCOPY) && i < nconfigs; i++) {
+        for (size_t i = 0; (cells[c].op == OP_pset || cells[c].op == OP_pcopy) && i < nconfigs; i++) {
             size_t threads = 0;
             if (!configs[i].pool && (mk_tunables_number(configs[i].t, "threads", &threads) ||
                                      !(configs[i].pool = mk_pool_create((unsigned)threads)))) {

@@ -17,12 +17,13 @@ static void usage(const lab_info *info, const char *program, FILE *f)
 {
     const char *slash = strrchr(program, '/');
     fprintf(f,
-            "usage: %s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [key=value...]\n"
+            "usage: %s [--quick] [--jsonl PATH] [--describe] [--fingerprint] [--schema] [key=value...]\n"
             "%s%s%s%s\n"
             "  --quick         reduced grid, for smoke tests\n"
             "  --jsonl PATH    also write machine-readable results, one JSON object a line\n"
             "  --describe      print name, seed, description and arguments as JSON and exit\n"
             "  --fingerprint   print this machine's fingerprint as JSON and exit\n"
+            "  --schema        print the records' fields (records.def) as JSON and exit\n"
             "  --check-args    check the arguments (and load any peers), exit 0 or 2 with why\n"
             "arguments:\n",
             slash ? slash + 1 : program, info->description, info->seed[0] ? " (seed: " : "",
@@ -83,6 +84,20 @@ static void describe(const lab_info *info)
 }
 
 /* The fingerprint members: a re-executed run keeps its parent's. */
+/* The fingerprint record: members, as lab_write_fingerprint wrote them
+ * (NULL: write them now). */
+static void write_fingerprint_record(FILE *f, const char *members)
+{
+    LAB_RECORD_START(f, fingerprint);
+    LAB_MEMBER(f, fingerprint, format);
+    fprintf(f, "%d", LAB_RECORD_FORMAT);
+    if (members)
+        fputs(members, f);
+    else
+        lab_write_fingerprint(f);
+    fputs("}\n", f);
+}
+
 static char *fingerprint_text(void)
 {
     const char *given = getenv("MEMKIT_LAB_FINGERPRINT");
@@ -126,9 +141,10 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             describe(info);
             return 0;
         } else if (!strcmp(a, "--fingerprint")) {
-            printf("{\"type\":\"fingerprint\",\"format\":2,");
-            lab_write_fingerprint(stdout);
-            printf("}\n");
+            write_fingerprint_record(stdout, NULL);
+            return 0;
+        } else if (!strcmp(a, "--schema")) {
+            lab_write_schema();
             return 0;
         } else if (!strcmp(a, "--quick")) {
             ctx.quick = 1;
@@ -210,7 +226,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     if (!ctx.raw) {
         ctx.fingerprint = fingerprint_text();
         if (ctx.jsonl) {
-            fprintf(ctx.jsonl, "{\"type\":\"fingerprint\",\"format\":2,%s}\n", ctx.fingerprint);
+            write_fingerprint_record(ctx.jsonl, ctx.fingerprint);
             fflush(ctx.jsonl);
         }
     }
@@ -220,10 +236,13 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         lab_spread_note(&ctx);
     }
     if (rc == 0 && ctx.jsonl) {
-        fputs("{\"type\":\"end\",\"experiment\":", ctx.jsonl);
+        LAB_RECORD_START(ctx.jsonl, end);
+        LAB_MEMBER(ctx.jsonl, end, experiment);
         lab_json_string(ctx.jsonl, info->name);
-        fprintf(ctx.jsonl, ",\"processes\":%u,\"seconds\":%.3f}\n", ctx.nprocesses,
-                (lab_now_ns() - ctx.started_ns) / 1e9);
+        LAB_MEMBER(ctx.jsonl, end, processes);
+        fprintf(ctx.jsonl, "%u", ctx.nprocesses);
+        LAB_MEMBER(ctx.jsonl, end, seconds);
+        fprintf(ctx.jsonl, "%.3f}\n", (lab_now_ns() - ctx.started_ns) / 1e9);
     }
     if (ctx.jsonl && ctx.jsonl != stdout)
         fclose(ctx.jsonl);

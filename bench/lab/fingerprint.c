@@ -12,6 +12,19 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* ,"key":"text" and ,"key":number, the key a LAB_KEY */
+static void str_member(FILE *f, const char *key, const char *v)
+{
+    lab_json_key(f, key, 0);
+    lab_json_string(f, v);
+}
+
+static void int_member(FILE *f, const char *key, size_t v)
+{
+    lab_json_key(f, key, 0);
+    fprintf(f, "%zu", v);
+}
+
 void lab_write_fingerprint(FILE *f)
 {
     const mk_cpu_info *c = mk_cpu();
@@ -23,34 +36,52 @@ void lab_write_fingerprint(FILE *f)
     mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
     char micro[32];
     snprintf(micro, sizeof micro, "0x%x", c->microcode);
-    fputs("\"cpu_model\":", f); lab_json_string(f, c->brand);
-    fputs(",\"vendor\":", f); lab_json_string(f, c->vendor);
-    fprintf(f, ",\"family\":%u,\"model\":%u,\"stepping\":%u", c->family, c->model, c->stepping);
-    fputs(",\"microcode\":", f); lab_json_string(f, c->microcode ? micro : "unknown");
-    fputs(",\"kernel\":", f); lab_json_string(f, u.release);
-    fputs(",\"glibc\":", f); lab_json_string(f, gnu_get_libc_version());
-    fprintf(f, ",\"isa\":{\"sse2\":%d,\"avx2\":%d,\"avx512f\":%d,\"avx512bw\":%d,"
-               "\"avx512vl\":%d,\"erms\":%d,\"fsrm\":%d,\"os_avx\":%d,\"os_avx512\":%d}",
-            c->has_sse2, c->has_avx2, c->has_avx512f, c->has_avx512bw, c->has_avx512vl,
-            c->has_erms, c->has_fsrm, c->os_avx, c->os_avx512);
-    fprintf(f, ",\"cache\":{\"l1d\":%zu,\"l2\":%zu,\"l3\":%zu,\"line\":%zu}",
-            c->l1d_bytes, c->l2_bytes, c->l3_bytes, c->line_bytes);
-    fprintf(f, ",\"cpus_online\":%ld", sysconf(_SC_NPROCESSORS_ONLN));
-    fputs(",\"thp\":", f); lab_json_string(f, thp);
-    fputs(",\"governor\":", f); lab_json_string(f, gov);
-    fputs(",\"memkit_version\":", f); lab_json_string(f, MEMKIT_VERSION);
-    fputs(",\"memkit_commit\":", f); lab_json_string(f, MEMKIT_GIT_DESCRIBE);
-    fputs(",\"tunables\":", f); lab_json_string(f, tun);
-    fputs(",\"profile\":", f); lab_json_string(f, mk_tunables_profile(mk_tunables_get()));
-    fputs(",\"strategy\":", f); lab_json_string(f, mk_strategy()->name);
-    fputs(",\"strategy_matched\":", f); lab_json_string(f, mk_strategy()->matched);
-    fputs(",\"strategy_evidence\":", f); lab_json_string(f, mk_strategy()->evidence);
+    str_member(f, LAB_KEY(fingerprint, cpu_model), c->brand);
+    str_member(f, LAB_KEY(fingerprint, vendor), c->vendor);
+    int_member(f, LAB_KEY(fingerprint, family), c->family);
+    int_member(f, LAB_KEY(fingerprint, model), c->model);
+    int_member(f, LAB_KEY(fingerprint, stepping), c->stepping);
+    str_member(f, LAB_KEY(fingerprint, microcode), c->microcode ? micro : "unknown");
+    str_member(f, LAB_KEY(fingerprint, kernel), u.release);
+    str_member(f, LAB_KEY(fingerprint, glibc), gnu_get_libc_version());
+    LAB_MEMBER(f, fingerprint, isa);
+    LAB_FIRST(f, isa, sse2);
+    fprintf(f, "%d", c->has_sse2);
+    int_member(f, LAB_KEY(isa, avx2), c->has_avx2);
+    int_member(f, LAB_KEY(isa, avx512f), c->has_avx512f);
+    int_member(f, LAB_KEY(isa, avx512bw), c->has_avx512bw);
+    int_member(f, LAB_KEY(isa, avx512vl), c->has_avx512vl);
+    int_member(f, LAB_KEY(isa, erms), c->has_erms);
+    int_member(f, LAB_KEY(isa, fsrm), c->has_fsrm);
+    int_member(f, LAB_KEY(isa, os_avx), c->os_avx);
+    int_member(f, LAB_KEY(isa, os_avx512), c->os_avx512);
+    fputc('}', f);
+    LAB_MEMBER(f, fingerprint, cache);
+    LAB_FIRST(f, cache, l1d);
+    fprintf(f, "%zu", c->l1d_bytes);
+    int_member(f, LAB_KEY(cache, l2), c->l2_bytes);
+    int_member(f, LAB_KEY(cache, l3), c->l3_bytes);
+    int_member(f, LAB_KEY(cache, line), c->line_bytes);
+    fputc('}', f);
+    int_member(f, LAB_KEY(fingerprint, cpus_online), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+    str_member(f, LAB_KEY(fingerprint, thp), thp);
+    str_member(f, LAB_KEY(fingerprint, governor), gov);
+    str_member(f, LAB_KEY(fingerprint, memkit_version), MEMKIT_VERSION);
+    str_member(f, LAB_KEY(fingerprint, memkit_commit), MEMKIT_GIT_DESCRIBE);
+    str_member(f, LAB_KEY(fingerprint, tunables), tun);
+    str_member(f, LAB_KEY(fingerprint, profile), mk_tunables_profile(mk_tunables_get()));
+    str_member(f, LAB_KEY(fingerprint, strategy), mk_strategy()->name);
+    str_member(f, LAB_KEY(fingerprint, strategy_matched), mk_strategy()->matched);
+    str_member(f, LAB_KEY(fingerprint, strategy_evidence), mk_strategy()->evidence);
     /* measured: the row has an evidence file in the repository (docs/evidence.md) */
-    fprintf(f, ",\"strategy_measured\":%s",
-            mk_strategy_evidence_file_at(mk_strategy_index(c)) ? "true" : "false");
-    fprintf(f, ",\"variants\":{\"memset\":\"%s\",\"memcpy\":\"%s\",\"memmove\":\"%s\"}",
-            mk_selected_variant(MK_OP_MEMSET), mk_selected_variant(MK_OP_MEMCPY),
-            mk_selected_variant(MK_OP_MEMMOVE));
+    LAB_MEMBER(f, fingerprint, strategy_measured);
+    fputs(mk_strategy_evidence_file_at(mk_strategy_index(c)) ? "true" : "false", f);
+    LAB_MEMBER(f, fingerprint, variants);
+    LAB_FIRST(f, variants, memset);
+    lab_json_string(f, mk_selected_variant(MK_OP_MEMSET));
+    str_member(f, LAB_KEY(variants, memcpy), mk_selected_variant(MK_OP_MEMCPY));
+    str_member(f, LAB_KEY(variants, memmove), mk_selected_variant(MK_OP_MEMMOVE));
+    fputc('}', f);
     lab_write_noise_sources(f);
 }
 

@@ -8,32 +8,17 @@
  * main() is
  *     return lab_main(argc, argv, &info, run);
  * It prints a human table on stdout, progress on stderr, and — with
- * --jsonl PATH — one JSON object per line (record format 2):
- *
- *  {"type":"fingerprint","format":2, ...}        first, always
- *  measurement record (one JSON line):
- *  {"type":"measurement","experiment":E,"series":S,"params":{...},
- *   "axis":{"name":"size","unit":"B"} or null when the measurement has no numeric axis,
- *   "metric":"ns_per_call","unit":"ns","better":"lower"|"higher",
- *   "contract":what the method needs of its inputs (only for such methods),
- *   "stat":"median"|"mean_fastest_10pct"|..., "value":V, "min":..,"median":..,"max":..,
- *   "samples":[one value per round, in the metric's unit],
- *   "process_samples":[one value per process] (only when it ran in several processes),
- *   "baseline":{"series":B,"params":{...}} or null,
- *   "ratios":[paired per-round SPEED-UPS vs the baseline: > 1 means this series is faster],
- *   "process_ratios":[each process's median speed-up] (only when it ran in several),
- *   "ratio":median of ratios,"ratio_min":..,"ratio_max":..}
- *  {"type":"verdict","experiment":E,"kind":K,"text":T}   kind optional:
- *       "loss"    memkit slower than the best other method beyond noise
- *       "fastest" what was fastest where
- *       "note"    anything else worth a line
- *  {"type":"end","experiment":E,"seconds":S}     last, on success
+ * --jsonl PATH — one JSON object per line: a fingerprint first, then
+ * measurements and verdicts, an end record last on success.  Every
+ * record's fields, their types and meanings are declared
+ * once, in records.def (format 2); `--schema` prints them as JSON, which the
+ * Python side reads.
  *
  * Arguments are key=value, declared per experiment in a lab_arg table (with
  * a default and a --quick default); an undeclared key is an error.
  * `--help` lists them; `--describe` prints {"name","seed","description",
  * "args":[...],"processes","quick_processes"} (and "grid": lab_info.grid) as JSON and exits;
- * `--fingerprint` prints the fingerprint object and exits.
+ * `--fingerprint` prints the fingerprint record and exits.
  *
  * Several processes: an experiment whose result depends on where code and
  * data were placed (small sizes) sets info.processes.  lab_main then runs
@@ -322,13 +307,13 @@ int lab_judge(double lo, double hi);
 
 /* ---- verdicts and progress (messages.c) ---- */
 void lab_verdict(lab_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A verdict of a kind: "loss", "fastest", "note" (see above). */
+/* A verdict of a kind: "loss", "fastest", "note" (records.def). */
 void lab_verdict_kind(lab_ctx *ctx, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what);
 
 /* ---- the fingerprint (fingerprint.c) ---- */
-/* Writes the fingerprint's JSON members (no braces) to f. */
+/* Writes the fingerprint's JSON members to f, each with its leading comma. */
 void lab_write_fingerprint(FILE *f);
 /* The size or count tunable called name in force (mk_tunables_number);
  * exits with an error when the library has none by that name. */

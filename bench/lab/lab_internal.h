@@ -8,6 +8,29 @@
 /* ---- JSON values (json.c; lab_json_string: lab.h) ---- */
 void lab_json_number(FILE *f, double v);   /* null when not finite */
 
+/* ---- the records' members (records.def) ----
+ * Every key a record's writer puts goes through LAB_KEY(object, key): the
+ * key's text, or a compile error when records.def does not declare it, so
+ * the file the Python side reads (--schema) lists every member written. */
+#define LAB_RECORD_FORMAT 2
+enum {
+#define LAB_OBJECT(name, line, meaning)
+#define LAB_FIELD(object, key, type, of, presence, meaning) LAB_FIELD_##object##_##key,
+#include "records.def"
+#undef LAB_FIELD
+#undef LAB_OBJECT
+    LAB_NFIELDS
+};
+#define LAB_KEY(object, key) ((void)LAB_FIELD_##object##_##key, #key)
+/* "key": after a comma, or after the brace that opens its object (first). */
+void lab_json_key(FILE *f, const char *key, int first);
+#define LAB_MEMBER(f, object, key) lab_json_key(f, LAB_KEY(object, key), 0)
+#define LAB_FIRST(f, object, key) lab_json_key(f, LAB_KEY(object, key), 1)
+/* {"type":"NAME": a record's opening, its type its object's name */
+#define LAB_RECORD_START(f, object) (LAB_FIRST(f, object, type), lab_json_string(f, #object))
+/* The schema (records.def) as one JSON object on stdout: --schema. */
+void lab_write_schema(void);
+
 /* A verdict whose JSONL line also carries "data": what data(f, arg) writes
  * (one JSON value): the facts it states, for readers that must not parse
  * its text (messages.c). */

@@ -100,11 +100,12 @@ void lab_write_noise_sources(FILE *f)
     char s[64], hv[32];
     smt(s, sizeof s);
     hypervisor(hv, sizeof hv);
-    fputs(",\"boost\":", f);
+    LAB_MEMBER(f, fingerprint, boost);
     lab_json_string(f, boost());
-    fputs(",\"smt\":", f);
+    LAB_MEMBER(f, fingerprint, smt);
     lab_json_string(f, s);
-    fputs(",\"hypervisor\":", f);
+    LAB_MEMBER(f, fingerprint, hypervisor);
     lab_json_string(f, hv);
-    fprintf(f, ",\"timing_cpu\":%d", lab_timing_cpu());
+    LAB_MEMBER(f, fingerprint, timing_cpu);
+    fprintf(f, "%d", lab_timing_cpu());
 }

@@ -16,16 +16,17 @@ static void verdict_with(lab_ctx *ctx, const char *kind, void (*data)(FILE *, co
     printf("verdict%s%s: %s\n", kind ? " " : "", kind ? kind : "", text);
     fflush(stdout);
     if (ctx->jsonl) {
-        fputs("{\"type\":\"verdict\",\"experiment\":", ctx->jsonl);
+        LAB_RECORD_START(ctx->jsonl, verdict);
+        LAB_MEMBER(ctx->jsonl, verdict, experiment);
         lab_json_string(ctx->jsonl, ctx->info->name);
         if (kind) {
-            fputs(",\"kind\":", ctx->jsonl);
+            LAB_MEMBER(ctx->jsonl, verdict, kind);
             lab_json_string(ctx->jsonl, kind);
         }
-        fputs(",\"text\":", ctx->jsonl);
+        LAB_MEMBER(ctx->jsonl, verdict, text);
         lab_json_string(ctx->jsonl, text);
         if (data) {
-            fputs(",\"data\":", ctx->jsonl);
+            LAB_MEMBER(ctx->jsonl, verdict, data);
             data(ctx->jsonl, arg);
         }
         fputs("}\n", ctx->jsonl);

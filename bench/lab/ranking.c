@@ -109,42 +109,48 @@ static size_t range_end(const lab_ranking *rk, size_t i)
 }
 
 /* The ranking as the "fastest" verdict's data, the one judgement the report
- * and the summary read: {"what", "ordered", "memkit", "loss_min", "points":
- * [{"at", "fastest", "tied": [...], "rival", "verdict", "slower"}], and on
- * an ordered axis "ranges": [[first, last], ...] of the points}, where
- * verdict is memkit against the fastest other method (1 faster, -1 slower
- * beyond the noise and by LAB_LOSS_MIN, 0 neither) and slower its median. */
+ * and the summary read: records.def's ranking and ranking_point. */
 static void write_ranking(FILE *f, const void *arg)
 {
     const lab_ranking *rk = arg;
-    fputs("{\"what\":", f);
+    LAB_FIRST(f, ranking, what);
     lab_json_string(f, rk->what);
-    fprintf(f, ",\"ordered\":%s,\"memkit\":", rk->ordered ? "true" : "false");
+    LAB_MEMBER(f, ranking, ordered);
+    fputs(rk->ordered ? "true" : "false", f);
+    LAB_MEMBER(f, ranking, memkit);
     lab_json_string(f, rk->memkit);
-    fputs(",\"loss_min\":", f);
+    LAB_MEMBER(f, ranking, loss_min);
     lab_json_number(f, LAB_LOSS_MIN);
-    fputs(",\"points\":[", f);
+    LAB_MEMBER(f, ranking, points);
+    fputc('[', f);
     for (size_t i = 0; i < rk->n; i++) {
         const point *p = &rk->p[i];
-        fputs(i ? ",{\"at\":" : "{\"at\":", f);
+        if (i)
+            fputc(',', f);
+        LAB_FIRST(f, ranking_point, at);
         lab_json_string(f, p->label);
-        fputs(",\"fastest\":", f);
+        LAB_MEMBER(f, ranking_point, fastest);
         lab_json_string(f, p->fastest);
-        fputs(",\"tied\":[", f);
+        LAB_MEMBER(f, ranking_point, tied);
+        fputc('[', f);
         for (size_t t = 0; t < p->ntied; t++) {
             if (t)
                 fputc(',', f);
             lab_json_string(f, p->tied[t]);
         }
-        fputs("],\"rival\":", f);
+        fputc(']', f);
+        LAB_MEMBER(f, ranking_point, rival);
         lab_json_string(f, p->rival);
-        fprintf(f, ",\"verdict\":%d,\"slower\":", p->verdict);
+        LAB_MEMBER(f, ranking_point, verdict);
+        fprintf(f, "%d", p->verdict);
+        LAB_MEMBER(f, ranking_point, slower);
         lab_json_number(f, p->slower);
         fputc('}', f);
     }
     fputs("]", f);
     if (rk->ordered) {   /* [first, last] of each range the verdict's text names */
-        fputs(",\"ranges\":[", f);
+        LAB_MEMBER(f, ranking, ranges);
+        fputc('[', f);
         for (size_t i = 0, j; i < rk->n; i = j + 1) {
             j = range_end(rk, i);
             fprintf(f, "%s[%zu,%zu]", i ? "," : "", i, j);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Measurement records (format 2, see lab.h): pooled over the processes,
+/* Measurement records (format 2, records.def): pooled over the processes,
  * with the paired speed-ups against the baseline and their interval. */
 #include "lab_internal.h"
 
@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void json_array(FILE *f, const char *name, const double *v, size_t n)
+/* ,"key":[numbers], ,"key":"text" and ,"key":number: the key a LAB_KEY */
+static void json_array(FILE *f, const char *key, const double *v, size_t n)
 {
-    fprintf(f, ",\"%s\":[", name);
+    lab_json_key(f, key, 0);
+    fputc('[', f);
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputc(',', f);
@@ -19,16 +21,15 @@ static void json_array(FILE *f, const char *name, const double *v, size_t n)
     fputc(']', f);
 }
 
-/* ,"key":"text" and ,"key":number */
 static void str_member(FILE *f, const char *key, const char *v)
 {
-    fprintf(f, ",\"%s\":", key);
+    lab_json_key(f, key, 0);
     lab_json_string(f, v);
 }
 
 static void num_member(FILE *f, const char *key, double v)
 {
-    fprintf(f, ",\"%s\":", key);
+    lab_json_key(f, key, 0);
     lab_json_number(f, v);
 }
 
@@ -36,27 +37,28 @@ static void num_member(FILE *f, const char *key, double v)
 static void write_head(lab_ctx *ctx, const char *series, const char *params)
 {
     FILE *f = ctx->jsonl;
-    fputs("{\"type\":\"measurement\"", f);
-    str_member(f, "experiment", ctx->info->name);
-    str_member(f, "series", series);
-    fprintf(f, ",\"params\":{%s}", params ? params : "");
+    LAB_RECORD_START(f, measurement);
+    str_member(f, LAB_KEY(measurement, experiment), ctx->info->name);
+    str_member(f, LAB_KEY(measurement, series), series);
+    LAB_MEMBER(f, measurement, params);
+    fprintf(f, "{%s}", params ? params : "");
 }
 
 /* ... and the statistic with its spread; then the ratio, min and max. */
 static void write_stat(FILE *f, const char *stat, double value, lab_stats s)
 {
-    str_member(f, "stat", stat ? stat : "median");
-    num_member(f, "value", value);
-    num_member(f, "min", s.min);
-    num_member(f, "median", s.median);
-    num_member(f, "max", s.max);
+    str_member(f, LAB_KEY(measurement, stat), stat ? stat : "median");
+    num_member(f, LAB_KEY(measurement, value), value);
+    num_member(f, LAB_KEY(measurement, min), s.min);
+    num_member(f, LAB_KEY(measurement, median), s.median);
+    num_member(f, LAB_KEY(measurement, max), s.max);
 }
 
 static void write_ratio(FILE *f, double ratio, double min, double max)
 {
-    num_member(f, "ratio", ratio);
-    num_member(f, "ratio_min", min);
-    num_member(f, "ratio_max", max);
+    num_member(f, LAB_KEY(measurement, ratio), ratio);
+    num_member(f, LAB_KEY(measurement, ratio_min), min);
+    num_member(f, LAB_KEY(measurement, ratio_max), max);
 }
 
 static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
@@ -65,33 +67,36 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
 {
     FILE *f = ctx->jsonl;
     write_head(ctx, r->series, r->params_json);
+    LAB_MEMBER(f, measurement, axis);
     if (r->axis) {
-        fputs(",\"axis\":{\"name\":", f);
+        LAB_FIRST(f, axis, name);
         lab_json_string(f, r->axis);
-        str_member(f, "unit", r->axis_unit ? r->axis_unit : "");
+        str_member(f, LAB_KEY(axis, unit), r->axis_unit ? r->axis_unit : "");
         fputc('}', f);
     } else
-        fputs(",\"axis\":null", f);
-    str_member(f, "metric", r->metric);
-    str_member(f, "unit", r->unit);
-    str_member(f, "better", r->higher_is_better ? "higher" : "lower");
+        fputs("null", f);
+    str_member(f, LAB_KEY(measurement, metric), r->metric);
+    str_member(f, LAB_KEY(measurement, unit), r->unit);
+    str_member(f, LAB_KEY(measurement, better), r->higher_is_better ? "higher" : "lower");
     if (r->contract)
-        str_member(f, "contract", r->contract);
+        str_member(f, LAB_KEY(measurement, contract), r->contract);
     write_stat(f, r->stat, s->value, s->s);
-    json_array(f, "samples", s->samples, s->n);
+    json_array(f, LAB_KEY(measurement, samples), s->samples, s->n);
     if (process_values->n > 1)
-        json_array(f, "process_samples", process_values->v, process_values->n);
+        json_array(f, LAB_KEY(measurement, process_samples), process_values->v, process_values->n);
+    LAB_MEMBER(f, measurement, baseline);
     if (r->baseline) {
-        fputs(",\"baseline\":{\"series\":", f);
+        LAB_FIRST(f, baseline, series);
         lab_json_string(f, r->baseline);
-        fprintf(f, ",\"params\":{%s}}", r->baseline_params_json ? r->baseline_params_json
-                                        : r->params_json ? r->params_json : "");
-        json_array(f, "ratios", ratios->v, ratios->n);
+        LAB_MEMBER(f, baseline, params);
+        fprintf(f, "{%s}}", r->baseline_params_json ? r->baseline_params_json
+                            : r->params_json ? r->params_json : "");
+        json_array(f, LAB_KEY(measurement, ratios), ratios->v, ratios->n);
         if (process_ratios->n > 1)
-            json_array(f, "process_ratios", process_ratios->v, process_ratios->n);
+            json_array(f, LAB_KEY(measurement, process_ratios), process_ratios->v, process_ratios->n);
         write_ratio(f, s->ratio, s->ratio_min, s->ratio_max);
     } else
-        fputs(",\"baseline\":null", f);
+        fputs("null", f);
     fputs("}\n", f);
     fflush(f);
 }

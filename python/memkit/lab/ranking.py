@@ -3,13 +3,12 @@
 it: the rows of the report's headline, read from each "fastest" verdict's
 data (bench/lab/ranking.c writes them), never judged again here.
 
-A ranking is {"what", "ordered", "memkit", "loss_min", "points": [{"at",
-"fastest", "tied", "rival", "verdict", "slower"}], "ranges"}: per point the fastest
-method, the methods within its noise, and memkit against the fastest other
-method (verdict 1 faster, -1 slower beyond the noise, 0 neither; slower:
-how many times slower, the median); on an ordered axis, the [first, last]
-points of each range one method leads.  The "loss" verdicts are the points at
--1, so a headline row is marked a loss exactly where a loss verdict is.
+A ranking's fields are the ranking and ranking_point objects of
+bench/lab/records.def: per point the fastest method, the methods within its
+noise, and memkit against the fastest other method (verdict 1 faster, -1
+slower beyond the noise, 0 neither); on an ordered axis, the [first, last]
+points of each range one method leads.  The "loss" verdicts are the points
+at -1, so a headline row is marked a loss exactly where a loss verdict is.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The experiments' measurement records, read into one shape whatever the
-format they were written in.
+"""The experiments' records, read into one shape whatever the format they
+were written in.
 
-Format 2 (the fingerprint record says "format": 2) is self-describing:
-
-  {"type": "measurement", "experiment", "series", "params": {...},
-   "axis": {"name": "size", "unit": "B"} or null,
-   "metric", "unit", "better": "lower" | "higher",
-   "contract": what the method needs of its inputs (absent: nothing),
-   "stat", "value",
-   "min", "median", "max",
-   "samples": [one value per round], "process_samples": [one per process],
-   "baseline": {"series", "params"} or null,
-   "ratios": [paired per-round speed-ups vs the baseline, > 1 = faster],
-   "process_ratios": [the median speed-up of each process, where several ran],
-   "ratio", "ratio_min", "ratio_max"}
+Format 2's records and their fields are declared once, in
+bench/lab/records.def; every experiment prints that as JSON (`--schema`),
+which `schema` reads and `problems` checks a record against.
 
 Format 1 (before) had a sample count, no axis, no direction, and a ratio
 "value / ratio_to's value" whose direction depended on the metric.  Those
@@ -33,10 +23,78 @@ The normalised measurement (what `Database.measurements` returns too):
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Optional
+
+from memkit.errors import MemkitError
 
 FORMAT = 2
 VERDICT_KINDS = ("loss", "fastest", "note")
+# What format 1 records held that format 2's schema no longer declares.
+FORMAT1_FIELDS = ("ratio_to",)
+
+
+def schema(program: Path) -> dict:
+    """The records' schema, as an experiment prints it (`--schema`, from
+    bench/lab/records.def): {"format", "objects": {name: {"line", "meaning",
+    "fields": {key: {"type", "of", "presence", "meaning"}}}}}."""
+    try:
+        p = subprocess.run([str(program), "--schema"], capture_output=True, text=True, timeout=30)
+        return json.loads(p.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise MemkitError(f"cannot read the records' schema from {program}: {e}")
+
+
+_JSON_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+               "object": (dict,), "array": (list,)}
+
+
+def _value_problems(v, type_: str, of: Optional[str], objects: dict, where: str) -> list[str]:
+    """What is wrong with v as a value of that type; a number may be null
+    (the lab writes a value that is not finite as null)."""
+    if v is None and type_ == "number":
+        return []
+    # bool is an int to Python: only a boolean field takes one
+    if not isinstance(v, _JSON_TYPES[type_]) or (isinstance(v, bool) and type_ != "boolean"):
+        return [f"{where}: {json.dumps(v)[:40]} is no {type_}"]
+    if type_ == "object" and of != "any":
+        return _object_problems(v, of, objects, where)
+    if type_ == "array" and of is not None:   # an array's arrays: [first, last], unchecked inside
+        out = []
+        for i, x in enumerate(v):
+            if of in objects:
+                out += _object_problems(x, of, objects, f"{where}[{i}]") if isinstance(x, dict) \
+                    else [f"{where}[{i}]: not an object"]
+            else:
+                out += _value_problems(x, of, None, objects, f"{where}[{i}]")
+        return out
+    return []
+
+
+def _object_problems(rec: dict, name: str, objects: dict, where: str) -> list[str]:
+    fields = objects[name]["fields"]
+    out = [f"{where}: {key} is no field of {name} (bench/lab/records.def)" for key in rec if key not in fields]
+    for key, f in fields.items():
+        if key not in rec:
+            if f["presence"] != "optional":
+                out.append(f"{where}: {name} without {key}")
+        elif rec[key] is None and f["presence"] == "nullable":
+            continue
+        else:
+            out += _value_problems(rec[key], f["type"], f["of"], objects, f"{where}.{key}")
+    return out
+
+
+def problems(rec: dict, schema: dict) -> list[str]:
+    """What in a record (a JSON line) the schema does not allow: a type it
+    does not declare, a field it lacks, a required field missing, a value
+    of the wrong type; [] for a record that holds to it."""
+    objects = schema["objects"]
+    kind = rec.get("type")
+    if not (isinstance(kind, str) and objects.get(kind, {}).get("line")):
+        return [f"a record of no known type: {json.dumps(kind)}"]
+    return _object_problems(rec, kind, objects, kind)
 
 
 def _floats(v) -> Optional[list]:

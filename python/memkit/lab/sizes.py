@@ -1,32 +1,40 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sizes as people write and read them, one grammar for all of memkit's
-Python: 4096, 64K, 1M, 2G (also 64KiB, 64kb) in; 1 KiB, 1.5 MiB out (the
-lab's C side reads and writes the same: bench/lab/sizes.c)."""
+"""Sizes as people write and read them: the library's grammar (src/text.h,
+mk_text_parse_size, what MEMKIT_TUNABLES takes), which the lab's arguments
+take too (bench/lab/sizes.c): 4096, 64K, 1M, 2G, the letter in either case,
+then B or iB (64KB, 64KiB); shown as 1 KiB, 1.5 MiB.  tests/data/sizes.tsv
+holds the cases the C and the Python tests both check."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from memkit.errors import MemkitError
 
-_SHIFT = {"K": 10, "M": 20, "G": 30, "T": 40}
+# ASCII digits only (Python's \d and int() take other scripts' digits and
+# underscores, the library does not), then a unit letter and its B or iB.
+_SIZE = re.compile(r"([0-9]+)(?:([kKmMgG])(?:iB|B)?)?")
+_SHIFT = {"k": 10, "m": 20, "g": 30}
 _UNITS = ["B", "KiB", "MiB", "GiB", "TiB"]
+# The library's never (SIZE_MAX): no threshold, and no size.
+_NEVER = (1 << 64) - 1
 
 
-def parse_size(text: str) -> Optional[int]:
-    """4096, 64K, 1M, 2G (a B or iB after the letter is allowed); None when
-    it is not a size."""
-    t = str(text).strip().upper().removesuffix("IB").removesuffix("B")
-    try:
-        return int(t[:-1]) << _SHIFT[t[-1]] if t and t[-1] in _SHIFT else int(t)
-    except ValueError:
+def parse_size(text) -> Optional[int]:
+    """4096, 64K, 1M, 2G (64KB, 64KiB); None when it is not a size,
+    including what the library reads as never (a threshold, not a size)."""
+    m = _SIZE.fullmatch(str(text))
+    if not m:
         return None
+    n = int(m[1]) << (_SHIFT[m[2].lower()] if m[2] else 0)
+    return n if n < _NEVER else None
 
 
 def size_arg(text: str) -> int:
     """parse_size for a command-line value: refused with what was expected."""
     n = parse_size(text)
-    if n is None or n < 0:
+    if n is None:
         raise MemkitError(f"bad size '{text}' (expected e.g. 4096, 64K, 1M)")
     return n
 

@@ -8,7 +8,9 @@
 #include "working_set.h"
 
 #include "memkit.h"
+#include "text.h"   /* mk_text_parse_size: the library's size grammar, the reference */
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,6 +364,63 @@ static void test_arena_placement(void)
     lab_arena_free(&small);
 }
 
+/* ---- the size grammar: tests/data/sizes.tsv, which the Python tests read too ---- */
+
+/* A field of the table: "quoted" for spaces or the empty text. */
+static char *field(char *s)
+{
+    size_t n = strlen(s);
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s[n - 1] = '\0';
+        return s + 1;
+    }
+    return s;
+}
+
+static void test_size_grammar(void)
+{
+    FILE *f = fopen(MEMKIT_TEST_DATA "/sizes.tsv", "r");
+    CHECK(f, "cannot read %s/sizes.tsv", MEMKIT_TEST_DATA);
+    if (!f)
+        return;
+    char line[256], buf[64];
+    size_t cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *kind = strtok(line, "\t"), *a = strtok(NULL, "\t"), *b = strtok(NULL, "\t");
+        if (!kind || kind[0] == '#')
+            continue;
+        CHECK(a && b, "sizes.tsv: a case needs three fields");
+        if (!a || !b)
+            continue;
+        a = field(a);
+        cases++;
+        if (!strcmp(kind, "parse")) {
+            size_t lib = 0, lab = 0;
+            int lib_ok = mk_text_parse_size(a, strlen(a), &lib) == 0;
+            int lab_ok = lab_try_parse_size(a, &lab) == 0;
+            if (!strcmp(b, "invalid")) {
+                CHECK(!lib_ok && !lab_ok, "'%s' should be refused (library %d, lab %d)", a,
+                      lib_ok, lab_ok);
+            } else if (!strcmp(b, "never")) {
+                CHECK(lib_ok && lib == SIZE_MAX, "'%s': the library should read never", a);
+                CHECK(!lab_ok, "'%s': the lab takes no never where a size is asked for", a);
+            } else {
+                size_t want = (size_t)strtoull(b, NULL, 10);
+                CHECK(lib_ok && lib == want, "'%s': the library read %zu, not %s", a, lib, b);
+                CHECK(lab_ok && lab == want, "'%s': the lab read %zu, not %s", a, lab, b);
+            }
+        } else if (!strcmp(kind, "show")) {
+            lab_fmt_size((size_t)strtoull(a, NULL, 10), buf, sizeof buf);
+            CHECK(!strcmp(buf, b), "%s B shown as '%s', not '%s'", a, buf, b);
+        } else {
+            CHECK(0, "sizes.tsv: unknown kind '%s'", kind);
+        }
+    }
+    fclose(f);
+    CHECK(cases >= 20, "sizes.tsv: only %zu cases read", cases);
+}
+
 int main(void)
 {
     test_interleave();
@@ -372,6 +431,7 @@ int main(void)
     test_distribution_files();
     test_working_set_levels();
     test_arena_placement();
+    test_size_grammar();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else
