@@ -691,3 +691,30 @@ def test_a_programs_levels_weigh_by_the_time_its_calls_take_there():
     want = math.exp((7.5 * math.log(2.0) + 25.0 * math.log(0.8)) / 32.5)
     assert sc.geomean == pytest.approx(want) and sc.geomean < 1 < math.sqrt(2.0 * 0.8)
     assert "weighed by the time there" in sc.text()
+
+
+def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
+    """The variant and threshold stages replay a recording as `memkit record`
+    does: each function's batch bounded in bytes (numpy's 16 MiB memmoves,
+    50,000 a batch, never ended)."""
+    from memkit.commands import tune as tune_command
+    seen = []
+
+    class Done:
+        status, error, measurements = "ok", None, []
+
+    def fake_run(exp, quick, args, env=None, on_progress=None):
+        seen.append(list(args))
+        return Done()
+    monkeypatch.setattr(tune_command.lab, "run_experiment", fake_run)
+
+    class Quiet:
+        def update(self, *a):
+            pass
+
+        def clear(self):
+            pass
+    timer = real_bench_dir() / "memkit-tune-experiment"
+    tune_command.measure_levels(timer, False, Quiet(), "1/1", "variant", {"evex": "memset=evex"},
+                                data=str(tmp_path), over={"memset": {"dram": 1.0}})
+    assert seen and f"batch={tune_command.recording.REPLAY_BATCH}" in seen[0] and f"data={tmp_path}" in seen[0]

@@ -160,7 +160,7 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
     exp = lab.describe(program)
     args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
     if data:
-        args.append(f"data={data}")
+        args += [f"data={data}", f"batch={recording.REPLAY_BATCH}"]   # as its replay: large calls bounded
     if len(functions) == 1:   # the distribution files are named by their function
         args.append("only=" + recording.FILES[functions[0]].removesuffix(".csv"))
     scores = []
