@@ -142,7 +142,11 @@ int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
 
 double lab_dist_draw(const lab_distribution *d, uint64_t *rng)
 {
-    double u = (double)(lab_rand(rng) >> 11) * 0x1p-53;
+    return lab_dist_at(d, (double)(lab_rand(rng) >> 11) * 0x1p-53);
+}
+
+double lab_dist_at(const lab_distribution *d, double u)
+{
     size_t lo = 0, hi = d->n - 1;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

@@ -56,4 +56,8 @@ int lab_dist_parse(const char *text, size_t len, lab_distribution *sizes,
 /* A value of d drawn by its probabilities. */
 double lab_dist_draw(const lab_distribution *d, uint64_t *rng);
 
+/* The value of d at cumulative probability u in [0, 1): the smallest
+ * whose cdf reaches u (lab_dist_draw at a uniform u). */
+double lab_dist_at(const lab_distribution *d, double u);
+
 #endif

@@ -283,6 +283,11 @@ static void test_distribution_files(void)
         ones += a == 1;
     }
     CHECK(ones > 800 && ones < 1200, "1 drawn %d of 4000 times, expected ~1000", ones);
+    /* the value at a cumulative probability: 1 up to 0.25, 64 above */
+    CHECK(lab_dist_at(&align, 0.0) == 1 && lab_dist_at(&align, 0.25) == 1 &&
+              lab_dist_at(&align, 0.2500001) == 64 && lab_dist_at(&align, 0.999999) == 64,
+          "lab_dist_at: %g %g %g", lab_dist_at(&align, 0.0), lab_dist_at(&align, 0.25),
+          lab_dist_at(&align, 0.2500001));
 }
 
 /* ---- working sets ---- */
