@@ -148,11 +148,14 @@ def library_tables():
 
 def test_tune_times_the_workloads_the_tools_declare(library_tables):
     """tools/tune_workloads.def is the source (memkit-tune-experiment and
-    memkit-tunables --paths are built from it); tune.WORKLOADS must say the
-    same, in the same order."""
+    memkit-tunables --paths are built from it); tune reads it from the
+    library, in its order, and times each family's ops."""
     from memkit.tuning import tune
     declared = {w["op"]: (w["family"], w["words"]) for w in library_tables["workloads"]}
-    assert list(tune.WORKLOADS.items()) == list(declared.items())
+    paths = tune.Paths(real_bench_dir())
+    assert list(paths.workloads.items()) == list(declared.items())
+    assert paths.ops("memset") == ["set0", "set"] and paths.ops("memcpy") == ["copy", "copy3"]
+    assert not hasattr(tune, "WORKLOADS")   # no second copy in Python
 
 
 def test_tune_strategies_are_named_as_the_library_names_its_paths(library_tables):

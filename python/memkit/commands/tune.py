@@ -108,8 +108,8 @@ def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
                                 batch_ns=s["batch_ns"])
 
 
-def measure_family(timer, family, grid, s, cpus, progress, step, defaults=None) -> dict:
-    ops = [op for op, (fam, _) in tune.WORKLOADS.items() if fam == family]
+def measure_family(timer, family, grid, s, cpus, progress, step, paths, defaults=None) -> dict:
+    ops = paths.ops(family)
     strats = tune.strategies(family, cpus, defaults)
     if len(strats) < 2 or not grid:
         print(f"== {step} {family}: nothing to compare on this machine", flush=True)
@@ -278,7 +278,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
         # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
-        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{stages}",
+        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{stages}", paths,
                                None if plan else defaults)
         if not times:
             continue
@@ -386,13 +386,13 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
               "distributions; --check times its thresholds with the variants the defaults run", flush=True)
     p = plan({"defaults": "", "profile": tune.tunables_text(tune.parse_tunables(profile.tunables))},
-             [(op, size) for op, (family, _) in tune.WORKLOADS.items()
+             [(op, size) for op, (family, _) in paths.workloads.items()
               for size in tune.family_grid(family, grid)], s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
     changed = {c for c in p.cells if tuned_paths[c] != default_paths[c]}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
           f"in turn in one process, {p.total_rounds} interleaved rounds; {len(p.cells)} cells "
-          f"({', '.join(tune.WORKLOADS)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
+          f"({', '.join(paths.workloads)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
           f"between the tuning grid's), {len(changed)} of them on a path the profile changes", flush=True)
     progress = ProgressLine()
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "check "))
@@ -410,10 +410,10 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     helped = [c for c in plan.cells if c in changed and verdicts[c] > 0]
     hurt = [c for c in plan.cells if c in changed and verdicts[c] < 0]
     print(f"\n{'workload':<30} {'size':>10}  {'defaults':>10} -> {'profile':<10} {'speed-up':>8}  rounds faster")
-    for c in sorted(changed, key=lambda c: (list(tune.WORKLOADS).index(c[0]), c[1])):
+    for c in sorted(changed, key=lambda c: (list(paths.workloads).index(c[0]), c[1])):
         ev = rows[c]
         verdict = "helped" if c in helped else "HURT" if c in hurt else "within noise"
-        print(f"{tune.WORKLOADS[c[0]][1]:<30} {fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
+        print(f"{paths.workloads[c[0]][1]:<30} {fmt_size(c[1]):>10}  {paths.at(defaults, *c):>10} -> "
               f"{paths.at(tuned, *c):<10} {ev.median:>7.2f}x  {ev.wins}/{ev.rounds}  {verdict}")
     same = [ev.median for ev in same_rows]
     print()

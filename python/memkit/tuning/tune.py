@@ -67,15 +67,6 @@ STRATEGIES = [
              "non-temporal stores"),
 ]
 
-# The timed workloads (tools/tune_experiment.c's OPs): op -> (family, in words).
-WORKLOADS = {
-    "set0": ("memset", "memset of zero"),
-    "set": ("memset", "memset of a non-zero value"),
-    "copy": ("memcpy", "memcpy, aligned"),
-    "copy3": ("memcpy", "memcpy, destination 3 bytes off"),
-    "pset": ("parallel", "mk_parallel_memset"),
-    "pcopy": ("parallel", "mk_parallel_memcpy"),
-}
 # The parallel engine cuts work into 2 MiB chunks: below two there is nothing to share.
 FAMILY_MIN_SIZE = {"parallel": 1 << 20}
 
@@ -349,6 +340,19 @@ class Paths:
     def __init__(self, bench_dir: Path):
         self.bench_dir = bench_dir
         self.known: dict = {}
+        self._workloads: Optional[dict] = None
+
+    @property
+    def workloads(self) -> dict:
+        """The timed workloads, op -> (family, in words), in their order: the
+        library's table (tools/tune_workloads.def, through memkit-tunables)."""
+        if self._workloads is None:
+            self._workloads = {w["op"]: (w["family"], w["words"])
+                               for w in lab.tunables(self.bench_dir)["workloads"]}
+        return self._workloads
+
+    def ops(self, family: str) -> list[str]:
+        return [op for op, (fam, _) in self.workloads.items() if fam == family]
 
     def of(self, t: dict, op: str, sizes: list[int]) -> list[str]:
         spec = tunables_text(t)
@@ -866,7 +870,7 @@ def weigh(family: str, defaults: dict, changes: dict, times: Times, calls_at: di
     alike, as a recording does not tell the value; memcpy: aligned and
     misaligned alike).  Sizes not measured count nothing."""
     new = dict(defaults, **changes)
-    ops = [op for op, (fam, _) in WORKLOADS.items() if fam == family]
+    ops = paths.ops(family)
     cells = [(op, size) for op in ops for size in calls_at]
     old_paths, new_paths = paths.of_cells(defaults, cells), paths.of_cells(new, cells)
     saved = cost = 0.0
