@@ -374,7 +374,7 @@ static const lab_arg args[] = {
      10000000},
     {"batch", LAB_SIZE, NULL, NULL, "at most this many bytes a batch: a distribution of larger "
                                     "mean size draws fewer calls, at least " TEXT(MIN_CALLS)
-                                    " (`memkit record` replays by 128M)", 0, 0},
+                                    " (`memkit record`'s replays set it)", 0, 0},
     {"rounds", LAB_INT, "31", "7", "interleaved rounds per distribution, per process", 3, 100000},
     {"only", LAB_TEXT, NULL, NULL, "only the files whose name contains this text", 0, 0},
     LAB_WS_ARGS("hot,l1,l2,l3,dram", "hot,dram"),

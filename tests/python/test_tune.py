@@ -715,6 +715,8 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
         def clear(self):
             pass
     timer = real_bench_dir() / "memkit-tune-experiment"
+    (tmp_path / "Memset.csv").write_text("64:1\n0:1\n64:1\n")   # a recording, as --for loads one
+    (tmp_path / "summary.json").write_text(json.dumps({"calls": {"memset": 1}, "processes": 1, "command": ["p"]}))
     tune_command.measure_levels(timer, False, Quiet(), "1/1", "variant", {"evex": "memset=evex"},
                                 data=str(tmp_path), over={"memset": {"dram": 1.0}})
     assert seen and f"batch={tune_command.recording.REPLAY_BATCH}" in seen[0] and f"data={tmp_path}" in seen[0]

@@ -317,10 +317,12 @@ def main(args) -> int:
         raise MemkitError(f"{argv[0]} is statically linked: the preload cannot reach a statically linked "
                           f"program (there is no dynamic loader to preload memkit into); nothing was timed")
     profile = _readable(args.profile, "the profile") if args.profile else None
-    rec_dir = Path(args.recording) if args.recording else profile.parent if profile else None
-    if args.recording and not recording.is_recording(rec_dir):
-        raise MemkitError(f"--recording {rec_dir}: not a `memkit record` directory")
-    rec_dir = rec_dir if rec_dir and recording.is_recording(rec_dir) else None
+    if args.recording:
+        rec_dir = Path(args.recording)
+        if not recording.is_recording(rec_dir):
+            raise MemkitError(f"--recording {rec_dir}: not a `memkit record` directory")
+    else:   # tune --for writes the profile into the recording
+        rec_dir = profile.parent if profile and recording.is_recording(profile.parent) else None
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
     configs = _configs(argv, so, profile, stdin)
 

@@ -159,8 +159,8 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
           f"({rounds} rounds x {processes} process(es) each)", flush=True)
     exp = lab.describe(program)
     args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
-    if data:
-        args += [f"data={data}", f"batch={recording.REPLAY_BATCH}"]   # as its replay: large calls bounded
+    if data:   # replayed as `memkit record` replays it (each function's batch bounded)
+        args = recording.replay_arguments(args + [f"data={data}"], None)
     if len(functions) == 1:   # the distribution files are named by their function
         args.append("only=" + recording.FILES[functions[0]].removesuffix(".csv"))
     scores = []

@@ -55,7 +55,9 @@ HEADER_V2 = struct.Struct("<6I")
 HEADER_V3 = struct.Struct("<2I")
 CMDLINE_AT = {1: 64, 2: 128, 3: 128}
 ALIGN_SLOTS = 8   # rec_hist: align[8], overlap, src_align[7] (version 1: reserved, zero)
-WS_COUNTERS = 8   # rec_ws after its two histograms: inserted, set, reserved[6]
+# rec_ws after its two histograms: inserted, set, and (layout 3) the open
+# window's count at its last power of two (before: reserved, zero)
+WS_OPEN_WORDS = 3
 LINE = 64         # the estimator draws 64-byte lines
 
 
@@ -195,7 +197,7 @@ def _read_part(path: Path):
             _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
             for side in range(2 if ws_bytes else 0):
                 w = array("Q", data[at + ws_at + side * ws_bytes:
-                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + 3) * 8])
+                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + WS_OPEN_WORDS) * 8])
                 windows, windows_set = w[:ws_buckets], w[ws_buckets:2 * ws_buckets]
                 inserted, bits_set = w[2 * ws_buckets], w[2 * ws_buckets + 1]
                 halves, open_half = [None] * ws_buckets, None

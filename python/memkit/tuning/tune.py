@@ -395,7 +395,7 @@ class Choice:
     def show(self, v) -> str:
         if self.name == "threads":
             return "derived" if not v else str(v)
-        return v if isinstance(v, str) else fmt_size(v)   # a variant's name, or a size
+        return fmt_candidate(v)
 
 
 def in_window(s: int, lo: Optional[int], hi: Optional[int]) -> bool:
