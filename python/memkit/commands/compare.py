@@ -74,7 +74,9 @@ def _row(c: cmp.Change) -> str:
         against = f" relative to {c.baseline}"
         samples = "paired speed-ups"
     else:
-        against = f" (x{c.ratio / c.shift:.3f} vs the shift)" if abs(c.shift - 1) > 0.005 else ""
+        # judged against the shift: its interval is the one that decides
+        against = (f" (x{c.ratio / c.shift:.3f} [{c.low / c.shift:.3f} .. {c.high / c.shift:.3f}] vs the shift)"
+                   if abs(c.shift - 1) > 0.005 else "")
         samples = f"{c.basis}s"
     return (f"  {c.series:<16} {cmp.params_text(c.params):<26} {c.metric:<18} "
             f"{c.a:10.4g} -> {c.b:10.4g} {c.unit:<6} x{c.ratio:.3f}{interval}{against} q={c.q:.2g} "
@@ -104,7 +106,8 @@ def _series_row(s: cmp.SeriesChange) -> str:
     mark = MARKS[s.direction]
     return (f"  {s.series:<16} {cmp.params_text(s.params):<16} as a whole, {s.span}: x{s.ratio:.3f} "
             f"[{s.low:.3f} .. {s.high:.3f}] relative to {s.baseline}, {s.moved} of {len(s.members)} sizes "
-            f"that way, q={s.q:.2g} (median of paired speed-ups, min {100 * s.min_effect:.0f}%)  {mark}")
+            f"that way, q={s.q:.2g} (Hodges-Lehmann estimate of the paired changes net of the baseline's move, "
+            f"signed-rank interval, min {100 * s.min_effect:.0f}%)  {mark}")
 
 
 def _busy_notes(a: dict, b: dict) -> list[str]:
@@ -182,11 +185,12 @@ def main(args) -> int:
         print(f"\n{len(alone)} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
               f"fewer than {cmp.PROCESSES_MIN} processes, their placement noise between processes is larger than "
               f"a change; {sum(id(c) in in_series for c in alone)} of them count in the {len(result.series)} series judged as a "
-              f"whole (a series moves by more than {100 * cmp.SERIES_EFFECT:.0f}% at the median of its sizes)")
+              f"whole (a series is flagged when it moved by more than {100 * cmp.SERIES_EFFECT:.0f}% and its interval "
+              "leaves out 1)")
     print(f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
           f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "
-          f"{len(result.flagged)} flagged and {len(result.flagged_series)} series as a whole ({worse} worse); a change is flagged when its bootstrap "
-          f"p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
+          f"{len(result.flagged)} flagged and {len(result.flagged_series)} series as a whole ({worse} worse); a change is flagged when its "
+          f"interval leaves out 1 (or the shift it is judged against), its bootstrap p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
           f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
           f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only){f' (x{cmp.BUSY_FACTOR:g}: busy)' if busy else ''}")
     if result.only_a or result.only_b:
