@@ -495,14 +495,15 @@ def _judge_paired(cs: list[Change], out: Comparison) -> None:
 
 
 def _baseline_shifts(cs: list[Change], paired: dict) -> dict:
-    """id(change) -> the log change its baseline's own move explains: where
-    every other series paired with the same baseline at the same params (two
-    at least) leans the same way, the least of their moves, else 0.  A
-    baseline that ran slower in one run makes every pair against it look
-    faster (identical quick runs on Zen 3: glibc slower in the second, and
-    mk_memset, avx2, sse2 and old_nt all 4-15% "better"); what every other
-    series shows is the most the baseline can have moved, and a change of
-    the baseline itself is judged on its own absolute samples."""
+    """id(change) -> the log change its baseline's own move explains: the
+    median of the other series paired with the same baseline at the same
+    params (two at least, else 0).  A baseline that ran slower in one run
+    makes every pair against it look faster (identical quick runs on Zen 3:
+    glibc slower in the second, and mk_memset, avx2, sse2 and old_nt all
+    4-15% "better"), and a regression of one series looks smaller by as much;
+    the median of the others is that move as long as most of them did not
+    change, and a change of the baseline itself is judged on its own
+    absolute samples."""
     together: dict = {}
     for c in cs:
         if id(c) in paired:
@@ -513,8 +514,7 @@ def _baseline_shifts(cs: list[Change], paired: dict) -> dict:
         logs = {id(c): math.log(paired[id(c)][0][0]) for c in group}
         for c in group:
             others = [x for k, x in logs.items() if k != id(c)]
-            lean = len(others) >= 2 and (all(x > 0 for x in others) or all(x < 0 for x in others))
-            out[id(c)] = min(others, key=abs) if lean else 0.0
+            out[id(c)] = statistics.median(others) if len(others) >= 2 else 0.0
     return out
 
 

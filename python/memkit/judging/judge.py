@@ -46,13 +46,15 @@ LOCAL_MIN = 3             # other measurements needed for a local shift
 # ---- compare: a series as a whole (its paired speed-ups over the baseline) ----
 # What identical quick runs (2 processes, 3 batches) moved a whole series by,
 # relative to glibc and net of glibc's own move (compare._baseline_shifts), at
-# the Hodges-Lehmann estimate: up to 5.9% on AMD EPYC Zen 5 (10 pairs), 9.3%
-# on Zen 3 (sse2, a busy VM), 12.9% on an Intel Xeon 6/167 (avx512, a quiet
-# one): where each variant's code lands differs between processes.  Forced
-# regressions: sse2 on Zen 3 27%, on Zen 5 26-29%, on an Intel Xeon 6/207
-# 18%; avx2 forced on Zen 5, 13%, is below this and no longer caught.  Not
-# doubled on a busy machine: the pairs and the baseline's shift cancel the
-# load, and the placement noise above was the same busy or quiet.
+# the Hodges-Lehmann estimate: up to 5.9% on AMD EPYC Zen 5 (10 pairs, the
+# median then), 8.8% on Zen 3 (sse2, a busy VM), 9.5% on an Intel Xeon 6/167
+# (old_nt; avx512 8.9% in a pair that differed only by MEMKIT_TUNABLES):
+# where each variant's code lands differs between processes
+# (tests/data/runs/).  Forced regressions: sse2 on Zen 3 26%, on Zen 5
+# 26-29%, on an Intel Xeon 6/207 18%; avx2 forced on Zen 5, 13%, is below
+# this and no longer caught.  Not doubled on a busy machine: the pairs and
+# the baseline's shift cancel the load, and the placement noise above was as
+# large on the quiet machine as on the busy one.
 SERIES_EFFECT = 0.15      # the series' estimated change must exceed this
 SERIES_MIN = 8            # sizes a series needs to be judged as a whole
 
