@@ -5,7 +5,6 @@ nothing, a forced regression fails the gate with its series worse, no flagged
 change has an interval that contradicts it, and a regression injected into a
 copy of a recording is caught on that CPU's real noise."""
 
-import copy
 import itertools
 import json
 import math
@@ -16,6 +15,7 @@ import pytest
 from conftest import run_cli
 from memkit.judging import compare as cmp
 from memkit.store.db import Database
+from regressions import slowed
 
 RUNS = Path(__file__).resolve().parents[1] / "data" / "runs"
 CPUS = sorted(p.name for p in RUNS.iterdir() if (p / "runs.json").is_file())
@@ -41,30 +41,6 @@ def contradictions(res: cmp.Comparison) -> list:
     """Flagged changes whose printed interval holds what they are judged against."""
     out = [c for c in res.flagged if c.low <= c.shift <= c.high]
     return out + [s for s in res.flagged_series if s.low <= 1 <= s.high]
-
-
-def slowed(ms: list[dict], experiment: str, series: str, factor: float) -> list[dict]:
-    """A copy of a run's measurements with one series `factor` times slower:
-    its times longer (throughputs lower) and its speed-ups over its baseline
-    smaller, in every sample."""
-    out = copy.deepcopy(ms)
-    for m in out:
-        if m["experiment"] != experiment or m["series"] != series:
-            continue
-        f = factor if m.get("better", "lower") == "lower" else 1 / factor
-        for k in ("value", "min", "median", "max"):
-            if m.get(k) is not None:
-                m[k] *= f
-        for k in ("sample_values", "process_samples"):
-            if m.get(k):
-                m[k] = [x * f for x in m[k]]
-        for k in ("ratio", "ratio_min", "ratio_max"):
-            if m.get(k) is not None:
-                m[k] /= factor
-        for k in ("ratios", "process_ratios"):
-            if m.get(k):
-                m[k] = [x / factor for x in m[k]]
-    return out
 
 
 @pytest.fixture(scope="module", params=CPUS)
