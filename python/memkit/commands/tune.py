@@ -17,6 +17,7 @@ from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
+from memkit.lab import load
 from memkit.lab.fingerprint import runnable_variants
 from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
@@ -270,6 +271,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
     print(f"method: {method_text(s, grid, bool(plan))}", flush=True)
     progress = ProgressLine()
+    watch = load.Watch()
     choices = []
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
@@ -319,6 +321,10 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
     for c in choices:
         print(f"{c.name:<22} {c.show(c.default):>10} {(c.show(c.value) if c.moved else '(default)'):>10}  {c.why}")
+    if not args.dry_run and not plan:
+        choices = confirm_moves(timer, choices, defaults, grid, s, paths, progress,
+                                bool(level_scores))
+    say_load(watch.result())
     if args.evidence:
         rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
         rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
@@ -346,6 +352,43 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     else:
         print("`memkit tune --check` measures it against the defaults.")
     return 0
+
+
+def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: tune.Paths,
+                  progress, levels_decided: bool) -> list:
+    """Every threshold move timed again against the defaults, in fresh
+    processes, interleaved, on the tuning grid (tune.confirm's rule); a move
+    that does not hold goes back to its default, and tune says so.  The
+    variants and the thresholds the levels decided are not re-timed here:
+    a timing in cache is not what chose them."""
+    skip = set(tune.VARIANT_FUNCTIONS) | (set(tune.LEVEL_TUNABLES) if levels_decided else set())
+    moved = [c for c in choices if c.moved and c.name not in skip]
+    if not moved:
+        return choices
+    cells = [(op, size) for op, (family, _) in paths.workloads.items() for size in tune.family_grid(family, grid)]
+    p = plan({"defaults": "", "tuned": tune.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
+    print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
+          f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
+    times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "confirm "))
+    progress.clear()
+    dropped = set()
+    for conf in tune.confirm(moved, defaults, cells, times, paths):
+        print(f"  {conf.says()}")
+        if not conf.holds:
+            dropped.add(conf.choice.name)
+    if dropped:
+        print(f"  back to the default: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
+    return [tune.Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
+            if c.name in dropped else c for c in choices]
+
+
+def say_load(seen: load.Load) -> None:
+    """Whether the machine was busy while tune measured (system-check's figures)."""
+    if seen.busy:
+        print(f"\nnote: the machine was busy while tune measured ({seen.busy}): its figures carry that "
+              "noise; run it again on a quiet machine, or `memkit tune --check` the profile")
+    else:
+        print(f"\nthe machine while tune measured: {seen.describe()}")
 
 
 PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
@@ -395,9 +438,12 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
           f"({', '.join(paths.workloads)} at sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}, "
           f"between the tuning grid's), {len(changed)} of them on a path the profile changes", flush=True)
     progress = ProgressLine()
+    watch = load.Watch()
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "check "))
     progress.clear()
-    return report_check(p, times, changed, tuned, defaults, paths)
+    rc = report_check(p, times, changed, tuned, defaults, paths)
+    say_load(watch.result())
+    return rc
 
 
 def report_check(plan, times, changed, tuned, defaults, paths) -> int:

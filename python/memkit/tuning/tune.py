@@ -734,6 +734,63 @@ def cpu_line(fp: dict) -> str:
             f"microcode={fp.get('microcode', '?')}")
 
 
+# ---- confirming the moves before the profile is written ----
+#
+# A tune on a busy 2-vCPU VM (Zen 3) moved five thresholds that `tune --check`
+# found hurting 5 of the 7 changed cells two minutes later (0.68-0.76x, 0 of
+# 12 rounds faster): one spell of a neighbour decided them.  So every move is
+# timed again against the defaults, in fresh processes, interleaved, by
+# --check's rule, and kept only if it holds there.
+
+
+@dataclass
+class Confirmation:
+    """What re-timing said of one move (a Choice that moved)."""
+    choice: Choice
+    cells: list          # the cells whose path this move decides, given the others
+    helped: list
+    hurt: list
+
+    @property
+    def holds(self) -> bool:
+        """No cell hurt, and faster beyond the noise somewhere it decides
+        (a move that changes no re-timed cell has nothing to show: kept)."""
+        return not self.hurt and (bool(self.helped) or not self.cells)
+
+    def says(self) -> str:
+        if not self.cells:
+            return f"{self.choice.setting()}: no re-timed size runs another path under it; kept"
+        word = "holds" if self.holds else "DROPPED"
+        hurt = f", hurt at {len(self.hurt)} ({', '.join(fmt_candidate(c[1]) for c in self.hurt[:4])})" if self.hurt else ""
+        return (f"{self.choice.setting()}: {word}: faster beyond the noise at {len(self.helped)} of the "
+                f"{len(self.cells)} sizes it decides{hurt}")
+
+
+def tuned_tunables(defaults: dict, moved: list[Choice]) -> dict:
+    """The defaults with the moves in force (a parse_tunables dict)."""
+    return dict(defaults, **parse_tunables(":".join(c.setting() for c in moved)))
+
+
+def confirm(moved: list[Choice], defaults: dict, cells: list, times: Times, paths: Paths,
+            alpha=ALPHA) -> list[Confirmation]:
+    """Each move judged on `times` (labels "defaults" and "tuned", every
+    move in force): the cells where it decides the path (the path with every
+    move differs from the path with all moves but this one), each by
+    check_verdict against the noise of the cells no move changes."""
+    tuned = tuned_tunables(defaults, moved)
+    with_all, at_defaults = paths.of_cells(tuned, cells), paths.of_cells(defaults, cells)
+    rows = {c: paired(times, "tuned", "defaults", [c[0]], c[1]) for c in cells}
+    noise = check_noise([rows[c] for c in cells if with_all[c] == at_defaults[c]])
+    out = []
+    for m in moved:
+        without = paths.of_cells(tuned_tunables(defaults, [o for o in moved if o is not m]), cells)
+        mine = [c for c in cells if without[c] != with_all[c]]
+        verdicts = {c: check_verdict(rows[c], noise, alpha) for c in mine}
+        out.append(Confirmation(m, mine, [c for c in mine if verdicts[c] > 0],
+                                [c for c in mine if verdicts[c] < 0]))
+    return out
+
+
 def write_profile(path: Path, choices: list[Choice], fingerprint: dict, method: str) -> None:
     """Writes the settings that moved off the defaults; the others as
     comments, so a new memkit's table still applies to them."""
