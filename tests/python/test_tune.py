@@ -720,3 +720,58 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
     tune_command.measure_levels(timer, False, Quiet(), "1/1", "variant", {"evex": "memset=evex"},
                                 data=str(tmp_path), over={"memset": {"dram": 1.0}})
     assert seen and f"batch={tune_command.recording.REPLAY_BATCH}" in seen[0] and f"data={tmp_path}" in seen[0]
+
+
+# ---- confirming the moves before the profile is written ----
+
+class ThresholdPaths(tune.Paths):
+    """Paths answered by two thresholds, as the library would: memset above
+    rep_stosb_threshold runs rep stosb, memcpy above rep_movsb_threshold rep
+    movsb (the real table is asked in test_paths_*; here the rule is the
+    subject)."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def ask(self, spec, op, sizes):
+        t = tune.parse_tunables(spec)
+        name = "rep_stosb_threshold" if op == "set" else "rep_movsb_threshold"
+        return ["rep" if t.get(name) is not None and s >= t[name] else "loop" for s in sizes]
+
+
+def confirm_times(cells, slower_where, rounds=12, rng=None):
+    """Per-round ns of "defaults" and "tuned": alike (1% noise) except
+    `slower_where(cell)`, the tuned side's factor there."""
+    import random
+    rng = rng or random.Random(9)
+    out = {"defaults": {}, "tuned": {}}
+    for c in cells:
+        base = [100.0 * (1 + rng.gauss(0, 0.01)) for _ in range(rounds)]
+        out["defaults"][c] = base
+        out["tuned"][c] = [b * slower_where(c) * (1 + rng.gauss(0, 0.01)) for b in base]
+    return out
+
+
+def test_confirm_keeps_a_move_that_holds_and_drops_one_that_hurts():
+    paths = ThresholdPaths()
+    defaults = {"rep_stosb_threshold": 64 << 10, "rep_movsb_threshold": 64 << 10}
+    moved = [tune.Choice("rep_stosb_threshold", 64 << 10, 16 << 10, "why", True),
+             tune.Choice("rep_movsb_threshold", 64 << 10, 8 << 10, "why", True)]
+    cells = [(op, 1 << k) for op in ("set", "copy") for k in range(10, 24)]
+    # memset's move: 20% faster at 16-32 KiB; memcpy's: 30% slower at 8-32 KiB
+    factor = {("set", 16 << 10): 0.8, ("set", 32 << 10): 0.8,
+              ("copy", 8 << 10): 1.3, ("copy", 16 << 10): 1.3, ("copy", 32 << 10): 1.3}
+    got = {c.choice.name: c for c in tune.confirm(moved, defaults, cells, confirm_times(cells, lambda c: factor.get(c, 1.0)), paths)}
+    st, mv = got["rep_stosb_threshold"], got["rep_movsb_threshold"]
+    assert st.holds and sorted(st.cells) == [("set", 16 << 10), ("set", 32 << 10)] and len(st.helped) == 2
+    assert not mv.holds and len(mv.hurt) == 3 and "DROPPED" in mv.says()
+
+
+def test_confirm_drops_a_move_that_no_longer_wins():
+    # what a busy spell decided: timed again, the moved sizes run as the defaults do
+    paths = ThresholdPaths()
+    defaults = {"rep_stosb_threshold": 64 << 10, "rep_movsb_threshold": 64 << 10}
+    moved = [tune.Choice("rep_stosb_threshold", 64 << 10, 16 << 10, "why", True)]
+    cells = [(op, 1 << k) for op in ("set", "copy") for k in range(10, 24)]
+    (c,) = tune.confirm(moved, defaults, cells, confirm_times(cells, lambda c: 1.0), paths)
+    assert c.cells and not c.helped and not c.hurt and not c.holds
