@@ -72,6 +72,11 @@ static int run(lab_ctx *ctx)
     printf("memset-sizes: ns per call (mean of the fastest 10%% of %u batches x %u processes), "
            "fill value 0; one size repeated per batch: a trained branch predictor\n",
            reps, ctx->nprocesses);
+    /* Two statistics side by side, so the table names both: on Zen 3 48 B read
+     * 2.47 ns for glibc and mk_memset and 0.658x beside them (the fastest
+     * batches tied; the rounds, paired, did not). */
+    printf("mk vs glibc: the median of the per-round speed-ups (glibc's time / mk_memset's in the same "
+           "round), the statistic the verdicts judge; not the ratio of the two columns\n");
     printf("%10s", "size");
     for (size_t m = 0; m < nm; m++)
         printf(" %10.10s", methods[m].name);
