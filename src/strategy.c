@@ -98,15 +98,20 @@ static const row table[] = {
      T(nt_threshold_zero) = L3(1, 2), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2),
      .variant = "evex"},
     {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
-      "memkit tune, fill-regions, copy-sweep on EPYC Zen 3 (family 25 model 1): NT zero fills "
-      "1.40-3.21x the loop from 11.3 MiB, non-zero from 16-22.6 MiB, NT copies 1.39-1.62x from "
-      "8 MiB (sign tests p <= 0.00024); rep stosb and rep movsb never won with confidence, rep "
-      "movsb with dst-src not a multiple of 64 ran 8-40x slower"},
+      "EPYC Zen 3 (family 25 model 1), docs/strategy.md \"Zen 3\": memkit tune, fill-regions, "
+      "copy-sweep: NT zero fills 1.40-3.21x the loop from 11.3 MiB, non-zero from 16-22.6 MiB, NT "
+      "copies 1.39-1.62x from 8 MiB (sign tests p <= 0.00024); rep stosb and rep movsb never won "
+      "with confidence, rep movsb with dst-src not a multiple of 64 ran 8-40x slower; memkit tune "
+      "--evidence (2026-11-28, commit 20ac8c8) with the row in force moved no threshold, kept "
+      "rep stosb off over the levels (geomean 1.10 against 1.02-1.07 from 2-32 KiB) and avx2 "
+      "(production distributions' geomean over l1-dram 1.10/1.19/1.18x glibc for "
+      "memset/memcpy/memmove, sse2 0.97/1.05/1.07x)"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}},
      .needs_erms = 0, .needs_fsrm = 0,
      T(rep_stosb_threshold) = NEVER,
      T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
-     T(nt_threshold_zero) = L3(1, 3), T(nt_threshold) = L3(1, 2), T(nt_copy_threshold) = L3(1, 4)},
+     T(nt_threshold_zero) = L3(1, 3), T(nt_threshold) = L3(1, 2), T(nt_copy_threshold) = L3(1, 4),
+     .variant = "avx2", .evidence_file = "data/evidence/amd-zen3.json"},
     {.info = {"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
      .vendor = AMD, .family = {0, 255}, .models = ANY_MODEL,

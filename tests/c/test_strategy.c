@@ -175,10 +175,14 @@ int main(void)
     mk_cpu_info emr = cpu("GenuineIntel", 6, 0xcf, 1, 1);
     CHECK(mk_strategy_variant(&emr) && strcmp(mk_strategy_variant(&emr), "evex") == 0,
           "Emerald Rapids runs the evex routines (its evidence: the production distributions)");
+    mk_cpu_info milan = cpu("AuthenticAMD", 25, 0x01, 1, 1);
+    CHECK(mk_strategy_variant(&milan) && strcmp(mk_strategy_variant(&milan), "avx2") == 0,
+          "Zen 3 runs the avx2 routines (its evidence: sse2 lower at every level)");
     /* measured: the row names its evidence file (tests/python/test_evidence.py reads it) */
     CHECK(mk_strategy_evidence_file_at(mk_strategy_index(&emr)) != NULL, "intel-emr names its evidence file");
+    CHECK(mk_strategy_evidence_file_at(mk_strategy_index(&milan)) != NULL, "amd-zen3 names its evidence file");
     CHECK(mk_strategy_evidence_file_at(mk_strategy_index(&spr)) == NULL, "intel-fsrm has none");
-    mk_cpu_info rows[] = {genoa, turin, spr, hygon, emr, cpu("AuthenticAMD", 25, 0x01, 1, 1),
+    mk_cpu_info rows[] = {genoa, turin, spr, hygon, emr, milan,
                           cpu("AuthenticAMD", 23, 0x31, 0, 0), cpu("GenuineIntel", 6, 0x55, 1, 0),
                           cpu("GenuineIntel", 6, 0x1a, 0, 0)};
     size_t rows_seen = 0;
