@@ -357,7 +357,8 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
 def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: tune.Paths,
                   progress, levels_decided: bool) -> list:
     """Every threshold move timed again against the defaults, in fresh
-    processes, interleaved, on the tuning grid (tune.confirm's rule); a move
+    processes, interleaved, on the tuning grid and the sizes between its
+    points (tune.confirm's rule); a move
     that does not hold goes back to its default, and tune says so.  The
     variants and the thresholds the levels decided are not re-timed here:
     a timing in cache is not what chose them."""
@@ -365,7 +366,13 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     moved = [c for c in choices if c.moved and c.name not in skip]
     if not moved:
         return choices
-    cells = [(op, size) for op, (family, _) in paths.workloads.items() for size in tune.family_grid(family, grid)]
+    # the sizes tune decided on and those between them, which --check times:
+    # a threshold placed between two grid points can fall on a cliff neither
+    # showed (Intel Xeon 6/167: rep_movsb_threshold 22.6 KiB, chosen on 2.8-16
+    # KiB, made aligned 19 KiB copies 0.42x)
+    between = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
+    sizes = sorted(set(grid) | set(between))
+    cells = [(op, size) for op, (family, _) in paths.workloads.items() for size in tune.family_grid(family, sizes)]
     p = plan({"defaults": "", "tuned": tune.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
     print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
