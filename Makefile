@@ -62,7 +62,7 @@ test-deps:
 	@scripts/deps.sh --test
 
 test-python: venv lib test-deps
-	@MEMKIT_BUILD=$(BUILD) MEMKIT_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q tests/python
+	@MEMKIT_BUILD=$(BUILD) MEMKIT_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q --durations=10 tests/python
 
 # The default suite (results/memkit.db), its summary (which names `memkit
 # compare` once there is an earlier run), then the report even when an
