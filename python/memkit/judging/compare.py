@@ -111,7 +111,7 @@ field ("changed" where an old record does not say).
    series, and the estimate that test judges, the Hodges-Lehmann estimate
    (the median of the Walsh averages), with the interval inverted from the
    same test at the level Benjamini-Hochberg held it to.  Flagged when
-   rejected, its interval leaves out 1 (the same thing, by construction) and
+   rejected and its interval leaves out 1 (the same test inverted; required both, since ties at 0 can part them) and
    the estimate is beyond SERIES_EFFECT.  (A bootstrap interval of the
    median beside a signed-rank verdict once said "worse, x1.544, 0.945-1.823"
    on Zen 3: two statistics that disagreed.)  A regression that moves most of a series (sse2
