@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""memkit system-check: what makes timings noisy on this machine, in one screen."""
+"""memkit system-check: what makes timings noisy on this machine, and where
+glibc's own thresholds cost here, in one screen."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from memkit.lab import experiments, load, system_check
 
 NAME = "system-check"
 HELP = ("say what makes timings noisy here: frequency governor, turbo/boost, SMT, THP, a VM, the load "
-        "now, the CPU timing processes are pinned to")
+        "now, the CPU timing processes are pinned to; and where glibc's thresholds disagree with the caches "
+        "memkit measured, with the GLIBC_TUNABLES that corrects them")
 
 
 def add_arguments(p):
@@ -24,6 +26,6 @@ def main(args) -> int:
     if args.json:
         print(json.dumps([f.as_json() for f in items], indent=1))
         return 0
-    for line in system_check.text(items):
+    for line in system_check.text(items, fp):
         print(line)
     return 0
