@@ -16,6 +16,7 @@ from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir
 from memkit.judging import fleet
 from memkit.lab import glibc, system_check
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
+from memkit.report.fleet_report import write_fleet_report
 from memkit.store.db import Database
 from test_fleet import fill_result
 
@@ -120,6 +121,17 @@ def test_env_on_the_zen3_recording(tmp_path):
         "  together   GLIBC_TUNABLES=" + ZEN3_FIX]
 
 
+def test_the_docs_examples_are_what_the_recordings_print(tmp_path):
+    doc = (REPO / "docs" / "lab.md").read_text().splitlines()
+    lines = env_lines(tmp_path / "zen3", ZEN3)
+    at = next(i for i, line in enumerate(lines) if line.startswith("caches "))
+    for line in lines[at:at + 6]:
+        assert "  " + line in doc, line
+    p = run_cli("system-check", "--build", make_fake_build(tmp_path / "xeon", ["ok"], fingerprint=XEON_167))
+    shown = [line for line in p.stdout.splitlines() if " glibc " in line]
+    assert len(shown) == 2 and all("  " + line in doc for line in shown), shown
+
+
 def test_env_where_glibc_agrees_or_is_not_there(tmp_path):
     lines = env_lines(tmp_path / "xeon", XEON_207)
     assert "glibc uses   non-temporal copies from 99 MiB, rep movsb 2.1 KiB..99 MiB, rep stosb from 2 KiB" in lines
@@ -168,6 +180,10 @@ def test_compare_and_fleet_see_a_glibc_change_but_not_an_older_run(tmp_path):
         (st,) = fleet.host_statuses(d)
     assert list(st.changes) == [glibc.KEY]
     assert "CHANGED glibc_x86: non_temporal_threshold=201326592 -> 8388608" in fleet.host_line(st)
+    with Database(path) as d:
+        page = write_fleet_report(d, tmp_path / "fleet").read_text()
+    assert "<b>data cache 32 KiB, shared cache 256 MiB; non-temporal copies from 8 MiB," in page
+    assert "was data cache 32 KiB, shared cache 256 MiB; non-temporal copies from 192 MiB," in page
 
 
 def elf_naming(path, interp: bytes):
