@@ -106,7 +106,8 @@ def read(loader: Optional[Path] = None) -> Union[dict, str]:
         return f"not available: {why}"
     command = f"{loader} --list-diagnostics"
     try:
-        p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True, timeout=10)
+        p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
+                           errors="replace", timeout=10)
     except (OSError, subprocess.SubprocessError) as e:
         return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
     view = parse(p.stdout) if p.returncode == 0 else {}
