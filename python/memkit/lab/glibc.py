@@ -41,8 +41,8 @@ ABI_LOADER = Path("/lib64/ld-linux-x86-64.so.2")
 # glibc's non-temporal threshold disagrees with memkit's caches when it lies
 # beyond this many L3s (the L3 memkit measured).  Past the L3, a copy's
 # stores through the cache cannot stay there: they only evict.  glibc's own
-# rule (3/4 of its shared cache, which on Intel counts an L2 on top of the
-# L3) keeps it within one L3 wherever it sees the right L3: 0.38x on the
+# rule (3/4 of its shared cache, or of one thread's share of it in Debian's
+# 2.36) keeps it within one L3 wherever it sees the right L3: 0.38x on the
 # Xeon 6/207, 0.39x on the 6/167.  On the Zen 3 VM it saw a 256 MiB shared
 # cache for a 32 MiB L3 and put the threshold at 6x (tests/data/glibc/).
 NT_THRESHOLD_MAX_L3S = 1.0
