@@ -48,8 +48,11 @@ def test_the_real_fingerprint_says_each(tmp_path):
     p = run_cli("system-check", "--build", bench.parent, "--json")
     assert p.returncode == 0, p.stderr
     found = {f["what"]: f for f in json.loads(p.stdout)}
-    assert set(found) == {"frequency governor", "turbo/boost", "SMT", "transparent huge pages", "virtual machine",
-                          "machine load", "timing CPU"}
+    noise = {"frequency governor", "turbo/boost", "SMT", "transparent huge pages", "virtual machine",
+             "machine load", "timing CPU"}
+    assert noise <= set(found)
+    # glibc's thresholds (test_glibc.py), or why they cannot be read here
+    assert set(found) - noise in ({"glibc non-temporal", "glibc rep movsb"}, {"glibc thresholds"})
     assert found["timing CPU"]["verdict"] == "ok"   # this process may run on a known set of CPUs
     p = run_cli("env", "--build", bench.parent, "--json")
     fp = json.loads(p.stdout)

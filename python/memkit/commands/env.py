@@ -13,7 +13,27 @@ from memkit.lab.fingerprint import describe_lines
 from memkit.tuning.evidence import unmeasured_note
 
 NAME = "env"
-HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc, ISA, caches, tunables...)"
+HELP = "print this machine's fingerprint (CPU, microcode, kernel, glibc and its thresholds, ISA, caches, tunables...)"
+DESCRIPTION = """\
+Prints this machine's fingerprint as every run records it (CPU, microcode,
+kernel, glibc, ISA, caches, the strategy row and tunables in force) and the
+load now; --tunables, --strategies or --paths print the library's tables or
+where memkit's files are instead.
+
+Beside the caches memkit measured stands what glibc computed for its own
+copies (ld.so --list-diagnostics, glibc 2.33 and later; otherwise why not),
+and where that costs here, the GLIBC_TUNABLES setting that corrects it: a
+non-temporal threshold past the L3, and on AMD before Zen 5 glibc's rep
+movsb window.  GLIBC_TUNABLES=... memkit env shows whether a setting took.
+On an AMD EPYC Zen 3 VM with glibc 2.36:
+  caches       L1d 32 KiB, L2 512 KiB, L3 32 MiB, line 64 B
+  glibc sees   data cache 32 KiB, shared cache 256 MiB (glibc 2.36, ld.so --list-diagnostics)
+  glibc uses   non-temporal copies from 192 MiB, rep movsb 2.1 KiB..512 KiB, rep stosb from 2 KiB
+    disagrees  non-temporal copies from 192 MiB, 6x the 32 MiB L3 memkit measured (...): ...;
+               corrected by GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=8388608
+    disagrees  rep movsb for copies of 2.1 KiB to 512 KiB: ...;
+               corrected by GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=524288
+    together   GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=8388608:glibc.cpu.x86_rep_movsb_threshold=524288"""
 
 
 PATHS = ["preload", "library", "static", "include", "pkgconfig", "cmake", "experiments"]

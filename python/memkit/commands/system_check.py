@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""memkit system-check: what makes timings noisy on this machine, in one screen."""
+"""memkit system-check: what makes timings noisy on this machine, and where
+glibc's own thresholds cost here, in one screen."""
 
 from __future__ import annotations
 
@@ -10,7 +11,22 @@ from memkit.lab import experiments, load, system_check
 
 NAME = "system-check"
 HELP = ("say what makes timings noisy here: frequency governor, turbo/boost, SMT, THP, a VM, the load "
-        "now, the CPU timing processes are pinned to")
+        "now, the CPU timing processes are pinned to; and where glibc's thresholds cost here")
+DESCRIPTION = """\
+Says what makes timings noisy on this machine, each source ok, NOISY or
+unknown with what to do: the frequency governor, turbo/boost, SMT,
+transparent huge pages, a VM, the load now, the CPU timing processes are
+pinned to.
+
+Then glibc's own thresholds beside the caches memkit measured (as memkit env
+shows them), ok or COSTLY: a non-temporal threshold past the L3, and on AMD
+before Zen 5 glibc's rep movsb window, where rep movsb runs 5-40x slower when
+dst - src is not a multiple of 64.  A costly one slows every program on
+glibc, the lab's glibc baseline included; the line before the last names the
+GLIBC_TUNABLES that corrects them.  On an AMD EPYC Zen 3 VM with glibc 2.36:
+  COSTLY  glibc non-temporal      copies from 192 MiB, 6x the 32 MiB L3 memkit measured (glibc's shared cache: 256 MiB)
+  COSTLY  glibc rep movsb         for copies of 2.1 KiB to 512 KiB
+  glibc's non-temporal and rep movsb thresholds cost here: export GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=8388608:glibc.cpu.x86_rep_movsb_threshold=524288 (for every program started with it)"""
 
 
 def add_arguments(p):
@@ -24,6 +40,6 @@ def main(args) -> int:
     if args.json:
         print(json.dumps([f.as_json() for f in items], indent=1))
         return 0
-    for line in system_check.text(items):
+    for line in system_check.text(items, fp):
         print(line)
     return 0

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import json
 
+from memkit.lab import glibc
 from memkit.lab.sizes import fmt_size
 
 # Fields whose change silently changes performance (the Downs seed: a
 # microcode update switched off the zero-store optimisation overnight).
-LOUD_FIELDS = ("microcode", "kernel", "glibc", "tunables", "profile", "cpu_model", "strategy")
+# glibc's thresholds (memkit.lab.glibc) too: GLIBC_TUNABLES, or a glibc update
+# that computes them anew, moves every program's copies, the lab's glibc
+# baseline included.
+LOUD_FIELDS = ("microcode", "kernel", "glibc", glibc.KEY, "tunables", "profile", "cpu_model", "strategy")
 # Fields worth mentioning when they differ, but expected to (a new commit).
 QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_online", "variants", "isa", "cache",
                 "boost", "smt", "hypervisor", "timing_cpu")
+# Fields memkit began to record later: a fingerprint from before has none,
+# which is no change of the machine (else every older run would differ).
+LATER_FIELDS = (glibc.KEY,)
 
 ISA_NAMES = [("sse2", "SSE2"), ("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"),
              ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM")]
@@ -65,6 +72,7 @@ def describe_lines(fp: dict) -> list[tuple[str, str]]:
         ("glibc", str(fp.get("glibc", "unknown"))),
         ("ISA", flags),
         ("caches", caches or "unknown"),
+        *glibc.describe_rows(fp),
         ("CPUs online", str(fp.get("cpus_online", "?"))),
         ("THP", str(fp.get("thp", "unknown"))),
         ("governor", str(fp.get("governor", "unknown"))),
@@ -100,8 +108,10 @@ def _show(v) -> str:
 
 
 def changed_keys(a: dict, b: dict) -> list[str]:
-    """The fingerprint keys whose values differ, loud ones first."""
-    keys = [k for k in dict.fromkeys(list(LOUD_FIELDS) + sorted(set(a) | set(b))) if a.get(k) != b.get(k)]
+    """The fingerprint keys whose values differ, loud ones first (a field
+    of LATER_FIELDS only where both record it)."""
+    keys = [k for k in dict.fromkeys(list(LOUD_FIELDS) + sorted(set(a) | set(b))) if a.get(k) != b.get(k)
+            and (k not in LATER_FIELDS or (k in a and k in b))]
     return keys
 
 

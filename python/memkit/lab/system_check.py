@@ -2,21 +2,25 @@
 """What makes timings noisy on this machine (`memkit system-check`, after
 pyperf's `system show`): each source as the fingerprint records it (the
 lab's C core reads the machine once, for every run: bench/lab/machine.c)
-and the load measured now, judged ok, noisy or unknown, with what to do."""
+and the load measured now, judged ok, noisy or unknown, with what to do.
+Then glibc's own thresholds beside the caches memkit measured
+(memkit.lab.glibc), judged ok or costly: a costly one slows every program
+on glibc, the lab's glibc baseline included, until GLIBC_TUNABLES corrects it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memkit.lab import glibc
 from memkit.lab.load import Load
 
-OK, NOISY, UNKNOWN = "ok", "NOISY", "unknown"
+OK, NOISY, UNKNOWN, COSTLY = "ok", "NOISY", "unknown", "COSTLY"
 
 
 @dataclass
 class Finding:
     what: str
-    verdict: str    # OK, NOISY, UNKNOWN
+    verdict: str    # OK, NOISY, UNKNOWN, COSTLY
     state: str      # as the machine says it
     advice: str = ""
 
@@ -84,16 +88,32 @@ def findings(fp: dict, now: Load) -> list[Finding]:
     else:
         out.append(Finding("timing CPU", UNKNOWN, "none", "the CPUs this process may use are unknown: "
                                                           "experiments run unpinned"))
-    return out
+    return out + glibc_findings(fp)
 
 
-def text(items: list[Finding]) -> list[str]:
+def glibc_findings(fp: dict) -> list[Finding]:
+    """glibc's thresholds as memkit.lab.glibc judges them; unknown when the
+    fingerprint has no view of glibc (not glibc, or before 2.33)."""
+    view = fp.get(glibc.KEY)
+    if not isinstance(view, dict):
+        return [Finding("glibc thresholds", UNKNOWN, str(view or "not recorded"))]
+    verdicts = {True: COSTLY, False: OK, None: UNKNOWN}
+    return [Finding(f"glibc {c.what}", verdicts[c.disagrees], c.state,
+                    f"{c.cost}; corrected by GLIBC_TUNABLES={c.setting}" if c.disagrees else "")
+            for c in glibc.checks(fp)]
+
+
+def text(items: list[Finding], fp: dict) -> list[str]:
     width = max(len(f.what) for f in items)
     lines = []
     for f in items:
         lines.append(f"{f.verdict:<7} {f.what:<{width}}  {f.state}")
         if f.advice and f.verdict != OK:
             lines.append(f"{'':<7} {'':<{width}}  {f.advice}")
+    costly = [c for c in glibc.checks(fp) if c.disagrees]
+    if costly:
+        lines.append(f"glibc's {' and '.join(c.what for c in costly)} threshold{'s' if len(costly) > 1 else ''} "
+                     f"cost here: export {glibc.tunables_setting(costly)} (for every program started with it)")
     noisy = [f.what for f in items if f.verdict == NOISY]
     lines.append(f"{len(noisy)} source(s) of noise: {', '.join(noisy)}" if noisy else
                  "nothing found that makes timings noisy")

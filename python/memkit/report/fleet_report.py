@@ -14,6 +14,7 @@ import html
 from pathlib import Path
 
 from memkit.judging import fleet
+from memkit.lab import glibc
 from memkit.lab.fingerprint import LOUD_FIELDS
 from memkit.report.run_report import CSS
 from memkit.store.outdir import OutputDir
@@ -23,13 +24,18 @@ td.changed { background: #fff1d6; } .worse { color: #b00; } .better { color: #07
 """
 
 
+def _value(key: str, value) -> str:
+    if value in ("", None):
+        return "-"
+    return glibc.view_text(value) if key == glibc.KEY else str(value)
+
+
 def _cell(s: fleet.HostStatus, key: str) -> str:
     e = html.escape
-    now = (s.latest["fingerprint"] or {}).get(key)
-    text = e(str(now)) if now not in ("", None) else "-"
+    text = e(_value(key, (s.latest["fingerprint"] or {}).get(key)))
     if key in s.changes:
         before = s.changes[key][0]
-        return f"<td class='changed'><b>{text}</b><br><span class='meta'>was {e(str(before or '-'))}</span></td>"
+        return f"<td class='changed'><b>{text}</b><br><span class='meta'>was {e(_value(key, before))}</span></td>"
     return f"<td>{text}</td>"
 
 

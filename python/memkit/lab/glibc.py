@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: Apache-2.0
+"""glibc's own view of this machine, beside memkit's: the cache sizes and
+thresholds the C library computed when it started (its x86 `cpu_features`,
+as `ld.so --list-diagnostics` prints them from glibc 2.33 on), where they
+disagree with the caches memkit measured (the fingerprint's `cache`), what
+that costs, and the GLIBC_TUNABLES setting that corrects each.
+
+The one reader of that output (`parse`, `read`) and the one place that
+decides "disagrees" (`checks`); the fingerprint stores the view under KEY,
+and `memkit env`, `memkit system-check` and the report print it from here.
+The view is the one in force: a GLIBC_TUNABLES in the environment shows in
+it, so `GLIBC_TUNABLES=... memkit env` checks a correction.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+from memkit.lab.sizes import fmt_size, parse_size
+
+# The fingerprint's key: {field: bytes} as glibc computed them, or a
+# sentence saying why they could not be read ("not available: ...").
+KEY = "glibc_x86"
+
+# x86.cpu_features.<field> in ld.so --list-diagnostics.  Each but the stop
+# threshold has its tunable, glibc.cpu.x86_<field>; glibc derives the stop
+# (2.34 on): the L2 on AMD, the non-temporal threshold elsewhere.  glibc 2.33
+# prints no stop: rep movsb runs up to the non-temporal threshold there.
+FIELDS = ("data_cache_size", "shared_cache_size", "non_temporal_threshold",
+          "rep_movsb_threshold", "rep_movsb_stop_threshold", "rep_stosb_threshold")
+_PREFIX = "x86.cpu_features."
+
+# The x86-64 ABI's path of glibc's loader, for a process whose own
+# interpreter cannot be read (a static Python).
+ABI_LOADER = Path("/lib64/ld-linux-x86-64.so.2")
+
+# glibc's non-temporal threshold disagrees with memkit's caches when it lies
+# beyond this many L3s (the L3 memkit measured).  Past the L3, a copy's
+# stores through the cache cannot stay there: they only evict.  glibc's own
+# rule (3/4 of its shared cache, or of one thread's share of it in Debian's
+# 2.36) keeps it within one L3 wherever it sees the right L3: 0.38x on the
+# Xeon 6/207, 0.39x on the 6/167.  On the Zen 3 VM it saw a 256 MiB shared
+# cache for a 32 MiB L3 and put the threshold at 6x (tests/data/glibc/).
+NT_THRESHOLD_MAX_L3S = 1.0
+
+
+def interpreter(exe: Path) -> Optional[str]:
+    """The program interpreter (PT_INTERP) an x86-64 ELF executable names,
+    e.g. /lib64/ld-linux-x86-64.so.2; None for a static or foreign file."""
+    try:
+        with open(exe, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4:6] != b"\x02\x01":   # 64-bit, little-endian
+                return None
+            (phoff,) = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for i in range(phnum):
+                p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+                if p_type == 3:   # PT_INTERP
+                    f.seek(p_offset)
+                    return f.read(p_filesz).rstrip(b"\0").decode()
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def find_loader(exe: Path = Path("/proc/self/exe")) -> tuple[Optional[Path], str]:
+    """glibc's dynamic loader on this system, the one this process (Python)
+    was started by, else the ABI's path; (None, why not) when there is none."""
+    interp = interpreter(exe)
+    if interp:
+        if not Path(interp).name.startswith("ld-linux"):
+            return None, f"the C library is not glibc (the program loader is {interp})"
+        return Path(interp), ""
+    if ABI_LOADER.exists():
+        return ABI_LOADER, ""
+    return None, f"no glibc loader (this Python names none, and there is no {ABI_LOADER})"
+
+
+def parse(text: str) -> dict:
+    """{field: bytes} of FIELDS, those `ld.so --list-diagnostics` printed."""
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        field = name[len(_PREFIX):] if name.startswith(_PREFIX) else ""
+        if sep and field in FIELDS:
+            try:
+                found[field] = int(value, 0)
+            except ValueError:
+                pass
+    return {f: found[f] for f in FIELDS if f in found}
+
+
+def read(loader: Optional[Path] = None) -> Union[dict, str]:
+    """glibc's view on this machine (parse), or why it cannot be had."""
+    why = ""
+    if loader is None:
+        loader, why = find_loader()
+    if loader is None:
+        return f"not available: {why}"
+    command = f"{loader} --list-diagnostics"
+    try:
+        p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
+                           errors="replace", timeout=10)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
+    view = parse(p.stdout) if p.returncode == 0 else {}
+    if view:
+        return view
+    said = next((line.strip() for line in p.stderr.splitlines() if line.strip()), "")
+    what = "printed no x86 cache sizes" if p.returncode == 0 else f"failed (exit status {p.returncode})"
+    return (f"not available: {command} {what}{': ' + said if said else ''}; "
+            f"glibc prints them from 2.33 on")
+
+
+@dataclass
+class Check:
+    """One of glibc's choices beside memkit's measurement of this machine."""
+    what: str                   # "non-temporal", "rep movsb"
+    state: str                  # glibc's value, and memkit's beside it
+    disagrees: Optional[bool]   # None: memkit cannot tell (no L3 measured)
+    cost: str = ""              # what the disagreement costs
+    tunable: str = ""           # the glibc tunable that corrects it ...
+    value: int = 0              # ... set to this
+
+    @property
+    def setting(self) -> str:
+        return f"{self.tunable}={self.value}"
+
+
+def rep_movsb_falls_misaligned(fp: dict) -> bool:
+    """Whether rep movsb falls off a cliff on this CPU when dst - src is not
+    a multiple of 64: 8-40x its aligned time on Zen 3, 5-26x on Zen 4
+    (copy-sweep; src/strategy.c's rows, which set rep_movsb_align=64 there).
+    Zen 5 (family 26) pays 1.3-1.7x, as glibc's vector loop does: no cliff.
+    Zen 1-2 are unmeasured and taken as Zen 4, as the `amd` row does."""
+    family = fp.get("family")
+    return fp.get("vendor") == "AuthenticAMD" and isinstance(family, int) and family < 26
+
+
+def _times(n: int, of: int) -> str:
+    r = n / of
+    return f"{r:.0f}x" if r >= 2 else f"{r:.1f}x"
+
+
+def _memkit_setting(fp: dict, name: str) -> Optional[int]:
+    """A memkit tunable in force as the fingerprint records it ("a=1:b=2"),
+    in bytes; None when absent or never."""
+    for item in str(fp.get("tunables") or "").split(":"):
+        key, _, value = item.partition("=")
+        if key == name:
+            return parse_size(value)
+    return None
+
+
+def _non_temporal(fp: dict, view: dict) -> Optional[Check]:
+    nt = view.get("non_temporal_threshold")
+    if nt is None:
+        return None
+    l3 = ((fp.get("cache") or {}).get("l3")) or 0
+    shared = view.get("shared_cache_size")
+    glibc_saw = f"glibc's shared cache: {fmt_size(shared)}" if shared else "glibc printed no shared cache"
+    if not l3:
+        return Check("non-temporal", f"copies from {fmt_size(nt)}; memkit measured no L3 ({glibc_saw})", None)
+    if nt <= NT_THRESHOLD_MAX_L3S * l3:
+        return Check("non-temporal", f"copies from {fmt_size(nt)}, within the {fmt_size(l3)} L3 memkit measured "
+                                     f"({glibc_saw})", False)
+    # memkit's own threshold for the same choice, else the generic row's
+    # L3/2 (source and destination both in the cache).
+    ours = _memkit_setting(fp, "nt_copy_threshold")
+    fix = ours if ours and ours <= l3 else l3 // 2
+    return Check("non-temporal",
+                 f"copies from {fmt_size(nt)}, {_times(nt, l3)} the {fmt_size(l3)} L3 memkit measured ({glibc_saw})",
+                 True,
+                 f"copies of up to {fmt_size(nt)} store through the cache and evict what it held; memkit copies "
+                 f"non-temporally from {fmt_size(fix)} here",
+                 "glibc.cpu.x86_non_temporal_threshold", fix)
+
+
+def _rep_movsb(fp: dict, view: dict) -> Optional[Check]:
+    start = view.get("rep_movsb_threshold")
+    stop = view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
+    if start is None or stop is None:
+        return None
+    if start >= stop:
+        return Check("rep movsb", f"never (from {fmt_size(start)}, stopped at {fmt_size(stop)})", False)
+    window = f"for copies of {fmt_size(start)} to {fmt_size(stop)}"
+    if not rep_movsb_falls_misaligned(fp):
+        return Check("rep movsb", f"{window}; no misalignment cliff known on this CPU", False)
+    # glibc takes rep movsb only below its stop threshold: a threshold at
+    # the stop leaves no size to it.
+    return Check("rep movsb", window, True,
+                 "this CPU's rep movsb runs 5-40x slower when dst - src is not a multiple of 64 (copy-sweep, "
+                 "Zen 3 and Zen 4), where memkit's vector loop does not fall",
+                 "glibc.cpu.x86_rep_movsb_threshold", stop)
+
+
+def checks(fp: dict) -> list[Check]:
+    """glibc's choices beside the caches memkit measured, each judged; none
+    when the fingerprint has no view of glibc (an older run, or none could
+    be read)."""
+    view = fp.get(KEY)
+    if not isinstance(view, dict):
+        return []
+    return [c for c in (_non_temporal(fp, view), _rep_movsb(fp, view)) if c]
+
+
+def tunables_setting(found: list[Check]) -> str:
+    """GLIBC_TUNABLES=a=1:b=2, correcting every disagreement found."""
+    return "GLIBC_TUNABLES=" + ":".join(c.setting for c in found if c.disagrees)
+
+
+def caches_text(view: dict) -> str:
+    return ", ".join(f"{label} {fmt_size(view[k])}" for k, label in
+                     (("data_cache_size", "data cache"), ("shared_cache_size", "shared cache")) if k in view)
+
+
+def thresholds_text(view: dict) -> str:
+    parts = []
+    if "non_temporal_threshold" in view:
+        parts.append(f"non-temporal copies from {fmt_size(view['non_temporal_threshold'])}")
+    if "rep_movsb_threshold" in view:
+        stop = view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
+        parts.append(f"rep movsb {fmt_size(view['rep_movsb_threshold'])}..{fmt_size(stop)}")
+    if "rep_stosb_threshold" in view:
+        parts.append(f"rep stosb from {fmt_size(view['rep_stosb_threshold'])}")
+    return ", ".join(parts)
+
+
+def view_text(view) -> str:
+    """One line of what glibc computed, or why it could not be read."""
+    if not isinstance(view, dict):
+        return str(view)
+    return "; ".join(t for t in (caches_text(view), thresholds_text(view)) if t)
+
+
+def describe_rows(fp: dict) -> list[tuple[str, str]]:
+    """The fingerprint's rows for glibc's view (`memkit env`, the report):
+    its caches, its thresholds, then each disagreement with the setting
+    that corrects it (and all of them together when several).  None for a
+    fingerprint from before memkit read it."""
+    if KEY not in fp:
+        return []
+    view = fp[KEY]
+    if not isinstance(view, dict):
+        return [("glibc sees", str(view))]
+    rows = [("glibc sees", caches_text(view) + f" (glibc {fp.get('glibc', '?')}, ld.so --list-diagnostics)"),
+            ("glibc uses", thresholds_text(view))]
+    found = [c for c in checks(fp) if c.disagrees]
+    rows += [("  disagrees", f"{c.what} {c.state}: {c.cost}; corrected by GLIBC_TUNABLES={c.setting}")
+             for c in found]
+    if len(found) > 1:
+        rows.append(("  together", tunables_setting(found)))
+    return rows
