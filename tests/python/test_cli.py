@@ -185,6 +185,21 @@ def test_user_errors(fake_build, tmp_path):
         assert line.startswith(start), (args, line)
 
 
+def test_an_empty_path_is_refused_not_taken_for_the_default(fake_build, tmp_path):
+    # `--db=` once meant the default database: with one there, runs and export exited 0 on it.
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    env = cli_env(MEMKIT_DB=str(db))
+    for command, option in ((["runs"], "--db"), (["export"], "--db"), (["report"], "--out"),
+                            (["record", "--", "true"], "-o/--output")):
+        given = "--db=" if option == "--db" else f"{option.split('/')[0]}="
+        line = one_line_error(run_cli(*command[:1], given, *command[1:], cwd=tmp_path, env=env), 2)
+        assert line == (f"memkit {command[0]}: error: argument {option}: an empty value: give "
+                        f"{'a file path or a postgresql:// URL' if option == '--db' else 'a directory'}, or leave "
+                        f"the option out for its default (see memkit {command[0]} --help)"), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "m.db"]   # no report, no recording
+
+
 def test_nothing_built(tmp_path):
     env = cli_env()
     env.pop("MEMKIT_BUILD", None)
