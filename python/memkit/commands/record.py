@@ -37,7 +37,7 @@ from memkit.lab import experiments as lab, suite
 from memkit.programs import recording
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store.db import Database
-from memkit.store.outdir import check_target
+from memkit.store.outdir import check_directory, check_target, foreign_directory
 
 NAME = "record"
 HELP = "run a program under the preload library and record its memset/memcpy/memmove sizes"
@@ -157,8 +157,15 @@ def why_nothing_recorded(program: str) -> str:
 
 
 def _refuse_existing(out: Path, force: bool):
-    """A recording is replaced only when asked to (--force)."""
+    """Before the program runs: DIR is new, empty or memkit's (as `report
+    --out` takes a directory), and a recording is replaced only when asked
+    to (--force)."""
+    check_directory(out, "the recording")
     found = recording.files_in(out)
+    if out.is_dir() and not found and not _parts_dirs(out):   # a recording's, or an interrupted one's
+        entries = list(out.iterdir())
+        if entries:
+            raise foreign_directory(out, entries, "the recording", "no recording", "-o")
     if found and not force:
         raise MemkitError(f"{out} already holds a recording ({', '.join(found)}); nothing was run. "
                           f"Choose another -o DIR, or pass --force to replace it")
