@@ -2,6 +2,7 @@
 """The command line with fake experiments: output, ordering, and every error
 path as one line with a non-zero exit status."""
 
+import json
 import os
 import signal
 import subprocess
@@ -228,22 +229,42 @@ def test_compare_needs_two_runs(fake_build, tmp_path):
         "memkit: error: compare takes two run ids, or none for the last two runs"
 
 
-def test_killed_run_keeps_what_finished_and_earlier_runs(fake_build, tmp_path):
-    db = tmp_path / "m.db"
-    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
-    # A run whose experiment hangs, killed (with its experiment) once it is under way.
+def kill_a_run(fake_build, db):
+    """A run whose experiment hangs, killed (with its experiment) once it is under way."""
     p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(fake_build), "--db", str(db),
                           "ok", "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=cli_env(), start_new_session=True)
     wait_for_line(p, "slow: 0/4")
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
+
+
+def test_killed_run_keeps_what_finished_and_earlier_runs(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    kill_a_run(fake_build, db)
     with Database(db) as d:
         # run 2 keeps "ok", which had finished, marked incomplete
         assert [(r["id"], r["incomplete"]) for r in d.runs()] == [(1, None), (2, dbmod.UNFINISHED)]
         assert len(d.measurements(1)) == 8 and len(d.measurements(2)) == 8
         assert [e["name"] for e in d.experiments(2)] == ["ok"]
     assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+
+
+def test_fleet_marks_a_killed_run_incomplete(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    kill_a_run(fake_build, db)
+    f = run_cli("fleet", "--db", db)
+    assert f.returncode == 0, f.stderr
+    line = f.stdout.splitlines()[-1]
+    assert line.startswith("  ") and f"run 2 " in line and f"INCOMPLETE: {dbmod.UNFINISHED}; vs run 1;" in line, line
+    host = json.loads(run_cli("fleet", "--db", db, "--json").stdout)["groups"][0]["hosts"][0]
+    assert (host["run"], host["incomplete"], host["previous_incomplete"]) == (2, dbmod.UNFINISHED, None)
+    # the next run is complete and says that it is compared with an incomplete one
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    line = run_cli("fleet", "--db", db).stdout.splitlines()[-1]
+    assert "INCOMPLETE" not in line and "; vs run 2 (incomplete);" in line, line
 
 
 def test_interrupted_run_says_so(fake_build, tmp_path):
