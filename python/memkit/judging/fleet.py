@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet: every host's latest run against that host's previous one (of
-the same kind: a `memkit try` of the same command, or a lab run of the same
-grid; memkit.programs.whole_program.previous_comparable).
+"""The fleet: every host's latest run against that host's previous one that
+shares measurements with it (of the same kind first: a `memkit try` of the
+same command, or a lab run of the same grid;
+memkit.programs.whole_program.previous_comparable, the rule `compare` uses).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise

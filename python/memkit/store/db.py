@@ -484,6 +484,12 @@ class Database:
             out.append(m)
         return out
 
+    def measurement_keys(self, run_id: int) -> frozenset:
+        """What a run measured: (experiment, series, params, metric) of each
+        measurement, as two runs must share them to be compared."""
+        return frozenset((r["experiment"], r["series"], r["params"], r["metric"]) for r in self._query(
+            "SELECT DISTINCT experiment, series, params, metric FROM measurements WHERE run_id = ?", (run_id,)))
+
     def verdict_records(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
         """[{"experiment", "text", "kind"}, and "data" where the verdict has
         some] in the order the experiments wrote them."""
