@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, real_bench_dir, run_cli
+from conftest import REPO, cli_env, real_bench_dir, run_cli
 from memkit import docs
 from memkit.cli import build_parser
 
@@ -71,6 +71,15 @@ def test_the_docs_tables_of_tunables_are_the_librarys(doc, command):
     diff = "".join(difflib.unified_diff(have.splitlines(keepends=True), p.stdout.splitlines(keepends=True),
                                         doc, command))
     assert have == p.stdout, f"{doc}'s table is not what the code says; put `{command}` there:\n{diff}"
+
+
+def test_a_bad_tunable_names_where_the_tunables_are():
+    # It once said "(see README)", which no longer lists them.
+    p = run_cli("env", "--tunables", "--build", real_bench_dir(), env=cli_env(MEMKIT_TUNABLES="no_such_tunable=1"))
+    line = next(line for line in p.stderr.splitlines() if "'no_such_tunable'" in line)
+    assert line.endswith("not one of memkit's tunables (`memkit env --tunables` lists them; docs/library.md); "
+                         "default kept"), line
+    assert "<!-- `memkit env --tunables --markdown`" in (REPO / "docs" / "library.md").read_text()
 
 
 # The experiments' pages: docs/experiments/NAME.md per experiment, indexed by
