@@ -201,6 +201,19 @@ def test_an_empty_path_is_refused_not_taken_for_the_default(fake_build, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "m.db"]   # no report, no recording
 
 
+def test_a_postgresql_url_without_psycopg_names_the_extra(tmp_path):
+    # `pip install .` leaves psycopg out (the postgres extra): a psycopg that cannot be imported.
+    shadow = tmp_path / "shadow" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named psycopg')\n")
+    env = cli_env()
+    env["PYTHONPATH"] = f"{shadow.parent}{os.pathsep}{env['PYTHONPATH']}"
+    line = one_line_error(run_cli("runs", "--db", "postgresql://memkit@127.0.0.1:9/memkit", env=env))
+    assert line == ("memkit: error: a postgresql:// database needs the psycopg package, which memkit installs only "
+                    "with its postgres extra: pip install '.[postgres]' at memkit's checkout (or pip install "
+                    "'psycopg[binary]' where memkit is installed)")
+
+
 def test_nothing_built(tmp_path):
     env = cli_env()
     env.pop("MEMKIT_BUILD", None)
