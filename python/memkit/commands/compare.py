@@ -21,7 +21,9 @@ HELP = ("compare two runs (default: the last two that share measurements): chang
 
 
 def add_arguments(p):
-    p.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids A B (default: the last run and the latest before it that shares measurements with it, as `memkit run` names it; if it shares none, the last two runs that do)")
+    p.add_argument("runs", nargs="*", type=int, metavar="RUN",
+                   help="run ids A B (default: the last run and the latest before it that shares measurements "
+                        "with it, as `memkit run` names it; if it shares none, the last two runs that do)")
     p.add_argument("--all", action="store_true", help="print every measurement, not only the flagged ones")
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
@@ -46,7 +48,7 @@ def pick_runs(db, runs: list[dict], wanted: list[int]) -> tuple[dict, dict, list
             raise MemkitError(f"need two runs to compare; the database has {len(runs)}")
         a, b = whole_program.last_comparable_pair(db, runs)
         if a is None:
-            return runs[-2], runs[-1], [f"note: no two runs share a measurement; these are the last two"]
+            return runs[-2], runs[-1], ["note: no two runs share a measurement; these are the last two"]
         passed = [r["id"] for r in runs if r["id"] > b["id"]]
         if not passed:
             return a, b, []
@@ -65,10 +67,11 @@ def pick_runs(db, runs: list[dict], wanted: list[int]) -> tuple[dict, dict, list
 def nothing_shared(db, a: dict, b: dict, kinds: tuple) -> str:
     """Why two runs share no measurement, in one line."""
     if kinds[0] != kinds[1]:   # a `memkit try` of another program, or no try at all
-        return f"run {a['id']} {whole_program.kind_text(kinds[0])}; run {b['id']} {whole_program.kind_text(kinds[1])}"
+        return (f"run {a['id']} {whole_program.kind_text(kinds[0])}; "
+                f"run {b['id']} {whole_program.kind_text(kinds[1])}")
     names = [[whole_program.label(e) for e in db.experiments(r["id"])] for r in (a, b)]
     if not set(names[0]) & set(names[1]):
-        return f"run {a['id']} ran {', '.join(names[0]) or 'nothing'}; run {b['id']} ran {', '.join(names[1]) or 'nothing'}"
+        return "; ".join(f"run {r['id']} ran {', '.join(n) or 'nothing'}" for r, n in zip((a, b), names))
     return "they ran the same experiments at other parameters (sizes, arguments)"
 
 

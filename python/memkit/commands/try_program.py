@@ -83,7 +83,8 @@ def add_arguments(p):
                    help="a `memkit record --predict` directory of this program: say whether what is measured "
                         "agrees with its prediction (the replay stored in the database), and if not, why not "
                         "(default: the directory of --profile, when that is a recording)")
-    p.add_argument("--stdin", metavar="FILE", type=given("a file"), help="the standard input of every run (default: /dev/null)")
+    p.add_argument("--stdin", metavar="FILE", type=given("a file"),
+                   help="the standard input of every run (default: /dev/null)")
     p.add_argument("--no-output", action="store_true", help="do not show the program's standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
     p.add_argument("--preload", metavar="SO", type=given("a library"),

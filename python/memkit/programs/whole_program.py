@@ -351,7 +351,8 @@ def previous_comparable(db, runs: list[dict], latest: dict, facts: Optional[RunF
     kind = facts.kind(latest)
     earlier = [r for r in reversed(runs) if r["id"] < latest["id"]]
     same = [r for r in earlier if facts.kind(r) == kind]
-    other = [] if kind[0] == EXPERIMENT else [r for r in earlier if facts.kind(r)[0] == "lab" and facts.kind(r) != kind]
+    other = [] if kind[0] == EXPERIMENT else [r for r in earlier
+                                              if facts.kind(r)[0] == "lab" and facts.kind(r) != kind]
     return next((r for r in same + other if facts.keys(r) & facts.keys(latest)), None)
 
 
