@@ -65,7 +65,7 @@ test-python: venv lib test-deps
 	@MEMKIT_BUILD=$(BUILD) MEMKIT_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q --durations=10 tests/python
 
 # The default suite (results/memkit.db), its summary (which names `memkit
-# compare` once there is an earlier run), then the report even when an
+# compare` once an earlier run shares measurements with it), then the report even when an
 # experiment failed (the run keeps the others); Ctrl-C stops here.
 bench: lib venv
 	@MEMKIT_BUILD=$(BUILD) $(VENV)/bin/memkit run; rc=$$?; [ $$rc -eq 130 ] && exit 130; \

@@ -154,7 +154,7 @@ MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
         const mk_tunable_row *row = row_named_n(item, name_len);
         if (!row) {
             report_problem(report, ctx, "unknown tunable", item, name_len,
-                           "not one of memkit's tunables (see README)");
+                           "not one of memkit's tunables (`memkit env --tunables` lists them; docs/library.md)");
             problems++;
             continue;
         }

@@ -92,7 +92,8 @@ def sections() -> dict:
             ("memkit run --quick", "The whole suite on its reduced grid: a smoke test."),
             ("memkit run memset-sizes --quick -- reps=3", "One experiment with one of its arguments "
                                                           "(memkit-exp-memset-sizes --help lists them)."),
-            ("memkit compare", "The last two runs: changes beyond the noise, and what changed on the machine."),
+            ("memkit compare", "The last two runs that share measurements: changes beyond the noise, and what "
+             "changed on the machine."),
             ("memkit report --out /tmp/report", "The last run as HTML with plots."),
             ("memkit export 3 --format json > run3.json", "Run 3's measurements for other tools."),
             ("memkit record -o rec -- git gc", "A program's own call sizes; then MEMKIT_DATA=rec memkit run "

@@ -2,6 +2,7 @@
 """The command line with fake experiments: output, ordering, and every error
 path as one line with a non-zero exit status."""
 
+import json
 import os
 import signal
 import subprocess
@@ -185,6 +186,34 @@ def test_user_errors(fake_build, tmp_path):
         assert line.startswith(start), (args, line)
 
 
+def test_an_empty_path_is_refused_not_taken_for_the_default(fake_build, tmp_path):
+    # `--db=` once meant the default database: with one there, runs and export exited 0 on it.
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    env = cli_env(MEMKIT_DB=str(db))
+    for command, option in ((["runs"], "--db"), (["export"], "--db"), (["report"], "--out"),
+                            (["record", "--", "true"], "-o/--output")):
+        given = "--db=" if option == "--db" else f"{option.split('/')[0]}="
+        line = one_line_error(run_cli(*command[:1], given, *command[1:], cwd=tmp_path, env=env), 2)
+        assert line == (f"memkit {command[0]}: error: argument {option}: an empty value: give "
+                        f"{'a file path or a postgresql:// URL' if option == '--db' else 'a directory'}, or leave "
+                        f"the option out for its default (see memkit {command[0]} --help)"), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "m.db"]   # no report, no recording
+
+
+def test_a_postgresql_url_without_psycopg_names_the_extra(tmp_path):
+    # `pip install .` leaves psycopg out (the postgres extra): a psycopg that cannot be imported.
+    shadow = tmp_path / "shadow" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named psycopg')\n")
+    env = cli_env()
+    env["PYTHONPATH"] = f"{shadow.parent}{os.pathsep}{env['PYTHONPATH']}"
+    line = one_line_error(run_cli("runs", "--db", "postgresql://memkit@127.0.0.1:9/memkit", env=env))
+    assert line == ("memkit: error: a postgresql:// database needs the psycopg package, which memkit installs only "
+                    "with its postgres extra: pip install '.[postgres]' at memkit's checkout (or pip install "
+                    "'psycopg[binary]' where memkit is installed)")
+
+
 def test_nothing_built(tmp_path):
     env = cli_env()
     env.pop("MEMKIT_BUILD", None)
@@ -210,25 +239,45 @@ def test_compare_needs_two_runs(fake_build, tmp_path):
         "memkit: error: need two runs to compare; the database has 1"
     assert one_line_error(run_cli("compare", "--db", db, 1, 7)) == "memkit: error: no run 7 (runs: 1)"
     assert one_line_error(run_cli("compare", "--db", db, 1)) == \
-        "memkit: error: compare takes two run ids, or none for the last two runs"
+        "memkit: error: compare takes two run ids, or none for the last two runs that share measurements"
 
 
-def test_killed_run_keeps_what_finished_and_earlier_runs(fake_build, tmp_path):
-    db = tmp_path / "m.db"
-    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
-    # A run whose experiment hangs, killed (with its experiment) once it is under way.
+def kill_a_run(fake_build, db):
+    """A run whose experiment hangs, killed (with its experiment) once it is under way."""
     p = subprocess.Popen([sys.executable, "-m", "memkit", "run", "--build", str(fake_build), "--db", str(db),
                           "ok", "slow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=cli_env(), start_new_session=True)
     wait_for_line(p, "slow: 0/4")
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
+
+
+def test_killed_run_keeps_what_finished_and_earlier_runs(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    kill_a_run(fake_build, db)
     with Database(db) as d:
         # run 2 keeps "ok", which had finished, marked incomplete
         assert [(r["id"], r["incomplete"]) for r in d.runs()] == [(1, None), (2, dbmod.UNFINISHED)]
         assert len(d.measurements(1)) == 8 and len(d.measurements(2)) == 8
         assert [e["name"] for e in d.experiments(2)] == ["ok"]
     assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+
+
+def test_fleet_marks_a_killed_run_incomplete(fake_build, tmp_path):
+    db = tmp_path / "m.db"
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    kill_a_run(fake_build, db)
+    f = run_cli("fleet", "--db", db)
+    assert f.returncode == 0, f.stderr
+    line = f.stdout.splitlines()[-1]
+    assert line.startswith("  ") and f"run 2 " in line and f"INCOMPLETE: {dbmod.UNFINISHED}; vs run 1;" in line, line
+    host = json.loads(run_cli("fleet", "--db", db, "--json").stdout)["groups"][0]["hosts"][0]
+    assert (host["run"], host["incomplete"], host["previous_incomplete"]) == (2, dbmod.UNFINISHED, None)
+    # the next run is complete and says that it is compared with an incomplete one
+    assert run_cli("run", "--build", fake_build, "--db", db, "ok").returncode == 0
+    line = run_cli("fleet", "--db", db).stdout.splitlines()[-1]
+    assert "INCOMPLETE" not in line and "; vs run 2 (incomplete);" in line, line
 
 
 def test_interrupted_run_says_so(fake_build, tmp_path):

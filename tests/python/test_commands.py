@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from conftest import make_fake_build, run_cli
+from conftest import FINGERPRINT, make_fake_build, run_cli
+from memkit.lab.experiments import Result
 from memkit.lab import load
 from memkit.store.db import Database
 
@@ -115,7 +116,56 @@ def test_compare_is_suggested_only_with_an_earlier_run(build, tmp_path):
     first = run_cli("run", "--build", build, "--db", db, "ok")
     assert first.returncode == 0 and "memkit compare" not in first.stdout
     second = run_cli("run", "--build", build, "--db", db, "ok")
-    assert second.returncode == 0 and "`memkit compare` compares it with run 1, the one before" in second.stdout
+    assert second.returncode == 0 and "`memkit compare` compares it with run 1, the latest that shares measurements with it" in second.stdout
+
+
+def store_try(db, argv):
+    """A `memkit try` of argv as the database keeps one (its experiment `try`)."""
+    from memkit.programs import whole_program as wp
+    params = {"program": wp.program_name(argv), "argv": argv}
+    m = wp.measurement(wp.WITHOUT, params, "wall_s", "s", [1.0, 1.1, 0.9, 1.0, 1.05, 0.95], None)
+    with Database(db, create=True) as d:
+        return d.store_run(started_at="2026-11-28T10:00:00+00:00", finished_at="2026-11-28T10:01:00+00:00",
+                           quick=False, fingerprint=FINGERPRINT, hostname="box", command="memkit try",
+                           results=[Result(wp.EXPERIMENT, "", "try", "ok", 60.0, args=argv, measurements=[m])])
+
+
+def said(p) -> list[str]:
+    """compare's lines, but the notes of a busy machine (this one may be)."""
+    return [line for line in p.stdout.splitlines() if "ran on a busy machine" not in line]
+
+
+def test_compare_and_the_run_summary_take_runs_that_share_measurements(build, tmp_path):
+    # The README's order: a try, then the lab; compare once took the two and said only
+    # "no measurement is in both runs", and run named the try as the run it compares with.
+    db = tmp_path / "m.db"
+    store_try(db, ["python3", "copy.py"])                                              # run 1
+    lab = run_cli("run", "--build", build, "--db", db, "--quick", "ok")                # run 2
+    assert lab.returncode == 0 and "memkit compare" not in lab.stdout, lab.stdout
+    c = run_cli("compare", "--db", db)
+    assert c.returncode == 0, c.stderr
+    assert said(c)[1:] == [
+        "note: no two runs share a measurement; these are the last two",
+        "no measurement is in both runs: run 1 tried `python3 copy.py`; run 2 ran the lab's experiments (quick grid)"]
+    lab = run_cli("run", "--build", build, "--db", db, "--quick", "ok")                # run 3
+    assert "`memkit compare` compares it with run 2, the latest that shares measurements with it" in lab.stdout
+    store_try(db, ["python3", "other.py"])                                             # run 4
+    assert run_cli("run", "--build", build, "--db", db, "--quick", "zeta").returncode == 0   # run 5
+    c = run_cli("compare", "--db", db)
+    lines = said(c)
+    assert lines[0].startswith("run 2 of ") and " -> run 3 of " in lines[0], lines
+    assert lines[1] == ("note: runs 4, 5 share no measurement with any earlier run; these are the last two that "
+                        "do (`memkit compare A B` compares any two)")
+    assert "ok: 8 measurements in both" in c.stdout
+    assert json.loads(run_cli("compare", "--db", db, "--json").stdout)["run_a"] == 2
+    # two lab runs of other experiments: said so
+    c = run_cli("compare", "--db", db, "3", "5")
+    assert c.stdout.splitlines()[-1] == "no measurement is in both runs: run 3 ran ok; run 5 ran zeta"
+    # report and fleet take the same run as compare's default
+    with Database(db) as d:
+        from memkit.programs.whole_program import previous_comparable
+        runs = d.runs()
+        assert [(previous_comparable(d, runs, r) or {}).get("id") for r in runs] == [None, None, 2, None, None]
 
 
 def test_the_run_summary_states_the_trade_per_working_set():

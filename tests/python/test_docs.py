@@ -8,14 +8,16 @@ its page in docs/experiments/, whose arguments are what the experiment's
 docs/ leads to a file (and a heading) that exists."""
 
 import difflib
+import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, real_bench_dir, run_cli
+from conftest import REPO, cli_env, real_bench_dir, run_cli
 from memkit import docs
 from memkit.cli import build_parser
 
@@ -71,6 +73,15 @@ def test_the_docs_tables_of_tunables_are_the_librarys(doc, command):
     diff = "".join(difflib.unified_diff(have.splitlines(keepends=True), p.stdout.splitlines(keepends=True),
                                         doc, command))
     assert have == p.stdout, f"{doc}'s table is not what the code says; put `{command}` there:\n{diff}"
+
+
+def test_a_bad_tunable_names_where_the_tunables_are():
+    # It once said "(see README)", which no longer lists them.
+    p = run_cli("env", "--tunables", "--build", real_bench_dir(), env=cli_env(MEMKIT_TUNABLES="no_such_tunable=1"))
+    line = next(line for line in p.stderr.splitlines() if "'no_such_tunable'" in line)
+    assert line.endswith("not one of memkit's tunables (`memkit env --tunables` lists them; docs/library.md); "
+                         "default kept"), line
+    assert "<!-- `memkit env --tunables --markdown`" in (REPO / "docs" / "library.md").read_text()
 
 
 # The experiments' pages: docs/experiments/NAME.md per experiment, indexed by
@@ -217,3 +228,88 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
                     "[gone](c.md) [no heading](sub/b.md#zen-4) [nor here](#b) ![img](img.png)\n")
     assert broken_links(page) == ["c.md (no such file)", "sub/b.md#zen-4 (no such heading)",
                                   "#b (no such heading)", "img.png (no such file)"]
+
+
+# The README as a newcomer follows it on a fresh clone: its ```sh blocks in
+# order, each line as written (comments dropped), by bash in a scratch
+# directory holding the checkout's examples/.  Not here: `pip install .`
+# (this checkout's memkit stands in; test_packaging installs it) and the
+# block that links through pkg-config (an installed memkit's files:
+# test_packaging, the install test).  Two changes keep it under 20 s: the
+# lab's experiments are the fake ones (`run --quick` takes minutes), and
+# try stops at 6 pairs (--runs 6), the fewest with an interval, not at its
+# budget of a minute.
+README = REPO / "README.md"
+
+
+def readme_blocks() -> list[list[str]]:
+    return [[line.split(" #")[0].strip() for line in block.splitlines() if line.split(" #")[0].strip()]
+            for block in re.findall(r"^```sh\n(.*?)^```", README.read_text(), re.M | re.S)]
+
+
+def masked(line: str) -> str:
+    return re.sub(r"\d+(\.\d+)?", "#", line)
+
+
+def test_the_readmes_commands_run_as_written_in_its_order(tmp_path):
+    from conftest import make_fake_build
+    work, bin_dir = tmp_path / "work", tmp_path / "bin"
+    work.mkdir()
+    bin_dir.mkdir()
+    (work / "examples").symlink_to(REPO / "examples")
+    fake = make_fake_build(tmp_path / "build", ["ok", "zeta"])
+    (fake / "libmemkit_preload.so").symlink_to(real_bench_dir().resolve().parent / "libmemkit_preload.so")
+    memkit = bin_dir / "memkit"
+    memkit.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m memkit \"$@\"\n")
+    memkit.chmod(0o755)
+    env = cli_env(MEMKIT_BUILD=str(fake), XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+
+    ran, skipped = [], []
+    for block in readme_blocks():
+        if any("pkg-config" in line for line in block):
+            skipped.append(block)
+            continue
+        lines = [line for line in block if line != "pip install ."]
+        lines = [line.replace("memkit try --", "memkit try --runs 6 --", 1) for line in lines]
+        for line in lines:
+            p = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, f"README: `{line}` exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
+            ran.append((line, p))
+    assert len(skipped) == 1, skipped
+    commands = [line for line, _ in ran]
+    assert [c.split()[1] for c in commands if c.startswith("memkit ")] == \
+        ["try", "env", "system-check", "run", "report", "compare"], commands
+
+    # try: its output has the shape of the README's sample, from the same program
+    (_, tried), = [(line, p) for line, p in ran if line.startswith("memkit try")]
+    (sample,) = [body.splitlines() for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(), re.M | re.S)
+                 if not lang and "memkit try: " in body]
+    got = tried.stdout.splitlines()
+    assert sample[0] == got[0] == "1020128"   # the program's own output
+    command = "python3 examples/programs/copy_bytes.py 8000"
+    assert sample[1].startswith(f"memkit try: {command} in ") and got[1].startswith(f"memkit try: {command} in ")
+    budget = re.search(r"the budget of (\d+) s", sample[1])
+    default = build_parser().command_parsers["try"].get_default("budget")
+    assert budget is None or float(budget.group(1)) == default, f"the README's sample says a budget of " \
+        f"{budget.group(1)} s; try's default is {default:g} s"
+    assert [masked(line) for line in sample[2:5]] == [masked(line) for line in got[2:5]]
+    bottom = r"^python3: (\d\.\d+x faster with memkit|no difference beyond the noise|\d\.\d+x slower with memkit) " \
+             r"\(\d\.\d+-\d\.\d+, \d+ pairs\)$"
+    assert re.match(bottom, sample[-1]) and re.match(bottom, got[-1]), (sample[-1], got[-1])
+
+    # the preload took the program over, and the program said what it says without it
+    (preloaded,) = [p for line, p in ran if line.startswith("LD_PRELOAD=")]
+    assert preloaded.stdout == "1020128\n" and "ld.so" not in preloaded.stderr, preloaded.stderr
+
+    # After the try, the lab's run has nothing to be compared with (the README's order
+    # once made run name the try, and compare print only "no measurement is in both runs")
+    (lab,) = [p for line, p in ran if line.startswith("memkit run")]
+    assert "memkit compare" not in lab.stdout
+    (compared,) = [p for line, p in ran if line.startswith("memkit compare")]
+    said = [line for line in compared.stdout.splitlines() if "busy machine" not in line]
+    assert said[1:] == ["note: no two runs share a measurement; these are the last two",
+                        f"no measurement is in both runs: run 1 tried `{command}`; run 2 ran the lab's experiments "
+                        "(quick grid)"], compared.stdout
+    assert (tmp_path / "data" / "memkit" / "memkit.db").is_file()
+    assert (tmp_path / "data" / "memkit" / "report" / "index.html").is_file()

@@ -13,6 +13,8 @@ import time
 import pytest
 
 from conftest import FINGERPRINT, cli_env, make_fake_build, run_cli
+from memkit.lab.experiments import Result
+from memkit.store import spill
 from memkit.store.db import Database
 from test_cli import one_line_error, wait_for_line
 
@@ -113,3 +115,24 @@ def test_import_takes_only_a_spill_file(tmp_path):
     assert line.startswith(f"memkit: error: cannot import {mine}: not a run memkit spilled to a file"), line
     line = one_line_error(run_cli("import", tmp_path / "nope.json", "--db", tmp_path / "m.db"))
     assert line == f"memkit: error: cannot import {tmp_path / 'nope.json'}: no such file"
+
+
+def test_a_spill_file_imported_twice_is_stored_once(tmp_path):
+    db = tmp_path / "m.db"
+    m = {"experiment": "ok", "series": "a", "params": {"size": 1}, "metric": "fill_throughput", "unit": "GB/s",
+         "stat": "median", "value": 1.0, "samples": 1}
+    run = dict(started_at="2026-11-28T10:00:00+00:00", finished_at="2026-11-28T10:00:05+00:00", quick=False,
+               hostname="box", command="memkit run ok", load=None, incomplete=None)
+    spilled = spill.write_spill(str(db), run, FINGERPRINT, [Result("ok", "s", "fake ok", "ok", 0.1, measurements=[m])],
+                                None)
+    first = run_cli("import", spilled, "--db", db)
+    assert first.returncode == 0, first.stderr
+    line = one_line_error(run_cli("import", spilled, "--db", db))
+    assert line == (f"memkit: error: {spilled} is stored already: run 1 in {db} has its start, end, host and "
+                    f"command; nothing was imported (the file may be deleted)")
+    with Database(db) as d:
+        assert [r["id"] for r in d.runs()] == [1]
+    # another run of the same command is another run
+    other = spill.write_spill(str(db), dict(run, finished_at="2026-11-28T10:00:06+00:00"), FINGERPRINT,
+                              [Result("ok", "s", "fake ok", "ok", 0.1, measurements=[m])], None)
+    assert run_cli("import", other, "--db", db).returncode == 0

@@ -236,4 +236,10 @@ def test_a_lost_connection_spills_the_run_and_import_brings_it_back(one_build, p
         (run,) = d.runs()   # the part stored before the cut, replaced by the whole run
         assert run["incomplete"] is None
         assert [e["name"] for e in d.experiments(run["id"])] == ["ok", "cutter"]
+        assert len(d.measurement_keys(run["id"])) == 8   # what compare's choice of runs reads
+    # imported again: refused, the run stored once
+    line = one_line_error(run_cli("import", spilled, "--db", pg_url))
+    assert line.startswith(f"memkit: error: {spilled} is stored already: run {run['id']} in "), line
+    with Database(pg_url) as d:
+        assert len(d.runs()) == 1
     os.unlink(spilled)

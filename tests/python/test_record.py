@@ -205,6 +205,54 @@ def test_an_existing_recording_is_refused_unless_forced(build, tmp_path):
     check_probe_files(out, 1)
 
 
+def ran_marker(tmp_path):
+    """A program that leaves a file behind when it runs."""
+    mark = tmp_path / "ran"
+    return mark, ["sh", "-c", f"touch {mark}; ls / >/dev/null"]
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "device", "dangling link"])
+def test_a_directory_that_is_not_one_is_refused_before_the_program_runs(build, tmp_path, kind):
+    out = tmp_path / "out"
+    if kind == "file":
+        out.write_text("the user's")
+    elif kind == "fifo":
+        os.mkfifo(out)
+    elif kind == "device":
+        out = Path("/dev/null")
+    else:
+        out.symlink_to(tmp_path / "nowhere")
+    mark, cmd = ran_marker(tmp_path)
+    p = record(build, out, *cmd)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    it_is = {"file": "a file, not a directory", "fifo": "a FIFO, not a directory",
+             "device": "a character device, not a directory",
+             "dangling link": f"a symbolic link to {tmp_path / 'nowhere'}, which does not exist"}[kind]
+    assert p.stderr.strip() == (f"memkit: error: will not write the recording into {out}: it is {it_is}; the "
+                                f"recording goes into a new directory or an existing one")
+    assert not mark.exists() and not (tmp_path / "nowhere").exists()
+    if kind == "file":
+        assert out.read_text() == "the user's"
+
+
+def test_a_folder_of_the_users_is_refused_as_report_refuses_it(build, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    mark, cmd = ran_marker(tmp_path)
+    p = run_cli("record", "-q", "--build", build, "-o", out, "--", *cmd)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == (f"memkit: error: {out} is not empty and memkit did not write it (no recording; it "
+                                f"holds notes.txt): the recording goes into a new or empty directory, or one memkit "
+                                f"wrote before; it never replaces other files. Choose another -o")
+    assert not mark.exists() and [f.name for f in out.iterdir()] == ["notes.txt"]
+    # an empty folder is fine
+    (out / "notes.txt").unlink()
+    p = run_cli("record", "-q", "--build", build, "-o", out, "--", *cmd)
+    assert p.returncode == 0 and mark.exists(), p.stderr
+    assert sorted(f.name for f in out.iterdir()) == sorted(recording.files_in(out))
+
+
 def test_a_program_that_records_nothing_says_why_and_writes_nothing(build, tmp_path):
     # A set-user-ID program: the loader ignores LD_PRELOAD when that makes
     # it a secure execution.  (This copy of `true` makes no call at all: the

@@ -87,3 +87,25 @@ def test_an_empty_or_new_directory_is_fine(tmp_path):
         p = report(db, out)
         assert p.returncode == 0, p.stderr
         assert (out / "index.html").exists() and (out / ".memkit-files").exists()
+
+
+def test_an_out_that_is_not_a_directory_is_refused_as_tune_refuses_a_link(tmp_path):
+    db = tmp_path / "m.db"
+    store_suite(db)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "nowhere")
+    p = report(db, link)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == (f"memkit: error: will not write the report into {link}: it is a symbolic link to "
+                                f"{tmp_path / 'nowhere'}, which does not exist; the report goes into a new "
+                                f"directory or an existing one")
+    assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "file").write_text("mine")
+    p = report(db, tmp_path / "file")
+    assert p.stderr.strip() == (f"memkit: error: will not write the report into {tmp_path / 'file'}: it is a file, "
+                                f"not a directory; the report goes into a new directory or an existing one")
+    # a link to a directory is followed: the user's way of putting reports elsewhere
+    (tmp_path / "there").mkdir()
+    (tmp_path / "to-there").symlink_to(tmp_path / "there")
+    assert report(db, tmp_path / "to-there").returncode == 0
+    assert (tmp_path / "there" / "index.html").exists()

@@ -239,7 +239,7 @@ def test_compare_two_tries_and_fleet(history):
     c = run_cli("compare", "--db", db, "1", "4")
     assert c.returncode == 0 and "try: 2 measurements in both" in c.stdout
     c = run_cli("compare", "--db", db, "3", "4")
-    assert "no measurement is in both runs" in c.stdout and "run 4 tried `" in c.stdout
+    assert "no measurement is in both runs: run 3 ran the lab's experiments; run 4 tried `" in c.stdout
 
     # The latest try is compared with the earlier try, not with the lab run between.
     f = run_cli("fleet", "--db", db, "--json")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 
@@ -11,15 +12,26 @@ from memkit.store import db
 from memkit.terminal import printable
 
 
+def given(what: str):
+    """An option's type that refuses an empty value (`--db=`, `-o ""`): left
+    empty, the option would silently fall back on its default."""
+    def check(value: str) -> str:
+        if not value:
+            raise argparse.ArgumentTypeError(f"an empty value: give {what}, or leave the option out "
+                                             f"for its default")
+        return value
+    return check
+
+
 def add_db_option(parser):
-    parser.add_argument("--db", metavar="PATH|URL",
+    parser.add_argument("--db", metavar="PATH|URL", type=given("a file path or a postgresql:// URL"),
                         help=f"results database: an SQLite file or postgresql://USER@HOST:PORT/DB "
                              f"(default: $MEMKIT_DB, else {db.DEFAULT_PLACES}); an SQLite file another "
                              f"process holds is waited for $MEMKIT_DB_TIMEOUT seconds (default 60)")
 
 
 def add_build_option(parser):
-    parser.add_argument("--build", metavar="DIR",
+    parser.add_argument("--build", metavar="DIR", type=given("a directory"),
                         help="build directory holding bench/memkit-exp-* (default: $MEMKIT_BUILD, "
                              "else the experiments installed with this package, else build/ of "
                              "this checkout, else ./build)")

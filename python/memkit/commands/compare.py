@@ -16,11 +16,14 @@ from memkit.store.db import Database
 from memkit.terminal import printable
 
 NAME = "compare"
-HELP = "compare two runs (default: the last two): changes beyond the noise, what changed on the machine"
+HELP = ("compare two runs (default: the last two that share measurements): changes beyond the noise, "
+        "what changed on the machine")
 
 
 def add_arguments(p):
-    p.add_argument("runs", nargs="*", type=int, metavar="RUN", help="run ids A B (default: the last two runs)")
+    p.add_argument("runs", nargs="*", type=int, metavar="RUN",
+                   help="run ids A B (default: the last run and the latest before it that shares measurements "
+                        "with it, as `memkit run` names it; if it shares none, the last two runs that do)")
     p.add_argument("--all", action="store_true", help="print every measurement, not only the flagged ones")
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
@@ -33,20 +36,43 @@ def add_arguments(p):
     add_db_option(p)
 
 
-def pick_runs(runs: list[dict], wanted: list[int]) -> tuple[dict, dict]:
+def pick_runs(db, runs: list[dict], wanted: list[int]) -> tuple[dict, dict, list[str]]:
+    """The two runs to compare and what to say of the choice: without run
+    ids the last run and the one it is comparable with (the rule `run`'s
+    summary, report and fleet use), else the latest pair that shares
+    measurements, else the last two (and then why they share nothing)."""
     if len(wanted) not in (0, 2):
-        raise MemkitError("compare takes two run ids, or none for the last two runs")
+        raise MemkitError("compare takes two run ids, or none for the last two runs that share measurements")
     if not wanted:
         if len(runs) < 2:
             raise MemkitError(f"need two runs to compare; the database has {len(runs)}")
-        return runs[-2], runs[-1]
+        a, b = whole_program.last_comparable_pair(db, runs)
+        if a is None:
+            return runs[-2], runs[-1], ["note: no two runs share a measurement; these are the last two"]
+        passed = [r["id"] for r in runs if r["id"] > b["id"]]
+        if not passed:
+            return a, b, []
+        return a, b, [f"note: run{'s' if len(passed) > 1 else ''} {', '.join(map(str, passed))} "
+                      f"share{'' if len(passed) > 1 else 's'} no measurement with any earlier run; these are the "
+                      f"last two that do (`memkit compare A B` compares any two)"]
     if wanted[0] == wanted[1]:
         raise UsageError(f"compare takes two different runs (run {wanted[0]} twice compares nothing)")
     by_id = {r["id"]: r for r in runs}
     for w in wanted:
         if w not in by_id:
             raise MemkitError(f"no run {w} (runs: {', '.join(str(i) for i in by_id) or 'none'})")
-    return by_id[wanted[0]], by_id[wanted[1]]
+    return by_id[wanted[0]], by_id[wanted[1]], []
+
+
+def nothing_shared(db, a: dict, b: dict, kinds: tuple) -> str:
+    """Why two runs share no measurement, in one line."""
+    if kinds[0] != kinds[1]:   # a `memkit try` of another program, or no try at all
+        return (f"run {a['id']} {whole_program.kind_text(kinds[0])}; "
+                f"run {b['id']} {whole_program.kind_text(kinds[1])}")
+    names = [[whole_program.label(e) for e in db.experiments(r["id"])] for r in (a, b)]
+    if not set(names[0]) & set(names[1]):
+        return "; ".join(f"run {r['id']} ran {', '.join(n) or 'nothing'}" for r, n in zip((a, b), names))
+    return "they ran the same experiments at other parameters (sizes, arguments)"
 
 
 def fingerprint_banner(fa: dict, fb: dict) -> list[str]:
@@ -123,10 +149,12 @@ def main(args) -> int:
             if args.machine[0] == args.machine[1]:
                 raise UsageError(f"--machine takes two different hosts ({printable(args.machine[0])} twice)")
             a, b = latest_runs(db, args.machine)
+            notes = []
         else:
-            a, b = pick_runs(db.runs(), args.runs)
+            a, b, notes = pick_runs(db, db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
         kinds = (whole_program.run_kind(db, a), whole_program.run_kind(db, b))
+        why_not = nothing_shared(db, a, b, kinds)
     busy = bool(a.get("busy") or b.get("busy"))
     result = cmp.compare_measurements(ma, mb, busy=busy)
     worse = result.worse
@@ -134,6 +162,8 @@ def main(args) -> int:
     if args.json:
         print(json.dumps({
             "run_a": a["id"], "run_b": b["id"], "host_a": a["hostname"], "host_b": b["hostname"],
+            "notes": [n.removeprefix("note: ") for n in notes] +
+                     ([f"no measurement is in both runs: {why_not}"] if not result.changes else []),
             "machine_changed": changed_keys(a["fingerprint"] or {}, b["fingerprint"] or {}),
             "machine_changes": [line for part in differences(a["fingerprint"] or {}, b["fingerprint"] or {})
                                 for line in part],
@@ -152,14 +182,12 @@ def main(args) -> int:
 
     print(f"run {a['id']} of {printable(a['hostname'] or '?')} ({a['started_at']}{', quick' if a['quick'] else ''}) -> "
           f"run {b['id']} of {printable(b['hostname'] or '?')} ({b['started_at']}{', quick' if b['quick'] else ''})")
-    for line in fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
+    for line in notes + fingerprint_banner(a["fingerprint"], b["fingerprint"]) + _busy_notes(a, b):
         print(line)
     if a["quick"] != b["quick"] and kinds[0][0] == kinds[1][0] == "lab":   # a try has no grid
         print("note: one run used the quick grid and the other the default one: few measurements match")
     if not result.changes:
-        print("no measurement is in both runs")
-        if kinds[0] != kinds[1]:   # a `memkit try` of another program, or no try at all
-            print(f"run {a['id']} {whole_program.kind_text(kinds[0])}; run {b['id']} {whole_program.kind_text(kinds[1])}")
+        print(f"no measurement is in both runs: {why_not}")
         return 0
     for s in cmp.summarize(result.changes):
         gm = "-" if math.isnan(s.geomean_ratio) else f"{s.geomean_ratio:.3f}"

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memkit.commands._common import add_db_option, db_path
+from memkit.errors import MemkitError
 from memkit.store import spill
-from memkit.store.db import Database
+from memkit.store.db import AlreadyStored, Database
 
 NAME = "import"
 HELP = "store a run that could not be stored and was spilled to a file (memkit run names the file)"
@@ -23,10 +24,15 @@ def main(args) -> int:
     data = spill.read_spill(Path(args.file))
     run = data["run"]
     with Database(db_path(args), create=True) as db:
-        run_id = db.store_run(started_at=run["started_at"], finished_at=run["finished_at"], quick=run["quick"],
-                              fingerprint=data["fingerprint"], results=data["results"], hostname=run["hostname"],
-                              command=run["command"], load=run.get("load"), incomplete=run.get("incomplete"),
-                              replaces=data.get("partial_run") if data.get("database") == db.path else None)
+        try:
+            run_id = db.store_run(started_at=run["started_at"], finished_at=run["finished_at"], quick=run["quick"],
+                                  fingerprint=data["fingerprint"], results=data["results"], hostname=run["hostname"],
+                                  command=run["command"], load=run.get("load"), incomplete=run.get("incomplete"),
+                                  replaces=data.get("partial_run") if data.get("database") == db.path else None,
+                                  once=True)
+        except AlreadyStored as e:   # an import run twice: the run is stored once
+            raise MemkitError(f"{args.file} is stored already: run {e.run_id} in {db.path} has its start, end, "
+                              f"host and command; nothing was imported (the file may be deleted)") from None
         where = db.path
     print(f"stored {args.file} as run {run_id} in {where} ({len(data['results'])} experiment(s)); "
           f"the file may be deleted")

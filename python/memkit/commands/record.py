@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from memkit.commands._common import add_build_option, add_db_option, db_path, host_name
+from memkit.commands._common import add_build_option, add_db_option, db_path, given, host_name
 from memkit.errors import MemkitError
 from memkit.lab import experiments as lab, suite
 from memkit.programs import recording
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store.db import Database
-from memkit.store.outdir import check_target
+from memkit.store.outdir import check_directory, check_target, foreign_directory
 
 NAME = "record"
 HELP = "run a program under the preload library and record its memset/memcpy/memmove sizes"
@@ -45,15 +45,15 @@ HELP = "run a program under the preload library and record its memset/memcpy/mem
 
 
 def add_arguments(p):
-    p.add_argument("-o", "--output", metavar="DIR",
+    p.add_argument("-o", "--output", metavar="DIR", type=given("a directory"),
                    help="where the recording goes (default: a new directory PROGRAM-DATE-TIME here)")
-    p.add_argument("--preload", metavar="SO",
+    p.add_argument("--preload", metavar="SO", type=given("a library"),
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
     p.add_argument("-q", "--quiet", action="store_true", help="no closing lines on standard error")
     p.add_argument("--force", action="store_true",
                    help="replace the recording DIR already holds (default: refuse); files memkit did "
                         "not write are never replaced")
-    p.add_argument("--recover", metavar="DIR",
+    p.add_argument("--recover", metavar="DIR", type=given("a directory"),
                    help="write the recording from the counts an interrupted `memkit record -o DIR` left in DIR")
     p.add_argument("--predict", action="store_true",
                    help="then replay the recording (memkit run size-distributions data=DIR, at hot and the "
@@ -157,8 +157,15 @@ def why_nothing_recorded(program: str) -> str:
 
 
 def _refuse_existing(out: Path, force: bool):
-    """A recording is replaced only when asked to (--force)."""
+    """Before the program runs: DIR is new, empty or memkit's (as `report
+    --out` takes a directory), and a recording is replaced only when asked
+    to (--force)."""
+    check_directory(out, "the recording")
     found = recording.files_in(out)
+    if out.is_dir() and not found and not _parts_dirs(out):   # a recording's, or an interrupted one's
+        entries = list(out.iterdir())
+        if entries:
+            raise foreign_directory(out, entries, "the recording", "no recording", "-o")
     if found and not force:
         raise MemkitError(f"{out} already holds a recording ({', '.join(found)}); nothing was run. "
                           f"Choose another -o DIR, or pass --force to replace it")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, wanted_run
+from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, given, wanted_run
 from memkit.errors import MemkitError
 from memkit.store import db as database
 from memkit.store.db import Database
@@ -16,7 +16,7 @@ HELP = "write an HTML report with plots for a run (default: the last), or over e
 
 def add_arguments(p):
     add_db_option(p)
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("--out", metavar="DIR", type=given("a directory"),
                    help="where index.html and the PNGs go; memkit replaces only files it wrote there "
                         "(default: results/report of the memkit checkout it runs in, else "
                         "$XDG_DATA_HOME/memkit/report)")

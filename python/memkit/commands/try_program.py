@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.lab import experiments, load
@@ -77,16 +77,17 @@ def add_arguments(p):
     p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
                    help=f"once {wp.MIN_PAIRS} pairs are done, start no pair that would end past this many "
                         "seconds from the start (default: 60)")
-    p.add_argument("--profile", metavar="P",
+    p.add_argument("--profile", metavar="P", type=given("a profile"),
                    help="also time the preload with MEMKIT_PROFILE=P (a profile `memkit tune` wrote)")
-    p.add_argument("--recording", metavar="DIR",
+    p.add_argument("--recording", metavar="DIR", type=given("a directory"),
                    help="a `memkit record --predict` directory of this program: say whether what is measured "
                         "agrees with its prediction (the replay stored in the database), and if not, why not "
                         "(default: the directory of --profile, when that is a recording)")
-    p.add_argument("--stdin", metavar="FILE", help="the standard input of every run (default: /dev/null)")
+    p.add_argument("--stdin", metavar="FILE", type=given("a file"),
+                   help="the standard input of every run (default: /dev/null)")
     p.add_argument("--no-output", action="store_true", help="do not show the program's standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
-    p.add_argument("--preload", metavar="SO",
+    p.add_argument("--preload", metavar="SO", type=given("a library"),
                    help=f"the preload library (default: $MEMKIT_PRELOAD, else {PRELOAD_NAME} of the build)")
     add_build_option(p)
     add_db_option(p)

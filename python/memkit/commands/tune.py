@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from memkit.commands._common import add_build_option
+from memkit.commands._common import add_build_option, given
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
@@ -39,15 +39,15 @@ def add_arguments(p):
     p.add_argument("--check", action="store_true",
                    help="measure the profile against the built-in defaults and say where it helped "
                         "or hurt (writes nothing)")
-    p.add_argument("--out", metavar="PATH",
+    p.add_argument("--out", metavar="PATH", type=given("a file path"),
                    help="the profile to write (or --check): a new path or a profile memkit wrote, never "
                         "another file, a link or a device (default: $MEMKIT_PROFILE, else "
                         "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write no profile")
-    p.add_argument("--evidence", metavar="FILE",
+    p.add_argument("--evidence", metavar="FILE", type=given("a file path"),
                    help="also write what was measured (the CPU, the rule, every cell's per-round times, "
                         "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too")
-    p.add_argument("--for", dest="for_recording", metavar="DIR",
+    p.add_argument("--for", dest="for_recording", metavar="DIR", type=given("a directory"),
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
                         "the profile to DIR/profile (unless --out)")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet: every host's latest run against that host's previous one (of
-the same kind: a `memkit try` of the same command, or a lab run of the same
-grid; memkit.programs.whole_program.previous_comparable).
+"""The fleet: every host's latest run against that host's previous one that
+shares measurements with it (of the same kind first: a `memkit try` of the
+same command, or a lab run of the same grid;
+memkit.programs.whole_program.previous_comparable, the rule `compare` uses).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
@@ -143,7 +144,9 @@ def to_json(statuses: list[HostStatus]) -> dict:
             "hosts": [{
                 "host": s.host, "runs": s.runs,
                 "run": s.latest["id"], "started_at": s.latest["started_at"], "quick": bool(s.latest["quick"]),
+                "incomplete": s.latest.get("incomplete"),
                 "previous_run": s.previous["id"] if s.previous else None,
+                "previous_incomplete": s.previous.get("incomplete") if s.previous else None,
                 "bottom_line": s.bottom_line,
                 "fingerprint_changes": s.changes,
                 "compared": s.compared,
@@ -161,9 +164,11 @@ def host_line(s: HostStatus) -> str:
     head = f"{printable(s.host)}: run {s.latest['id']} {s.latest['started_at']}{' quick' if s.latest['quick'] else ''}"
     if s.bottom_line:
         head += f" (memkit try: {printable(s.bottom_line)})"
+    if s.latest.get("incomplete"):   # killed midway, or still running: not a run like the others
+        head += f" INCOMPLETE: {printable(s.latest['incomplete'])}"
     if s.previous is None:
         return f"{head}; its first run{' of this command' if s.bottom_line else ''}, nothing to compare with"
-    parts = [f"vs run {s.previous['id']}"]
+    parts = [f"vs run {s.previous['id']}" + (" (incomplete)" if s.previous.get("incomplete") else "")]
     parts.append(f"CHANGED {change_text(s.changes)}" if s.changes else "same machine state")
     if not s.compared:
         parts.append("no measurement in both runs")

@@ -86,12 +86,13 @@ def _print_summary(results, run_id, where, host, busy, previous, tried=()):
         print(line)
     if busy:
         print(f"note: the machine was busy during this run ({busy}): expect more noise")
-    # compare only where there is something to compare with: its default
-    # is the database's last two runs
+    # compare named only where its default would compare this run with one
+    # (whole_program.previous_comparable): not with a run of another kind
     if run_id is None:
         return
     print(f"total {sum(r.seconds for r in results):.1f} s; `memkit report` writes the HTML report" +
-          (f", `memkit compare` compares it with run {previous}, the one before" if previous else ""))
+          (f", `memkit compare` compares it with run {previous}, the latest that shares measurements with it"
+           if previous else ""))
 
 
 class _Terminated(KeyboardInterrupt):
@@ -214,7 +215,9 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
         if run_id is None:
             _print_summary(results, None, store.spilled, host, busy, None)
             raise MemkitError(store.spill_message())
-        previous = next((r["id"] for r in reversed(db.runs()) if r["id"] != run_id), None)
+        runs = db.runs()
+        this = next(r for r in runs if r["id"] == run_id)
+        previous = (whole_program.previous_comparable(db, runs, this) or {}).get("id")
         tried = whole_program.latest_bottom_lines(db, host)
     _print_summary(results, run_id, db.path, host, busy, previous, tried)
     failed = [r for r in results if r.status != "ok"]

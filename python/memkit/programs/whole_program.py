@@ -319,18 +319,53 @@ def kind_text(kind: tuple) -> str:
     return "ran the lab's experiments" + (" (quick grid)" if kind[1] else "")
 
 
-def previous_comparable(db, runs: list[dict], latest: dict) -> Optional[dict]:
-    """The latest run before `latest` that measured the same thing: a
-    `memkit try` of the same command for a try (none: nothing to compare
-    with), for a lab run a lab run of the same grid, else of the other."""
-    kind = run_kind(db, latest)
-    earlier = [r for r in runs if r["id"] < latest["id"]]
-    kinds = [(r, run_kind(db, r)) for r in earlier]
-    same = [r for r, k in kinds if k == kind]
-    if same or kind[0] == EXPERIMENT:
-        return same[-1] if same else None
-    lab_runs = [r for r, k in kinds if k[0] == "lab"]
-    return lab_runs[-1] if lab_runs else None
+class RunFacts:
+    """What comparability asks of each run (its kind, the things it
+    measured), read once per run: finding a pair may look at many."""
+
+    def __init__(self, db):
+        self.db = db
+        self._kinds: dict = {}
+        self._keys: dict = {}
+
+    def kind(self, run: dict) -> tuple:
+        if run["id"] not in self._kinds:
+            self._kinds[run["id"]] = run_kind(self.db, run)
+        return self._kinds[run["id"]]
+
+    def keys(self, run: dict) -> frozenset:
+        if run["id"] not in self._keys:
+            self._keys[run["id"]] = self.db.measurement_keys(run["id"])
+        return self._keys[run["id"]]
+
+
+def previous_comparable(db, runs: list[dict], latest: dict, facts: Optional[RunFacts] = None) -> Optional[dict]:
+    """The run `latest` is compared with, wherever a command picks one
+    (compare without run ids, run's summary, report, fleet): the latest
+    earlier run that shares a measurement with it (the same experiment,
+    series, parameters and metric: anything else compares nothing), one of
+    the same kind first (a `memkit try` of the same command; a lab run of
+    the same grid), else, for a lab run, a lab run of the other grid.  None
+    when no earlier run shares one."""
+    facts = facts or RunFacts(db)
+    kind = facts.kind(latest)
+    earlier = [r for r in reversed(runs) if r["id"] < latest["id"]]
+    same = [r for r in earlier if facts.kind(r) == kind]
+    other = [] if kind[0] == EXPERIMENT else [r for r in earlier
+                                              if facts.kind(r)[0] == "lab" and facts.kind(r) != kind]
+    return next((r for r in same + other if facts.keys(r) & facts.keys(latest)), None)
+
+
+def last_comparable_pair(db, runs: list[dict]) -> tuple[Optional[dict], Optional[dict]]:
+    """(a, b): the latest run b that has a previous_comparable() run a, and
+    a; (None, None) when no run has one.  b is the last run unless that
+    one shares nothing with any earlier run (a try of a new command)."""
+    facts = RunFacts(db)
+    for b in reversed(runs):
+        a = previous_comparable(db, runs, b, facts)
+        if a is not None:
+            return a, b
+    return None, None
 
 
 def stored_bottom_line(db, run_id: int) -> Optional[str]:

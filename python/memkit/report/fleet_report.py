@@ -69,9 +69,12 @@ def write_fleet_report(db, out: Path) -> Path:
                      "<th>moved since its previous run</th></tr>")
         for s in hosts:
             run = s.latest
-            prev = f"<br><span class='meta'>vs run {s.previous['id']}</span>" if s.previous else ""
+            prev = (f"<br><span class='meta'>vs run {s.previous['id']}"
+                    f"{' (incomplete)' if s.previous.get('incomplete') else ''}</span>" if s.previous else "")
+            unfinished = (f"<br><span class='worse'>incomplete: {e(run['incomplete'])}</span>"
+                          if run.get("incomplete") else "")
             parts.append(f"<tr><td><b>{e(s.host)}</b></td><td>run {run['id']}<br>{e(run['started_at'])}"
-                         f"{' (quick)' if run['quick'] else ''}{prev}</td>" +
+                         f"{' (quick)' if run['quick'] else ''}{unfinished}{prev}</td>" +
                          "".join(_cell(s, k) for k in keys) + _moved_cell(s) + "</tr>")
         parts.append("</table>")
         pats = fleet.patterns(cpu, hosts)

@@ -168,8 +168,9 @@ class PostgreSQL:
             import psycopg.conninfo
             from psycopg.rows import dict_row
         except ImportError:
-            raise MemkitError("a postgresql:// database needs the psycopg package "
-                              "(pip install 'psycopg[binary]'; `make venv` installs it)")
+            raise MemkitError("a postgresql:// database needs the psycopg package, which memkit installs only "
+                              "with its postgres extra: pip install '.[postgres]' at memkit's checkout (or pip "
+                              "install 'psycopg[binary]' where memkit is installed)")
         self._psycopg = psycopg
         self.errors = (psycopg.Error,)
         try:

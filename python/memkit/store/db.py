@@ -184,6 +184,14 @@ MEASUREMENT_NEWER_COLUMNS = (
 )
 
 
+class AlreadyStored(MemkitError):
+    """store_run(once=True) found the run in the database already."""
+
+    def __init__(self, run_id: int):
+        super().__init__(f"run {run_id} holds it already")
+        self.run_id = run_id
+
+
 def memkit_checkout(start: Path) -> Optional[Path]:
     """The memkit checkout start lies in (its root), or None."""
     for d in (start, *start.parents):
@@ -305,16 +313,26 @@ class Database:
 
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
                   results: list, hostname: str = "", command: str = "", load: Optional[dict] = None,
-                  incomplete: Optional[str] = None, replaces: Optional[int] = None) -> int:
+                  incomplete: Optional[str] = None, replaces: Optional[int] = None, once: bool = False) -> int:
         """Writes one run (a list of experiments.Result) in a single transaction.
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.lab.load measured it;
         `incomplete`: why the run did not finish (None: it did);
         `replaces`: an incomplete run holding part of this one (an imported
-        spill file's), deleted in the same transaction if it is still there."""
+        spill file's), deleted in the same transaction if it is still there;
+        `once`: raise AlreadyStored when the database holds this run already
+        (an imported spill file's: the same start, end, host, command and
+        completeness), checked in the same transaction as the write."""
         def write():
             if replaces is not None:
                 self.backend.execute("DELETE FROM runs WHERE id = ? AND incomplete IS NOT NULL"
                                      " AND started_at = ?", (replaces, started_at))
+            if once:
+                same = self.backend.execute(
+                    "SELECT id FROM runs WHERE started_at = ? AND finished_at = ? AND COALESCE(hostname, '') = ?"
+                    " AND COALESCE(command, '') = ? AND COALESCE(incomplete, '') = ? ORDER BY id",
+                    (started_at, finished_at, hostname or "", command or "", incomplete or "")).fetchone()
+                if same is not None:
+                    raise AlreadyStored(same["id"])
             run_id = self._insert_run(started_at, quick, fingerprint, hostname, command)
             for r in results:
                 self._insert_result(run_id, r)
@@ -465,6 +483,12 @@ class Database:
                 raise CorruptDatabase(self.path, f"{where} has parameters that are not an object")
             out.append(m)
         return out
+
+    def measurement_keys(self, run_id: int) -> frozenset:
+        """What a run measured: (experiment, series, params, metric) of each
+        measurement, as two runs must share them to be compared."""
+        return frozenset((r["experiment"], r["series"], r["params"], r["metric"]) for r in self._query(
+            "SELECT DISTINCT experiment, series, params, metric FROM measurements WHERE run_id = ?", (run_id,)))
 
     def verdict_records(self, run_id: int, experiment: Optional[str] = None) -> list[dict]:
         """[{"experiment", "text", "kind"}, and "data" where the verdict has

@@ -9,7 +9,11 @@ begins with "# memkit profile", see starts_with()).
 
 The rest of this module writes generated files into a directory the user
 names (`memkit report --out DIR`) without ever deleting or overwriting a
-file memkit did not write.
+file memkit did not write.  check_directory() holds the rule every such
+directory follows (a report's, a recording's): it is absent or a directory
+(a symbolic link to one is followed), never a file, a FIFO, a device node or
+a symbolic link to nothing; a directory that is not empty holds what memkit
+wrote there before, else foreign_directory() refuses it.
 
 What memkit wrote into a directory is listed in DIR/.memkit-files (the
 manifest).  A new report replaces exactly those files: the ones it writes
@@ -136,6 +140,37 @@ def remove_file(path: Path, what: str, ours: Ours) -> None:
 
 # ---- directories ----
 
+def check_directory(root: Path, what: str) -> None:
+    """Refuses (MemkitError) a root that exists and is not a directory,
+    before anything runs: mkdir would fail later with "File exists" (a
+    symbolic link to nothing) or "Not a directory" (a file beneath it)."""
+    if os.path.isdir(root):
+        return
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise MemkitError(f"cannot write {what} into {root}: {e.strerror or e}")
+    if stat.S_ISLNK(st.st_mode):   # to nothing, or to what is not a directory: never followed
+        target = os.readlink(root)
+        there = os.path.lexists(os.path.join(os.path.dirname(root), target))
+        kind = f"a symbolic link to {target}, {'which is not a directory' if there else 'which does not exist'}"
+    else:
+        kind = f"{'a file' if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)}, not a directory"
+    raise MemkitError(f"will not write {what} into {root}: it is {kind}; {what} goes into a new directory or "
+                      f"an existing one")
+
+
+def foreign_directory(root: Path, entries: list, what: str, sign: str, option: str) -> MemkitError:
+    """The refusal of a directory that is not empty and holds nothing that
+    shows memkit wrote it (sign: what would have, e.g. "no .memkit-files")."""
+    shown = ", ".join(sorted(e.name for e in entries)[:3]) + (", ..." if len(entries) > 3 else "")
+    return MemkitError(f"{root} is not empty and memkit did not write it ({sign}; it holds {shown}): {what} goes "
+                       f"into a new or empty directory, or one memkit wrote before; it never replaces other "
+                       f"files. Choose another {option}")
+
+
 def _files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
 
@@ -188,8 +223,7 @@ class OutputDir:
 
     def _check(self):
         root = self.root
-        if root.exists() and not root.is_dir():
-            raise MemkitError(f"cannot write {self.what} into {root}: it is not a directory")
+        check_directory(root, self.what)
         if not root.exists():
             return
         manifest = root / MANIFEST
@@ -209,10 +243,7 @@ class OutputDir:
             return
         legacy = _legacy_files(root, entries)
         if legacy is None:
-            shown = ", ".join(sorted(e.name for e in entries)[:3]) + (", ..." if len(entries) > 3 else "")
-            raise MemkitError(f"{root} is not empty and memkit did not write it (no {MANIFEST}; it holds "
-                              f"{shown}): {self.what} goes into a new or empty directory, or one memkit wrote "
-                              f"before; it never replaces other files. Choose another --out")
+            raise foreign_directory(root, entries, self.what, f"no {MANIFEST}", "--out")
         self.replaceable = legacy
 
     def __enter__(self) -> Path:
