@@ -60,6 +60,9 @@ typedef struct {
     int      os_avx, os_avx512;   /* the OS saves the YMM / ZMM state (XGETBV) */
     size_t   l1d_bytes, l2_bytes, l3_bytes;   /* per the cpuid cache leaves; 0 when unknown */
     size_t   line_bytes;
+    int      has_amx;             /* AMX-TILE: tells an AMX Xeon whose model number a hypervisor
+                                     masks (strategy row intel-xeon-amx); last, so the fields
+                                     before it keep their offsets (ABI) */
 } mk_cpu_info;
 
 const mk_cpu_info *mk_cpu(void);

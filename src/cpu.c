@@ -118,6 +118,10 @@ MK_EARLY static void detect(void)
         c->has_avx512bw = (r[1] >> 30) & 1;
         c->has_avx512vl = (r[1] >> 31) & 1;
         c->has_fsrm = (r[3] >> 4) & 1;
+        /* AMX-TILE: only Xeons since Sapphire Rapids have it, so it names
+         * them where a hypervisor reports another model (0xa7, Rocket Lake's,
+         * on a KVM guest of a Sapphire Rapids host). */
+        c->has_amx = (r[3] >> 24) & 1;
     }
 }
 

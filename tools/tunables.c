@@ -25,7 +25,7 @@
  *
  * memkit-tunables --cpu VENDOR FAMILY MODEL L2 L3 [FEATURE,...]: the row another
  * CPU gets and the per-CPU defaults it comes to there (FEATURE: erms, fsrm,
- * avx2, avx512), as {"strategy", "variant", "evidence_file", "defaults":
+ * amx, avx2, avx512), as {"strategy", "variant", "evidence_file", "defaults":
  * {name: bytes or null for never}}: how a test reads the table for the CPU
  * an evidence file was measured on (docs/evidence.md). */
 #include "internal.h"
@@ -150,6 +150,7 @@ static int print_cpu_defaults(char **argv, int argc)
     c.has_sse2 = 1;
     c.has_erms = strstr(f, "erms") != NULL;
     c.has_fsrm = strstr(f, "fsrm") != NULL;
+    c.has_amx = strstr(f, "amx") != NULL;
     c.has_avx2 = c.has_bmi2 = c.os_avx = strstr(f, "avx2") || strstr(f, "avx512");
     c.has_avx512f = c.has_avx512bw = c.has_avx512vl = c.os_avx512 = strstr(f, "avx512") != NULL;
     mk_tunables t;

@@ -53,6 +53,7 @@ void lab_write_fingerprint(FILE *f)
     int_member(f, LAB_KEY(isa, avx512vl), c->has_avx512vl);
     int_member(f, LAB_KEY(isa, erms), c->has_erms);
     int_member(f, LAB_KEY(isa, fsrm), c->has_fsrm);
+    int_member(f, LAB_KEY(isa, amx), c->has_amx);
     int_member(f, LAB_KEY(isa, os_avx), c->os_avx);
     int_member(f, LAB_KEY(isa, os_avx512), c->os_avx512);
     fputc('}', f);

@@ -23,7 +23,7 @@ QUIET_FIELDS = ("memkit_commit", "memkit_version", "thp", "governor", "cpus_onli
 LATER_FIELDS = (glibc.KEY,)
 
 ISA_NAMES = [("sse2", "SSE2"), ("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"),
-             ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM")]
+             ("avx512vl", "AVX-512VL"), ("erms", "ERMS"), ("fsrm", "FSRM"), ("amx", "AMX")]
 
 
 def cache_levels(fp: dict) -> list[tuple[str, float]]:

@@ -236,7 +236,7 @@ def cpu_arguments(doc: dict) -> list[str]:
     c = doc["cpu"]
     isa, cache = c.get("isa") or {}, c.get("cache") or {}
     variants = runnable_variants(isa)
-    feats = [f for f in ("erms", "fsrm") if isa.get(f)] + [v for v in ("avx2", "avx512") if v in variants]
+    feats = [f for f in ("erms", "fsrm", "amx") if isa.get(f)] + [v for v in ("avx2", "avx512") if v in variants]
     return [str(c["vendor"]), str(c["family"]), str(c["model"]), str(cache.get("l2") or 0),
             str(cache.get("l3") or 0), ",".join(feats)]
 
