@@ -372,7 +372,7 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     # KiB, made aligned 19 KiB copies 0.42x)
     between = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
     sizes = sorted(set(grid) | set(between))
-    cells = [(op, size) for op, (family, _) in paths.workloads.items() for size in tune.family_grid(family, sizes)]
+    cells = tune.workload_cells(paths, sizes)
     p = plan({"defaults": "", "tuned": tune.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
     print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
@@ -436,8 +436,7 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
               "distributions; --check times its thresholds with the variants the defaults run", flush=True)
     p = plan({"defaults": "", "profile": tune.tunables_text(tune.parse_tunables(profile.tunables))},
-             [(op, size) for op, (family, _) in paths.workloads.items()
-              for size in tune.family_grid(family, grid)], s)
+             tune.workload_cells(paths, grid), s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
     changed = {c for c in p.cells if tuned_paths[c] != default_paths[c]}
     print(f"checking {path} on {fp.get('cpu_model', '?')}: the profile and the built-in defaults, "
@@ -456,10 +455,9 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
 def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     """Where the profile helped and hurt; the cells it does not change are
     the same code under both, so their spread is the noise."""
-    rows = {c: tune.paired(times, "profile", "defaults", [c[0]], c[1]) for c in plan.cells}
+    rows, noise, verdicts = tune.judge_cells(times, "profile", "defaults", plan.cells,
+                                             {c for c in plan.cells if c not in changed})
     same_rows = [rows[c] for c in plan.cells if c not in changed]
-    noise = tune.check_noise(same_rows)
-    verdicts = {c: tune.check_verdict(rows[c], noise) for c in changed}
     helped = [c for c in plan.cells if c in changed and verdicts[c] > 0]
     hurt = [c for c in plan.cells if c in changed and verdicts[c] < 0]
     print(f"\n{'workload':<30} {'size':>10}  {'defaults':>10} -> {'profile':<10} {'speed-up':>8}  rounds faster")

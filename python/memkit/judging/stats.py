@@ -106,8 +106,9 @@ def hodges_lehmann(xs, confidence: float) -> tuple[float, float, float]:
     wilcoxon = load().wilcoxon
     arr = np.asarray(xs, float)
     i, j = np.triu_indices(len(arr))
-    walsh = np.unique((arr[i] + arr[j]) / 2)
-    est = float(np.median((arr[i] + arr[j]) / 2))
+    averages = (arr[i] + arr[j]) / 2
+    walsh = np.unique(averages)
+    est = float(np.median(averages))
     if len(walsh) == 1:
         return est, est, est
     alpha = 1 - confidence

@@ -766,26 +766,41 @@ class Confirmation:
                 f"{len(self.cells)} sizes it decides{hurt}")
 
 
+def workload_cells(paths: Paths, sizes: list[int]) -> list:
+    """Every timed workload at the sizes its family is timed at: the cells
+    --check and the confirmation time."""
+    return [(op, size) for op, (family, _) in paths.workloads.items() for size in family_grid(family, sizes)]
+
+
+def judge_cells(times: Times, challenger: str, incumbent: str, cells: list, same: set) -> tuple:
+    """(rows, noise, verdicts) of a challenger against an incumbent timed in
+    the same rounds: each cell's paired evidence, the noise read from the
+    cells in `same` (the same code under both), and check_verdict of every
+    cell.  --check and the confirmation judge by this one rule."""
+    rows = {c: paired(times, challenger, incumbent, [c[0]], c[1]) for c in cells}
+    noise = check_noise([rows[c] for c in cells if c in same])
+    return rows, noise, {c: check_verdict(rows[c], noise) for c in cells}
+
+
 def tuned_tunables(defaults: dict, moved: list[Choice]) -> dict:
     """The defaults with the moves in force (a parse_tunables dict)."""
     return dict(defaults, **parse_tunables(":".join(c.setting() for c in moved)))
 
 
 def confirm(moved: list[Choice], defaults: dict, cells: list, times: Times, paths: Paths,
-            alpha=ALPHA) -> list[Confirmation]:
+            ) -> list[Confirmation]:
     """Each move judged on `times` (labels "defaults" and "tuned", every
     move in force): the cells where it decides the path (the path with every
     move differs from the path with all moves but this one), each by
-    check_verdict against the noise of the cells no move changes."""
+    judge_cells against the noise of the cells no move changes."""
     tuned = tuned_tunables(defaults, moved)
     with_all, at_defaults = paths.of_cells(tuned, cells), paths.of_cells(defaults, cells)
-    rows = {c: paired(times, "tuned", "defaults", [c[0]], c[1]) for c in cells}
-    noise = check_noise([rows[c] for c in cells if with_all[c] == at_defaults[c]])
+    _, _, verdicts = judge_cells(times, "tuned", "defaults", cells,
+                                 {c for c in cells if with_all[c] == at_defaults[c]})
     out = []
     for m in moved:
         without = paths.of_cells(tuned_tunables(defaults, [o for o in moved if o is not m]), cells)
         mine = [c for c in cells if without[c] != with_all[c]]
-        verdicts = {c: check_verdict(rows[c], noise, alpha) for c in mine}
         out.append(Confirmation(m, mine, [c for c in mine if verdicts[c] > 0],
                                 [c for c in mine if verdicts[c] < 0]))
     return out
