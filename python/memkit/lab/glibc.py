@@ -111,7 +111,7 @@ def read(loader: Optional[Path] = None, env: Optional[dict] = None) -> Union[dic
     command = f"{loader} --list-diagnostics"
     try:
         p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
-                           errors="replace", timeout=10)
+                           errors="replace", timeout=10, env=env)
     except (OSError, subprocess.SubprocessError) as e:
         return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
     view = parse(p.stdout) if p.returncode == 0 else {}

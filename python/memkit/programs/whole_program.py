@@ -279,7 +279,7 @@ def bottom_line(program: str, wall: dict, problem: Optional[str] = None, profile
         elif series == WITH_PROFILE:
             parts.append(f"with the profile {profile}: " + speedup_text(e, "", pairs=False))
         elif series == GLIBC_TUNED:
-            parts.append(speedup_text(e, " with glibc tuned", pairs=False))
+            parts.append("glibc tuned: " + speedup_text(e, "", pairs=False))
         elif series == MEMKIT_OVER_TUNED:
             parts.append("memkit against glibc tuned: " + speedup_text(e, "", pairs=False))
     if GLIBC_TUNED in wall:
