@@ -24,6 +24,7 @@ from pathlib import Path
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
 from memkit.errors import MemkitError
 from memkit.judging import stats
+from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
 from memkit.lab import experiments, glibc, load
 from memkit.programs import recording
 from memkit.programs import whole_program as wp
@@ -48,10 +49,10 @@ are timed over glibc as shipped.
 It runs the program 2N+2 times (3N+3 with --profile or --glibc-tunables,
 4N+4 with both): one untimed warm-up of each configuration, then N pairs,
 one run of each configuration per pair, the first of them rotating from pair
-to pair.  N grows until the ~95% interval
-of the median ratio lies within +-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs
-pairs are done; N is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval),
-unless --runs says fewer.
+to pair.  N grows until every ~95% interval of a median ratio lies within
++-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs pairs are done; N
+is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval), unless --runs says
+fewer.
 
 Every run happens in the current directory, with your environment (with
 memkit, your MEMKIT_TUNABLES and profile apply as they would): anything the
@@ -69,15 +70,19 @@ median times, then one line, last, to standard output:
   PROGRAM: no difference beyond the noise (0.98-1.02, 20 pairs)
   PROGRAM: 1.05x slower with memkit (1.03-1.08, 20 pairs)
 (ratio = time without / time with memkit, per pair).  Three ways:
-  PROGRAM: 1.50x faster with memkit (1.45-1.56, 14 pairs); 1.46x faster
-  with glibc tuned (1.40-1.52); memkit against glibc tuned: no difference
-  beyond the noise (0.99-1.05); deploy glibc tuned: the GLIBC_TUNABLES line,
-  no preload (it closes 94% of memkit's lead)
-Without --glibc-tunables, where glibc's own thresholds disagree with this
-machine (`memkit system-check`), the bottom line ends with the setting to
-try.  The run is stored in
-the database like any other: `memkit runs`, `compare`, `report` and `fleet`
-show it.
+  PROGRAM: 1.50x faster with memkit (1.45-1.56, 12 pairs); glibc tuned:
+  1.46x faster (1.40-1.52); memkit against glibc tuned: no difference beyond
+  the noise (0.99-1.05); deploy glibc tuned: the GLIBC_TUNABLES line, no
+  preload (it closes 95% of memkit's lead)
+Which to deploy: memkit when it is faster than glibc as shipped and than
+glibc tuned (or when glibc tuned gains nothing: "not shown faster than glibc
+tuned"); else glibc tuned when it is faster than glibc as shipped; else
+glibc as shipped.  A configuration that changed the output never is.  When
+glibc tuned saves at least {100 * TRY_TUNED_CLOSES_MOST:g}% of the time memkit saves, the line says
+so.  Without --glibc-tunables, where glibc's own thresholds disagree with
+this machine (`memkit system-check`), the bottom line ends with the setting
+to try.  The run is stored in the database like any other: `memkit runs`,
+`compare`, `report` and `fleet` show it.
 
 Exit status: 0 when every run's output and exit status agreed (whatever the
 timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
