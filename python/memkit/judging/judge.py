@@ -17,6 +17,9 @@ The questions, and where each is asked:
   sign test over paired rounds and a margin (TUNE_*).
 - **Is a whole program faster?** (`memkit try`): the order-statistics
   interval of the median paired ratio (TRY_*).
+- **Which to deploy: glibc as shipped, glibc tuned or memkit?** (`memkit try
+  --glibc-tunables`): deploy.py, on the same intervals, and the share of
+  memkit's lead glibc tuned closes (TRY_TUNED_CLOSES_MOST).
 - **Is memkit losing at a size?** (the lab's own verdicts, in C:
   bench/lab/ranking.c): LOSS_MIN there; it writes it into every ranking
   record, and the Python side reads it from there, never copies it.
