@@ -243,6 +243,17 @@ def test_three_ways_the_setting_reaches_only_the_glibc_tuned_runs(build, tmp_pat
     assert verdicts[0]["text"] == lines[-1]
 
 
+def test_output_that_glibc_tuned_changes_is_not_blamed_on_memkit(build, tmp_path):
+    db = tmp_path / "m.db"
+    code = "import os; print(os.environ.get('GLIBC_TUNABLES'))"
+    p = try_cli(build, db, "--runs", "1", "--glibc-tunables", TUNED, "--", sys.executable, "-c", code)
+    assert p.returncode == 3, p.stderr
+    last = p.stdout.splitlines()[-1]
+    assert "OUTPUT DIFFERS with glibc tuned (2 of 2 runs glibc tuned)" in last, last
+    _, verdicts, _ = stored(db)
+    assert {v["kind"] for v in verdicts} == {"note"}
+
+
 def test_glibc_tunables_errors_before_anything_runs(build, tmp_path):
     def refused(*args, env=None):
         p = try_cli(build, tmp_path / "m.db", *args, "--", sys.executable, "-c", SEEN, cwd=tmp_path, env=env)

@@ -294,7 +294,7 @@ class Trial:
             seconds = time.monotonic() - start
             ests = self.estimates()
             self.say(f"pair {self.pairs}: " + ", ".join(f"{c.walls[-1]:.3f} s {c.series}" for c in self.configs)
-                     + "; so far " + ", ".join(_estimate_text(e) for e in ests.values()))
+                     + "; so far " + ", ".join(f"{series} {_estimate_text(e)}" for series, e in ests.items()))
             enough = self.pairs >= wp.MIN_PAIRS
             if max_pairs is not None and self.pairs >= max_pairs:
                 self.stopped = f"--runs {max_pairs} reached"
@@ -332,9 +332,10 @@ class Trial:
 
     def verdicts(self, bottom_line: str) -> list[dict]:
         """The bottom line first (memkit.programs.whole_program.stored_bottom_line
-        reads it there): a loss when memkit is slower or changed the output."""
+        reads it there): a loss when memkit is slower (than glibc as shipped, or
+        than glibc tuned) or changed the output; glibc tuned's own change is a note."""
         check = self.check
-        changed_output = check.differs and check.reproducible
+        changed_output = check.reproducible and bool({wp.WITH, wp.WITH_PROFILE} & set(check.differing))
         ests = self.estimates()
         slower = any(ests[s].verdict == "slower" for s in (wp.WITH, wp.MEMKIT_OVER_TUNED) if s in ests)
         out = [{"text": bottom_line, "kind": "loss" if slower or changed_output else "note"}]

@@ -177,7 +177,8 @@ class OutputCheck:
         if not self.reproducible:
             return ("OUTPUT DIFFERS from run to run even without memkit "
                     f"({self.differing[WITHOUT]} of {self.runs[WITHOUT]} runs), so memkit's cannot be checked")
-        return "OUTPUT DIFFERS with memkit (" + ", ".join(
+        who = GLIBC_TUNED if set(self.differing) == {GLIBC_TUNED} else "memkit"
+        return f"OUTPUT DIFFERS with {who} (" + ", ".join(
             f"{self.differing[s]} of {self.runs[s]} runs {s}" for s in self.differing) + ")"
 
 
