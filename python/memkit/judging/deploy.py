@@ -7,9 +7,9 @@ The honest baseline for memkit is glibc configured for the machine: memkit
 is chosen only when it is faster than glibc as shipped and than glibc tuned;
 glibc tuned when it is faster than glibc as shipped and memkit is not faster
 than it (an environment variable is cheaper to deploy than a preload);
-memkit, said as such, when it alone is faster than glibc as shipped and
-glibc tuned is no better than either; else glibc as shipped.  A
-configuration that changed the program's output is never chosen.
+memkit, "not shown faster than glibc tuned", when it alone is faster than
+glibc as shipped; else glibc as shipped.  A configuration that changed the
+program's output is never chosen.
 
 "Faster" is the verdict of each speed-up's interval (whole_program.Estimate):
 this rule adds none of its own."""
