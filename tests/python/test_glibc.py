@@ -15,7 +15,9 @@ import pytest
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
 from memkit.judging import fleet
 from memkit.lab import glibc, system_check
+from memkit.errors import MemkitError
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
+from memkit.programs import whole_program as wp
 from memkit.report.fleet_report import write_fleet_report
 from memkit.store.db import Database
 from test_fleet import fill_result
@@ -241,7 +243,62 @@ def test_live_this_machines_glibc_view(tmp_path):
     env = cli_env(GLIBC_TUNABLES="glibc.cpu.x86_non_temporal_threshold=8388608")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert json.loads(p.stdout)["non_temporal_threshold"] == 8388608, p.stderr
+    # ... and so does one given for another process's environment (try --glibc-tunables).
+    tuned = glibc.read(env=dict(os.environ, GLIBC_TUNABLES="glibc.cpu.x86_non_temporal_threshold=8388608"))
+    assert tuned["non_temporal_threshold"] == 8388608 and tuned["data_cache_size"] == view["data_cache_size"]
     # And the fingerprint every run records holds it.
     bench = real_bench_dir()
     fp = json.loads(run_cli("env", "--build", bench.parent, "--json").stdout)
     assert fp[glibc.KEY] == view
+
+
+# ---- a GLIBC_TUNABLES setting given to memkit (try --glibc-tunables) ----
+
+def test_a_setting_is_read_bare_or_from_a_file(tmp_path):
+    assert glibc.read_glibc_tunables(ZEN3_FIX) == ZEN3_FIX
+    assert glibc.read_glibc_tunables("GLIBC_TUNABLES=" + ZEN3_FIX) == ZEN3_FIX
+    # a file: the bare spec, or the line `memkit tune --glibc` or system-check prints; comments skipped
+    for text in (ZEN3_FIX + "\n", f"GLIBC_TUNABLES={ZEN3_FIX}\n", f"# measured by memkit tune\n\nexport GLIBC_TUNABLES={ZEN3_FIX}\n"):
+        (tmp_path / "line").write_text(text)
+        assert glibc.read_glibc_tunables(f"@{tmp_path / 'line'}") == ZEN3_FIX, text
+    # what system-check prints for the Zen 3 is a setting it takes
+    setting = glibc.tunables_setting(glibc.checks(ZEN3))
+    assert glibc.read_glibc_tunables(setting) == ZEN3_FIX
+    assert glibc.read_glibc_tunables("glibc.cpu.hwcaps=-AVX512F_Usable,-AVX2_Usable") == \
+        "glibc.cpu.hwcaps=-AVX512F_Usable,-AVX2_Usable"
+
+
+@pytest.mark.parametrize("arg, says", [
+    ("x86_rep_movsb_threshold=4096", "'x86_rep_movsb_threshold=4096': not a glibc tunable (glibc's are named glibc.*"),
+    ("MEMKIT_TUNABLES=nt_threshold=1M", "not a glibc tunable"),
+    ("glibc.cpu.x86_rep_movsb_threshold", "'glibc.cpu.x86_rep_movsb_threshold': expected NAME=VALUE"),
+    ("glibc.cpu.x86_rep_movsb_threshold=", "expected NAME=VALUE"),
+    (ZEN3_FIX + ":", "'': not a glibc tunable"),
+    ("glibc.cpu.x86_rep_movsb_threshold=1 M", "expected NAME=VALUE, the value without blanks"),
+    ("GLIBC_TUNABLES=", "no tunables (expected NAME=VALUE:..."),
+])
+def test_a_setting_glibc_would_ignore_is_refused(arg, says):
+    with pytest.raises(MemkitError) as e:
+        glibc.read_glibc_tunables(arg)
+    assert says in str(e.value) and str(e.value).startswith(arg), str(e.value)
+
+
+def test_a_setting_file_must_hold_one_line(tmp_path):
+    with pytest.raises(MemkitError, match=r"^@/no/such: cannot read /no/such: No such file"):
+        glibc.read_glibc_tunables("@/no/such")
+    (tmp_path / "two").write_text(ZEN3_FIX + "\n" + ZEN3_FIX + "\n")
+    with pytest.raises(MemkitError, match="holds 2 setting lines; it should hold one"):
+        glibc.read_glibc_tunables(f"@{tmp_path / 'two'}")
+    (tmp_path / "bad").write_text("MEMKIT_TUNABLES=nt_threshold=1M\n")
+    with pytest.raises(MemkitError, match=r"\(.*bad\): 'MEMKIT_TUNABLES=nt_threshold=1M': not a glibc tunable"):
+        glibc.read_glibc_tunables(f"@{tmp_path / 'bad'}")
+
+
+def test_try_suggests_the_setting_where_glibc_disagrees():
+    assert wp.glibc_suggestion(ZEN3) == ("glibc's non-temporal and rep movsb thresholds disagree with this machine: "
+                                         f"try --glibc-tunables {ZEN3_FIX} to time glibc tuned beside memkit")
+    assert wp.glibc_suggestion(dict(ZEN3, family=26)) == (
+        "glibc's non-temporal threshold disagrees with this machine: try --glibc-tunables "
+        "glibc.cpu.x86_non_temporal_threshold=8388608 to time glibc tuned beside memkit")
+    # where glibc agrees, or memkit has no view of it: nothing
+    assert wp.glibc_suggestion(XEON_167) == wp.glibc_suggestion(FINGERPRINT) == wp.glibc_suggestion(None) == ""

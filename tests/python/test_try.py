@@ -15,6 +15,8 @@ import sys
 import pytest
 
 from conftest import cli_env, make_fake_build, real_bench_dir, run_cli
+from memkit.judging import deploy
+from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
 from memkit.programs import whole_program as wp
 from memkit.store.db import Database
 
@@ -211,6 +213,61 @@ def test_a_profile_is_a_third_configuration(build, copier, tmp_path):
     assert m["baseline"]["series"] == "without memkit"
 
 
+SEEN = ("import os; open('seen', 'a').write(repr((os.environ.get('LD_PRELOAD', ''), "
+        "os.environ.get('GLIBC_TUNABLES'))) + '\\n'); print('same')")
+TUNED = "glibc.cpu.x86_rep_movsb_threshold=23170:glibc.cpu.x86_non_temporal_threshold=23726566"
+THREE_WAY = re.compile(r"^python\S*: [^;]+ \(\S+, 6 pairs\); glibc tuned: [^;]+; memkit against glibc tuned: "
+                       r"[^;]+; (deploy memkit|deploy glibc tuned|keep glibc as shipped)")
+
+
+def test_three_ways_the_setting_reaches_only_the_glibc_tuned_runs(build, tmp_path):
+    db = tmp_path / "m.db"
+    (tmp_path / "line").write_text(f"GLIBC_TUNABLES={TUNED}\n")
+    p = try_cli(build, db, "--runs", "6", "--glibc-tunables", f"@{tmp_path / 'line'}", "--",
+                sys.executable, "-c", SEEN, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "same" and THREE_WAY.match(lines[-1]), lines[-1]
+    assert "identical in all 21 runs" in p.stdout           # 3 warm-ups + 6 pairs of 3
+    assert [ln.split()[:2] for ln in lines if ln.startswith("  ") and "wall median" in ln] == \
+        [["without", "memkit"], ["with", "memkit"], ["glibc", "tuned"]]
+    # memkit's runs are over glibc as shipped: the setting went to the glibc tuned runs alone
+    seen = [eval(x) for x in (tmp_path / "seen").read_text().splitlines()]
+    assert len(seen) == 21
+    runs = [("libmemkit_preload.so" in preload, tunables) for preload, tunables in seen]
+    assert {r: runs.count(r) for r in runs} == {(False, None): 7, (True, None): 7, (False, TUNED): 7}
+    ms, verdicts, _ = stored(db)
+    tuned = ms[("glibc tuned", "wall_s")]
+    assert tuned["params"]["glibc_tunables"] == TUNED and tuned["baseline"]["series"] == "without memkit"
+    assert "glibc_tunables" not in ms[("with memkit", "wall_s")]["params"] and len(tuned["ratios"]) == 6
+    assert verdicts[0]["text"] == lines[-1]
+
+
+def test_output_that_glibc_tuned_changes_is_not_blamed_on_memkit(build, tmp_path):
+    db = tmp_path / "m.db"
+    code = "import os; print(os.environ.get('GLIBC_TUNABLES'))"
+    p = try_cli(build, db, "--runs", "1", "--glibc-tunables", TUNED, "--", sys.executable, "-c", code)
+    assert p.returncode == 3, p.stderr
+    last = p.stdout.splitlines()[-1]
+    assert "OUTPUT DIFFERS with glibc tuned (2 of 2 runs glibc tuned)" in last, last
+    _, verdicts, _ = stored(db)
+    assert {v["kind"] for v in verdicts} == {"note"}
+
+
+def test_glibc_tunables_errors_before_anything_runs(build, tmp_path):
+    def refused(*args, env=None):
+        p = try_cli(build, tmp_path / "m.db", *args, "--", sys.executable, "-c", SEEN, cwd=tmp_path, env=env)
+        assert p.returncode != 0 and not (tmp_path / "seen").exists(), p.stdout
+        return p.stderr
+    err = refused("--glibc-tunables", "x86_rep_movsb_threshold=4096")
+    assert err.strip() == ("memkit: error: x86_rep_movsb_threshold=4096: 'x86_rep_movsb_threshold=4096': not a "
+                           "glibc tunable (glibc's are named glibc.*, e.g. glibc.cpu.x86_non_temporal_threshold)")
+    assert "@/no/such/file: cannot read /no/such/file" in refused("--glibc-tunables", "@/no/such/file")
+    assert "an empty value: give a GLIBC_TUNABLES setting" in refused("--glibc-tunables=")
+    err = refused("--glibc-tunables", TUNED, env=cli_env(GLIBC_TUNABLES="glibc.malloc.check=3"))
+    assert "GLIBC_TUNABLES is already set (glibc.malloc.check=3): the runs of glibc as shipped would have it" in err
+
+
 @pytest.fixture(scope="module")
 def history(build, copier, tmp_path_factory):
     """Runs 1 and 2: tries of one command; 3: a lab run; 4: the same try again."""
@@ -341,3 +398,76 @@ def test_first_difference(tmp_path):
     assert wp.first_difference(a, b) == len(big) - 1
     b.write_bytes(big[:wp.CHUNK + 5] + b"!" + big[wp.CHUNK + 6:])
     assert wp.first_difference(a, b) == wp.CHUNK + 5
+
+
+# ---- which to deploy after three ways, on synthetic speed-ups ----
+
+def est(median, low, high, n=12):
+    return wp.Estimate(median, low, high, n)
+
+
+FASTER_MEMKIT, NOISE = est(1.50, 1.45, 1.56), est(1.0, 0.97, 1.03)
+
+
+def three(memkit, tuned, memkit_over_tuned, changed=frozenset()):
+    return wp.bottom_line("p", {wp.WITH: memkit, wp.GLIBC_TUNED: tuned, wp.MEMKIT_OVER_TUNED: memkit_over_tuned},
+                          changed_output=changed)
+
+
+def test_memkit_wins_over_both():
+    d = deploy.choose(est(1.05, 1.02, 1.08), FASTER_MEMKIT, est(1.43, 1.38, 1.50))
+    assert d.choice == deploy.MEMKIT and d.memkit_beats_tuned and not d.tuned_closes_most
+    assert d.closed == pytest.approx((1 - 1 / 1.05) / (1 - 1 / 1.5))
+    assert three(FASTER_MEMKIT, est(1.05, 1.02, 1.08), est(1.43, 1.38, 1.50)) == (
+        "p: 1.50x faster with memkit (1.45-1.56, 12 pairs); glibc tuned: 1.05x faster (1.02-1.08); "
+        "memkit against glibc tuned: 1.43x faster (1.38-1.50); deploy memkit")
+
+
+def test_glibc_tuned_closes_the_gap():
+    # memkit no faster than glibc tuned: the environment variable, no preload
+    d = deploy.choose(est(1.46, 1.40, 1.52), FASTER_MEMKIT, est(1.02, 0.99, 1.05))
+    assert d.choice == deploy.GLIBC_TUNED and d.tuned_closes_most
+    line = three(FASTER_MEMKIT, est(1.46, 1.40, 1.52), est(1.02, 0.99, 1.05))
+    assert line.endswith("memkit against glibc tuned: no difference beyond the noise (0.99-1.05); deploy glibc "
+                         "tuned: the GLIBC_TUNABLES line, no preload (it closes 95% of memkit's lead)")
+    # --help's example is this line
+    assert line.replace("p: ", "PROGRAM: ", 1) in " ".join(run_cli("try", "--help").stdout.split())
+    # memkit still ahead of glibc tuned, which gets most of the way: both said
+    d = deploy.choose(est(1.40, 1.36, 1.44), FASTER_MEMKIT, est(1.07, 1.04, 1.10))
+    assert d.choice == deploy.MEMKIT and d.closed == pytest.approx((1 - 1 / 1.4) / (1 - 1 / 1.5))
+    assert d.closed >= TRY_TUNED_CLOSES_MOST
+    assert three(FASTER_MEMKIT, est(1.40, 1.36, 1.44), est(1.07, 1.04, 1.10)).endswith(
+        "deploy memkit; glibc tuned closes 86% of memkit's lead: the GLIBC_TUNABLES line gets most of it "
+        "without a preload")
+    # glibc tuned faster than memkit: all of its lead
+    assert three(FASTER_MEMKIT, est(1.60, 1.55, 1.65), est(0.94, 0.91, 0.97)).endswith(
+        "deploy glibc tuned: the GLIBC_TUNABLES line, no preload (it closes all of memkit's lead)")
+    # just below the share that counts as most: memkit, nothing more said
+    below = 1 / (1 - TRY_TUNED_CLOSES_MOST * (1 - 1 / 1.5)) * 0.999
+    assert three(FASTER_MEMKIT, est(below, below - 0.02, below + 0.02), est(1.05, 1.03, 1.07)).endswith(
+        "; deploy memkit")
+
+
+def test_glibc_tuned_no_better():
+    # memkit faster than glibc as shipped, glibc tuned not: memkit, though not shown faster than tuned
+    d = deploy.choose(NOISE, FASTER_MEMKIT, est(1.04, 0.98, 1.60))
+    assert (d.choice, d.closed) == (deploy.MEMKIT, 0.0)
+    assert three(FASTER_MEMKIT, NOISE, est(1.04, 0.98, 1.60)).endswith(
+        "; deploy memkit (not shown faster than glibc tuned)")
+    # neither: glibc as shipped; glibc tuned slower says no lead closed
+    assert deploy.choose(est(0.9, 0.85, 0.95), NOISE, NOISE) == deploy.Deploy(deploy.GLIBC, None, False)
+    assert three(NOISE, NOISE, NOISE).endswith(
+        "; keep glibc as shipped: neither glibc tuned nor memkit is faster beyond the noise")
+    # glibc tuned faster, memkit slower than glibc: glibc tuned, no lead to close
+    assert three(est(0.95, 0.93, 0.97), est(1.1, 1.05, 1.15), est(0.86, 0.82, 0.9)).endswith(
+        "; deploy glibc tuned: the GLIBC_TUNABLES line, no preload")
+
+
+def test_deploy_never_picks_what_changed_the_output_nor_guesses():
+    assert deploy.choose(NOISE, FASTER_MEMKIT, FASTER_MEMKIT, memkit_changed_output=True).choice == deploy.GLIBC
+    assert deploy.choose(FASTER_MEMKIT, FASTER_MEMKIT, NOISE, tuned_changed_output=True).choice == deploy.MEMKIT
+    assert three(FASTER_MEMKIT, est(1.46, 1.40, 1.52), NOISE, changed=frozenset({wp.WITH})).endswith(
+        "deploy glibc tuned: the GLIBC_TUNABLES line, no preload (it closes 95% of memkit's lead)")
+    few = wp.Estimate(1.5, math.nan, math.nan, 3)
+    assert deploy.choose(few, few, few).choice is None
+    assert three(few, few, few).endswith("; too few pairs to say which to deploy")

@@ -24,7 +24,8 @@ from pathlib import Path
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
 from memkit.errors import MemkitError
 from memkit.judging import stats
-from memkit.lab import experiments, load
+from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
+from memkit.lab import experiments, glibc, load
 from memkit.programs import recording
 from memkit.programs import whole_program as wp
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
@@ -39,12 +40,19 @@ Runs PROGRAM ARGS as a whole process without and with memkit's preload
 library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it
 faster.
 
-It runs the program 2N+2 times (3N+3 with --profile): one untimed warm-up of
-each configuration, then N pairs, one run of each configuration per pair, the
-first of them alternating from pair to pair.  N grows until the ~95% interval
-of the median ratio lies within +-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs
-pairs are done; N is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval),
-unless --runs says fewer.
+With --glibc-tunables SPEC (or @FILE, a file holding the line, as `memkit
+tune --glibc` writes it) it also times the program without memkit and with
+GLIBC_TUNABLES=SPEC, "glibc tuned": three ways, and the bottom line says
+which to deploy (docs/judging.md).  Only those runs get SPEC: memkit's runs
+are timed over glibc as shipped.
+
+It runs the program 2N+2 times (3N+3 with --profile or --glibc-tunables,
+4N+4 with both): one untimed warm-up of each configuration, then N pairs,
+one run of each configuration per pair, the first of them rotating from pair
+to pair.  N grows until every ~95% interval of a median ratio lies within
++-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs pairs are done; N
+is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval), unless --runs says
+fewer.
 
 Every run happens in the current directory, with your environment (with
 memkit, your MEMKIT_TUNABLES and profile apply as they would): anything the
@@ -61,9 +69,20 @@ median times, then one line, last, to standard output:
   PROGRAM: 1.26x faster with memkit (1.17-1.46, 12 pairs)
   PROGRAM: no difference beyond the noise (0.98-1.02, 20 pairs)
   PROGRAM: 1.05x slower with memkit (1.03-1.08, 20 pairs)
-(ratio = time without / time with memkit, per pair).  The run is stored in
-the database like any other: `memkit runs`, `compare`, `report` and `fleet`
-show it.
+(ratio = time without / time with memkit, per pair).  Three ways:
+  PROGRAM: 1.50x faster with memkit (1.45-1.56, 12 pairs); glibc tuned:
+  1.46x faster (1.40-1.52); memkit against glibc tuned: no difference beyond
+  the noise (0.99-1.05); deploy glibc tuned: the GLIBC_TUNABLES line, no
+  preload (it closes 95% of memkit's lead)
+Which to deploy: memkit when it is faster than glibc as shipped and than
+glibc tuned (or when glibc tuned gains nothing: "not shown faster than glibc
+tuned"); else glibc tuned when it is faster than glibc as shipped; else
+glibc as shipped.  A configuration that changed the output never is.  When
+glibc tuned saves at least {100 * TRY_TUNED_CLOSES_MOST:g}% of the time memkit saves, the line says
+so.  Without --glibc-tunables, where glibc's own thresholds disagree with
+this machine (`memkit system-check`), the bottom line ends with the setting
+to try.  The run is stored in the database like any other: `memkit runs`,
+`compare`, `report` and `fleet` show it.
 
 Exit status: 0 when every run's output and exit status agreed (whatever the
 timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
@@ -79,6 +98,10 @@ def add_arguments(p):
                         "seconds from the start (default: 60)")
     p.add_argument("--profile", metavar="P", type=given("a profile"),
                    help="also time the preload with MEMKIT_PROFILE=P (a profile `memkit tune` wrote)")
+    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE", type=given("a GLIBC_TUNABLES setting"),
+                   help="also time the program without memkit and with GLIBC_TUNABLES=SPEC (glibc.* names "
+                        "only, e.g. glibc.cpu.x86_rep_movsb_threshold=23170), and say which of the three to "
+                        "deploy; @FILE reads SPEC (or a GLIBC_TUNABLES=SPEC line) from FILE")
     p.add_argument("--recording", metavar="DIR", type=given("a directory"),
                    help="a `memkit record --predict` directory of this program: say whether what is measured "
                         "agrees with its prediction (the replay stored in the database), and if not, why not "
@@ -115,11 +138,14 @@ def _readable(path: str, what: str) -> Path:
     return p.resolve()
 
 
-def _configs(argv: list[str], so: Path, profile, stdin) -> list[Config]:
+def _configs(argv: list[str], so: Path, profile, stdin, glibc_tunables: str = "") -> list[Config]:
     env = dict(os.environ)
     if any(Path(x).name == PRELOAD_NAME for x in env.get("LD_PRELOAD", "").replace(":", " ").split()):
         raise MemkitError(f"LD_PRELOAD already holds {PRELOAD_NAME}: the runs without memkit would have it "
                           "too; unset it for `memkit try`")
+    if glibc_tunables and "GLIBC_TUNABLES" in env:
+        raise MemkitError(f"GLIBC_TUNABLES is already set ({env['GLIBC_TUNABLES']}): the runs of glibc as shipped "
+                          "would have it too; unset it for `memkit try --glibc-tunables`")
     params = {"program": wp.program_name(argv), "argv": argv}
     if stdin:
         params["stdin"] = str(stdin)
@@ -128,7 +154,24 @@ def _configs(argv: list[str], so: Path, profile, stdin) -> list[Config]:
     if profile:
         configs.append(Config(wp.WITH_PROFILE, dict(with_env, MEMKIT_PROFILE=str(profile)),
                               dict(params, profile=str(profile))))
+    if glibc_tunables:
+        configs.append(Config(wp.GLIBC_TUNED, dict(env, GLIBC_TUNABLES=glibc_tunables),
+                              dict(params, glibc_tunables=glibc_tunables)))
     return configs
+
+
+def _glibc_tuned_note(shipped_env: dict, tuned_env: dict) -> str:
+    """glibc's thresholds under the setting, beside those as shipped: glibc
+    ignores an unknown name or a value beyond its bounds without a word,
+    and this is where that shows."""
+    shipped, tuned = glibc.read(env=shipped_env), glibc.read(env=tuned_env)
+    if not isinstance(shipped, dict) or not isinstance(tuned, dict):
+        return ""
+    if shipped == tuned:
+        return (f"glibc's thresholds are the same under GLIBC_TUNABLES={tuned_env['GLIBC_TUNABLES']} "
+                f"({glibc.thresholds_text(tuned)}): glibc ignored it (an unknown name, a value beyond its bounds) "
+                "or it sets something else")
+    return f"glibc tuned uses {glibc.thresholds_text(tuned)} (as shipped: {glibc.thresholds_text(shipped)})"
 
 
 def _check_runnable(program: str):
@@ -226,7 +269,14 @@ class Trial:
         return seconds
 
     def estimates(self) -> dict:
-        return {c.series: wp.estimate(wp.paired_ratios(self.base.walls, c.walls)) for c in self.compared}
+        """Each configuration's speed-up over the base; after a three-way
+        try also memkit's over glibc tuned, from the same pairs."""
+        out = {c.series: wp.estimate(wp.paired_ratios(self.base.walls, c.walls)) for c in self.compared}
+        by_series = {c.series: c for c in self.configs}
+        if wp.GLIBC_TUNED in by_series:
+            out[wp.MEMKIT_OVER_TUNED] = wp.estimate(wp.paired_ratios(by_series[wp.GLIBC_TUNED].walls,
+                                                                     by_series[wp.WITH].walls))
+        return out
 
     def run_pairs(self, t0: float, budget: float, max_pairs):
         """Pairs until --runs, else (from MIN_PAIRS on) until every interval is
@@ -244,7 +294,7 @@ class Trial:
             seconds = time.monotonic() - start
             ests = self.estimates()
             self.say(f"pair {self.pairs}: " + ", ".join(f"{c.walls[-1]:.3f} s {c.series}" for c in self.configs)
-                     + "; so far " + ", ".join(_estimate_text(e) for e in ests.values()))
+                     + "; so far " + ", ".join(f"{series} {_estimate_text(e)}" for series, e in ests.items()))
             enough = self.pairs >= wp.MIN_PAIRS
             if max_pairs is not None and self.pairs >= max_pairs:
                 self.stopped = f"--runs {max_pairs} reached"
@@ -282,10 +332,12 @@ class Trial:
 
     def verdicts(self, bottom_line: str) -> list[dict]:
         """The bottom line first (memkit.programs.whole_program.stored_bottom_line
-        reads it there): a loss when memkit is slower or changed the output."""
+        reads it there): a loss when memkit is slower (than glibc as shipped, or
+        than glibc tuned) or changed the output; glibc tuned's own change is a note."""
         check = self.check
-        changed_output = check.differs and check.reproducible
-        slower = self.estimates()[wp.WITH].verdict == "slower"
+        changed_output = check.reproducible and bool({wp.WITH, wp.WITH_PROFILE} & set(check.differing))
+        ests = self.estimates()
+        slower = any(ests[s].verdict == "slower" for s in (wp.WITH, wp.MEMKIT_OVER_TUNED) if s in ests)
         out = [{"text": bottom_line, "kind": "loss" if slower or changed_output else "note"}]
         out += [{"text": f"OUTPUT DIFFERS: {t}", "kind": "loss" if changed_output else "note"}
                 for t in check.first.values()]
@@ -311,6 +363,8 @@ def main(args) -> int:
         raise MemkitError("--runs takes at least 1 pair")
     if args.budget < 0:
         raise MemkitError("--budget takes a number of seconds, 0 or more")
+    # A setting glibc would ignore without a word fails before anything runs.
+    tunables = glibc.read_glibc_tunables(args.glibc_tunables) if args.glibc_tunables else ""
     so = find_preload(args.preload, args.build)
     _check_runnable(argv[0])
     if elf_is_static(shutil.which(argv[0]) or argv[0]):
@@ -325,7 +379,7 @@ def main(args) -> int:
     else:   # tune --for writes the profile into the recording
         rec_dir = profile.parent if profile and recording.is_recording(profile.parent) else None
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
-    configs = _configs(argv, so, profile, stdin)
+    configs = _configs(argv, so, profile, stdin, tunables)
 
     def say(text: str, loud: bool = False):
         if loud or not args.quiet:
@@ -349,6 +403,11 @@ def main(args) -> int:
         started, t0 = _now(), time.monotonic()
         with tempfile.TemporaryDirectory(prefix="memkit-try-") as tmp:
             trial = Trial(argv, configs, stdin, Path(tmp), say)
+            if tunables:
+                glibc_note = _glibc_tuned_note(configs[0].env, configs[-1].env)
+                if glibc_note:
+                    trial.notes.append(glibc_note)
+                    say(f"note: {glibc_note}")
             pair_seconds = trial.warm_up(show_output=not args.no_output)
             minimum = wp.MIN_PAIRS if args.runs is None else min(wp.MIN_PAIRS, args.runs)
             if minimum * pair_seconds > args.budget:
@@ -361,8 +420,11 @@ def main(args) -> int:
             trial.run_pairs(t0, args.budget, args.runs)
             seconds = time.monotonic() - t0
             lines = trial.summary(seconds)
-        line = wp.bottom_line(wp.program_name(argv), trial.estimates(), trial.check.problem(),
-                              profile.name if profile else "")
+        check = trial.check
+        changed = frozenset(check.differing) if check.reproducible else frozenset()
+        line = wp.bottom_line(wp.program_name(argv), trial.estimates(), check.problem(),
+                              profile.name if profile else "", changed,
+                              "" if tunables else wp.glibc_suggestion(fingerprint))
         # The answer is printed before it is stored: a database that fails
         # now does not take the minutes of runs with it.
         if rec_dir:
@@ -371,7 +433,8 @@ def main(args) -> int:
             print(text)
         sys.stdout.flush()
         result = experiments.Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
-                            "memkit's preload library, interleaved pairs", "ok", seconds, argv,
+                            "memkit's preload library" + (", and glibc tuned" if tunables else "")
+                            + ", interleaved pairs", "ok", seconds, argv,
                             fingerprint=fingerprint, measurements=trial.measurements(),
                             verdicts=trial.verdicts(line), output="\n".join(lines + [line]) + "\n")
         during = watch.result()

@@ -17,6 +17,9 @@ The questions, and where each is asked:
   sign test over paired rounds and a margin (TUNE_*).
 - **Is a whole program faster?** (`memkit try`): the order-statistics
   interval of the median paired ratio (TRY_*).
+- **Which to deploy: glibc as shipped, glibc tuned or memkit?** (`memkit try
+  --glibc-tunables`): deploy.py, on the same intervals, and the share of
+  memkit's lead glibc tuned closes (TRY_TUNED_CLOSES_MOST).
 - **Is memkit losing at a size?** (the lab's own verdicts, in C:
   bench/lab/ranking.c): LOSS_MIN there; it writes it into every ranking
   record, and the Python side reads it from there, never copies it.
@@ -75,3 +78,8 @@ VARIANT_FLOOR = 0.85
 TRY_CONFIDENCE = 0.95     # the interval of the median paired ratio
 TRY_MIN_PAIRS = 6         # pairs before any stopping rule applies
 TRY_PRECISION = 0.02      # stop once the interval is within +-this of the median
+# Which to deploy after a three-way try (judging/deploy.py): glibc tuned
+# "closes most of memkit's lead" when it saves at least this share of the
+# time memkit saves over glibc as shipped; the preload then buys at most a
+# quarter of its lead, which one environment variable does not.
+TRY_TUNED_CLOSES_MOST = 0.75

@@ -14,12 +14,14 @@ it, so `GLIBC_TUNABLES=... memkit env` checks a correction.
 
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from memkit.errors import MemkitError
 from memkit.lab.sizes import fmt_size, parse_size
 
 # The fingerprint's key: {field: bytes} as glibc computed them, or a
@@ -97,8 +99,10 @@ def parse(text: str) -> dict:
     return {f: found[f] for f in FIELDS if f in found}
 
 
-def read(loader: Optional[Path] = None) -> Union[dict, str]:
-    """glibc's view on this machine (parse), or why it cannot be had."""
+def read(loader: Optional[Path] = None, env: Optional[dict] = None) -> Union[dict, str]:
+    """glibc's view on this machine (parse), or why it cannot be had; under
+    `env` (default: this process's environment), so a GLIBC_TUNABLES there
+    shows whether glibc took it."""
     why = ""
     if loader is None:
         loader, why = find_loader()
@@ -107,7 +111,7 @@ def read(loader: Optional[Path] = None) -> Union[dict, str]:
     command = f"{loader} --list-diagnostics"
     try:
         p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
-                           errors="replace", timeout=10)
+                           errors="replace", timeout=10, env=env)
     except (OSError, subprocess.SubprocessError) as e:
         return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
     view = parse(p.stdout) if p.returncode == 0 else {}
@@ -211,9 +215,14 @@ def checks(fp: dict) -> list[Check]:
     return [c for c in (_non_temporal(fp, view), _rep_movsb(fp, view)) if c]
 
 
+def tunables_spec(found: list[Check]) -> str:
+    """a=1:b=2, the GLIBC_TUNABLES value correcting every disagreement found."""
+    return ":".join(c.setting for c in found if c.disagrees)
+
+
 def tunables_setting(found: list[Check]) -> str:
     """GLIBC_TUNABLES=a=1:b=2, correcting every disagreement found."""
-    return "GLIBC_TUNABLES=" + ":".join(c.setting for c in found if c.disagrees)
+    return "GLIBC_TUNABLES=" + tunables_spec(found)
 
 
 def caches_text(view: dict) -> str:
@@ -258,3 +267,42 @@ def describe_rows(fp: dict) -> list[tuple[str, str]]:
     if len(found) > 1:
         rows.append(("  together", tunables_setting(found)))
     return rows
+
+
+# One GLIBC_TUNABLES item: a glibc.* name (glibc ignores any other, silently)
+# and a value without blanks.
+_TUNABLE_ITEM = re.compile(r"glibc\.[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*=[^\s:=]+")
+_VARIABLE = "GLIBC_TUNABLES="
+
+
+def read_glibc_tunables(arg: str) -> str:
+    """The GLIBC_TUNABLES value `arg` gives: the spec itself
+    (glibc.cpu.x86_rep_movsb_threshold=23170:...), or @FILE, a file holding
+    it as one line, bare or as GLIBC_TUNABLES=... (`export` allowed; blank
+    and # lines skipped), as `memkit tune --glibc` writes it.  Checked
+    here because glibc is silent about what it ignores: a name outside
+    glibc.* or an item without a value never reaches it."""
+    where = arg
+    if arg.startswith("@"):
+        path = Path(arg[1:])
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as e:
+            raise MemkitError(f"{arg}: cannot read {path}: {e.strerror or e}") from None
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        if len(lines) != 1:
+            raise MemkitError(f"{arg}: {path} holds {len(lines)} setting lines; it should hold one, "
+                              "GLIBC_TUNABLES=NAME=VALUE:... or the bare NAME=VALUE:...")
+        spec, where = lines[0], f"{arg} ({path})"
+    else:
+        spec = arg.strip()
+    spec = spec.removeprefix("export ").strip().removeprefix(_VARIABLE)
+    if not spec:
+        raise MemkitError(f"{where}: no tunables (expected NAME=VALUE:..., e.g. "
+                          "glibc.cpu.x86_rep_movsb_threshold=23170)")
+    for item in spec.split(":"):
+        if not _TUNABLE_ITEM.fullmatch(item):
+            why = ("not a glibc tunable (glibc's are named glibc.*, e.g. glibc.cpu.x86_non_temporal_threshold)"
+                   if not item.startswith("glibc.") else "expected NAME=VALUE, the value without blanks")
+            raise MemkitError(f"{where}: {item!r}: {why}")
+    return spec

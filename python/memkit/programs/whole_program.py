@@ -7,7 +7,11 @@ Configurations.  "without memkit" is the program as the user runs it (their
 environment as it is); "with memkit" adds the preload library in front of
 LD_PRELOAD (so the program's own tunables and a profile at the default path
 apply, as they would for the user); with --profile P, "with memkit+profile"
-also sets MEMKIT_PROFILE=P.
+also sets MEMKIT_PROFILE=P.  With --glibc-tunables SPEC, "glibc tuned" is
+the program without memkit and with GLIBC_TUNABLES=SPEC: only its runs get
+the setting, so memkit's figure is memkit's own over glibc as shipped, and
+memkit's speed-up over glibc tuned is paired too, run for run
+(MEMKIT_OVER_TUNED), for the bottom line's deploy rule (judging/deploy.py).
 
 Pairs.  After one untimed warm-up run of each configuration, the program
 runs in pairs: one run of each configuration, the first of them rotating
@@ -44,15 +48,18 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judging import stats
+from memkit.judging import deploy, stats
 from memkit.judging.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
-from memkit.lab import records
+from memkit.lab import glibc, records
 from memkit.lab.experiments import describe_exit
 
 EXPERIMENT = "try"
 WITHOUT = "without memkit"
 WITH = "with memkit"
 WITH_PROFILE = "with memkit+profile"
+GLIBC_TUNED = "glibc tuned"
+# Not a configuration: memkit's speed-up over glibc tuned, pair by pair.
+MEMKIT_OVER_TUNED = "with memkit over glibc tuned"
 # The output of two runs is compared this many bytes at a time, from files:
 # a program may write gigabytes.
 CHUNK = 1 << 20
@@ -170,7 +177,8 @@ class OutputCheck:
         if not self.reproducible:
             return ("OUTPUT DIFFERS from run to run even without memkit "
                     f"({self.differing[WITHOUT]} of {self.runs[WITHOUT]} runs), so memkit's cannot be checked")
-        return "OUTPUT DIFFERS with memkit (" + ", ".join(
+        who = GLIBC_TUNED if set(self.differing) == {GLIBC_TUNED} else "memkit"
+        return f"OUTPUT DIFFERS with {who} (" + ", ".join(
             f"{self.differing[s]} of {self.runs[s]} runs {s}" for s in self.differing) + ")"
 
 
@@ -238,17 +246,59 @@ def speedup_text(e: Estimate, with_what: str = " with memkit", pairs: bool = Tru
     return f"{m:.{d}f}x {e.verdict}{with_what} ({lo:.{d}f}-{hi:.{d}f}{n})"
 
 
-def bottom_line(program: str, wall: dict, problem: Optional[str] = None, profile: str = "") -> str:
+def _share(x: float) -> str:
+    return "all" if x >= 1 else f"{100 * x:.0f}%"
+
+
+def deploy_text(d: deploy.Deploy) -> str:
+    """The bottom line's last words after a three-way try: which to deploy."""
+    if d.choice is None:
+        return "too few pairs to say which to deploy"
+    if d.choice == deploy.MEMKIT:
+        words = "deploy memkit" + ("" if d.memkit_beats_tuned else " (not shown faster than glibc tuned)")
+        if d.tuned_closes_most:
+            words += (f"; glibc tuned closes {_share(d.closed)} of memkit's lead: the GLIBC_TUNABLES line gets "
+                      "most of it without a preload")
+        return words
+    if d.choice == deploy.GLIBC_TUNED:
+        return "deploy glibc tuned: the GLIBC_TUNABLES line, no preload" + (
+            f" (it closes {_share(d.closed)} of memkit's lead)" if d.closed is not None else "")
+    return "keep glibc as shipped: neither glibc tuned nor memkit is faster beyond the noise"
+
+
+def bottom_line(program: str, wall: dict, problem: Optional[str] = None, profile: str = "",
+                changed_output: frozenset = frozenset(), suggestion: str = "") -> str:
     """The one line: `wall` maps each configuration compared with the one
-    without memkit (WITH, then WITH_PROFILE) to its Estimate; `problem`,
-    where the outputs differed, comes first."""
+    without memkit (WITH, then WITH_PROFILE or GLIBC_TUNED, whose
+    MEMKIT_OVER_TUNED comes with it) to its Estimate; `problem`, where the
+    outputs differed, comes first; after a three-way try, which to deploy
+    (a configuration in `changed_output` never is); `suggestion` last."""
     parts = [problem] if problem else []
     for series, e in wall.items():
         if series == WITH:
             parts.append(speedup_text(e))
-        else:
+        elif series == WITH_PROFILE:
             parts.append(f"with the profile {profile}: " + speedup_text(e, "", pairs=False))
-    return f"{program}: " + "; ".join(parts)
+        elif series == GLIBC_TUNED:
+            parts.append("glibc tuned: " + speedup_text(e, "", pairs=False))
+        elif series == MEMKIT_OVER_TUNED:
+            parts.append("memkit against glibc tuned: " + speedup_text(e, "", pairs=False))
+    if GLIBC_TUNED in wall:
+        parts.append(deploy_text(deploy.choose(wall[GLIBC_TUNED], wall[WITH], wall[MEMKIT_OVER_TUNED],
+                                               GLIBC_TUNED in changed_output, WITH in changed_output)))
+    return f"{program}: " + "; ".join(parts + ([suggestion] if suggestion else []))
+
+
+def glibc_suggestion(fingerprint: dict) -> str:
+    """For a try without --glibc-tunables: where glibc's thresholds disagree
+    with this machine (memkit.lab.glibc.checks), the option that times
+    glibc corrected beside memkit; "" where they agree."""
+    found = [c for c in glibc.checks(fingerprint or {}) if c.disagrees]
+    if not found:
+        return ""
+    return (f"glibc's {' and '.join(c.what for c in found)} threshold{'s' if len(found) > 1 else ''} "
+            f"disagree{'' if len(found) > 1 else 's'} with this machine: try --glibc-tunables "
+            f"{glibc.tunables_spec(found)} to time glibc tuned beside memkit")
 
 
 # ---- what is stored ----
