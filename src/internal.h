@@ -252,6 +252,13 @@ static inline __attribute__((always_inline)) mk_path mk_copy_path(const mk_tunab
     return n >= t->nt_copy_threshold && apart ? MK_PATH_STREAM : MK_PATH_LOOP;
 }
 
+/* What an n-byte mk_parallel_memset (set) or mk_parallel_memcpy takes under
+ * t: *pooled, whether it runs on the pool (else the caller does it all),
+ * and the path of the routine it runs (in the pool: each chunk's, or
+ * streamed).  Asked by memkit-tunables --paths; parallel.c's own decision. */
+MK_HIDDEN mk_path mk_parallel_path(const mk_tunables *t, const void *dst, const void *src, size_t n,
+                                   int set, int *pooled);
+
 /* ---- threads.c ---- */
 /* Starts one of memkit's background threads (pool workers, zeroing workers):
  * with every signal blocked, since the host program's handlers expect its
