@@ -87,9 +87,8 @@ MK_EARLY static long field_after(const char *line, long n, const char *key)
  * one, so the profile counts only on the same vendor, family and model (a
  * microcode update keeps it: `memkit tune --check` is how to see whether it
  * still helps). */
-MK_EARLY static int profile_cpu_matches(const char *line, long n)
+MK_EARLY static int profile_cpu_matches(const char *line, long n, const mk_cpu_info *cpu)
 {
-    const mk_cpu_info *cpu = mk_cpu_early();
     long v = 4;                       /* past "cpu=" */
     long k = 0;
     for (; v < n && line[v] != ' '; v++, k++)
@@ -101,40 +100,24 @@ MK_EARLY static int profile_cpu_matches(const char *line, long n)
 
 /* A profile is MEMKIT_TUNABLES settings one per line, '#' comments, and the
  * "cpu=" line above.  Any bad line makes the whole file suspect: it is
- * reported once and ignored; so is a profile measured on another CPU. */
-MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
+ * ignored; so is a profile measured on another CPU.  Lines are cut in place
+ * (text[len] must be writable); nothing is written anywhere else: what came
+ * of it is report_profile's to say. */
+MK_EARLY void mk_profile_read(char *text, long len, const mk_tunables *base,
+                               const mk_cpu_info *cpu, mk_profile_reading *r)
 {
-    static char path[4096];
-    int named;
-    if (!profile_path(env, path, sizeof path, &named))
-        return;
-    static char text[8192];
-    const char *why;
-    long len = mk_raw_read_regular_file(path, text, sizeof text, &why);
-    if (len < 0) {
-        /* The default path missing is the normal case; anything else there
-         * (a FIFO, a directory, a device) is said once. */
-        if (named || len != -2) {
-            mk_raw_write_stderr("memkit: profile ");
-            mk_raw_write_stderr(path);
-            mk_raw_write_stderr(named ? " (MEMKIT_PROFILE) cannot be read: " : " cannot be read: ");
-            mk_raw_write_stderr(why);
-            mk_raw_write_stderr("; using the defaults\n");
-        }
-        return;
-    }
-    /* A NUL byte would end the settings early without a word. */
-    int has_nul = 0;
-    for (long i = 0; i < len; i++)
-        has_nul |= text[i] == '\0';
-    /* Turn the lines into one "a=b:c=d" spec, dropping comments and blanks. */
-    static char spec[8192];
-    size_t s = 0;
+    r->settings = *base;
+    r->line = 0;
     int tied_to_cpu = 0;
-    for (long i = 0; i < len;) {
+    long first_bad = 0;
+    for (long i = 0, line = 1; i < len; line++) {
         long j = i;
         while (j < len && text[j] != '\n')
             j++;
+        /* A NUL byte would end a setting early without a word. */
+        int bad = 0;
+        for (long k = i; k < j; k++)
+            bad |= text[k] == '\0';
         long a = i, b = j;
         while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r'))
             a++;
@@ -142,43 +125,81 @@ MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
             b--;
         if (a < b && starts_with(text + a, b - a, "cpu=")) {
             tied_to_cpu = 1;
-            if (!profile_cpu_matches(text + a, b - a)) {
-                mk_raw_write_stderr("memkit: profile ");
-                mk_raw_write_stderr(path);
-                char what[96];
+            if (!profile_cpu_matches(text + a, b - a, cpu)) {
+                r->outcome = MK_PROFILE_OTHER_CPU;
+                r->line = line;
                 long w = 0;
-                for (long k = a + 4; k < b && w < (long)sizeof what - 1; k++)
-                    what[w++] = text[k];
-                what[w] = '\0';
-                mk_raw_write_stderr(" was measured on another CPU model (");
-                mk_raw_write_stderr(what);
-                mk_raw_write_stderr("); ignored (run `memkit tune` on this one)\n");
+                for (long k = a + 4; k < b && w < (long)sizeof r->cpu - 1; k++)
+                    r->cpu[w++] = text[k];
+                r->cpu[w] = '\0';
                 return;
             }
-        } else if (a < b && text[a] != '#' && s + (size_t)(b - a) + 2 < sizeof spec) {
-            if (s)
-                spec[s++] = ':';
-            for (long k = a; k < b; k++)
-                spec[s++] = text[k];
+        } else if (a < b && text[a] != '#') {
+            text[b] = '\0';
+            bad |= mk_tunables_parse(&r->settings, text + a, 0, 0) != 0;
         }
+        if (bad && !first_bad)
+            first_bad = line;
         i = j + 1;
     }
-    spec[s] = '\0';
-    mk_tunables trial = *cfg;
-    int problems = mk_tunables_parse(&trial, spec, 0, 0);
-    if (problems || has_nul) {
-        mk_raw_write_stderr("memkit: profile ");
-        mk_raw_write_stderr(path);
-        mk_raw_write_stderr(" is corrupt (run `memkit tune` again); ignored\n");
+    if (first_bad) {
+        r->outcome = MK_PROFILE_CORRUPT;
+        r->line = first_bad;
         return;
     }
-    *cfg = trial;
-    if (!tied_to_cpu) {
-        mk_raw_write_stderr("memkit: profile ");
-        mk_raw_write_stderr(path);
+    r->outcome = tied_to_cpu ? MK_PROFILE_APPLIES : MK_PROFILE_UNTIED;
+}
+
+/* Says what came of the profile at path, once on stderr: nothing when it
+ * applies tied to this CPU, or when the default path (not named) has none,
+ * the normal case. */
+MK_EARLY static void report_profile(const char *path, int named, const mk_profile_reading *r)
+{
+    if (r->outcome == MK_PROFILE_APPLIES || (r->outcome == MK_PROFILE_MISSING && !named))
+        return;
+    mk_raw_write_stderr("memkit: profile ");
+    mk_raw_write_stderr(path);
+    switch (r->outcome) {
+    case MK_PROFILE_MISSING:
+    case MK_PROFILE_UNREADABLE:
+        mk_raw_write_stderr(named ? " (MEMKIT_PROFILE) cannot be read: " : " cannot be read: ");
+        mk_raw_write_stderr(r->why);
+        mk_raw_write_stderr("; using the defaults\n");
+        break;
+    case MK_PROFILE_OTHER_CPU:
+        mk_raw_write_stderr(" was measured on another CPU model (");
+        mk_raw_write_stderr(r->cpu);
+        mk_raw_write_stderr("); ignored (run `memkit tune` on this one)\n");
+        break;
+    case MK_PROFILE_CORRUPT:
+        mk_raw_write_stderr(" is corrupt (run `memkit tune` again); ignored\n");
+        break;
+    case MK_PROFILE_UNTIED:
         mk_raw_write_stderr(" has no cpu= line: applied, but not tied to a CPU model (`memkit "
                             "tune` writes one)\n");
+        break;
+    case MK_PROFILE_APPLIES:
+        break;
     }
+}
+
+MK_EARLY static void apply_profile(mk_tunables *cfg, const mk_raw_env *env)
+{
+    static char path[4096];
+    int named;
+    if (!profile_path(env, path, sizeof path, &named))
+        return;
+    static char text[8192];
+    mk_profile_reading r;
+    long len = mk_raw_read_regular_file(path, text, sizeof text, &r.why);
+    if (len < 0)
+        r.outcome = len == -2 ? MK_PROFILE_MISSING : MK_PROFILE_UNREADABLE;
+    else
+        mk_profile_read(text, len, cfg, mk_cpu_early(), &r);
+    report_profile(path, named, &r);
+    if (r.outcome != MK_PROFILE_APPLIES && r.outcome != MK_PROFILE_UNTIED)
+        return;
+    *cfg = r.settings;
     /* For display: a path longer than the field ends in "...". */
     size_t n = mk_text_copy(cfg->profile, sizeof cfg->profile, path);
     if (path[n])

@@ -189,6 +189,26 @@ MK_HIDDEN const mk_tunables *mk_config(void);
  * takes turns between configurations in one process this way).  Only while
  * no other thread calls memkit: they would read it half written. */
 MK_HIDDEN void mk_config_install(const mk_tunables *t);
+/* What a profile's text comes to (mk_profile_read, a function of the text
+ * alone; config.c reports it and applies its settings): the settings, or
+ * why none apply and the line that decided it. */
+typedef enum {
+    MK_PROFILE_APPLIES,      /* tied to this CPU model by its cpu= line */
+    MK_PROFILE_UNTIED,       /* applies too, but names no CPU model */
+    MK_PROFILE_MISSING,      /* no file there (said only of a named one) */
+    MK_PROFILE_UNREADABLE,   /* why: not a regular file, too large, ... */
+    MK_PROFILE_OTHER_CPU,    /* cpu: what its cpu= line names */
+    MK_PROFILE_CORRUPT,      /* a setting refused, or a NUL byte */
+} mk_profile_outcome;
+typedef struct {
+    mk_profile_outcome outcome;
+    long line;               /* the line that refused the profile (from 1; 0: none) */
+    const char *why;
+    char cpu[96];
+    mk_tunables settings;    /* base with the profile's settings over it */
+} mk_profile_reading;
+MK_HIDDEN void mk_profile_read(char *text, long len, const mk_tunables *base,
+                               const mk_cpu_info *cpu, mk_profile_reading *r);
 /* memset sizes from which the thresholds need looking at:
  * min(rep_stosb_threshold, nt_threshold, nt_threshold_zero). */
 MK_HIDDEN extern size_t mk_memset_large_from;
@@ -231,6 +251,13 @@ static inline __attribute__((always_inline)) mk_path mk_copy_path(const mk_tunab
         return MK_PATH_REP;
     return n >= t->nt_copy_threshold && apart ? MK_PATH_STREAM : MK_PATH_LOOP;
 }
+
+/* What an n-byte mk_parallel_memset (set) or mk_parallel_memcpy takes under
+ * t: *pooled, whether it runs on the pool (else the caller does it all),
+ * and the path of the routine it runs (in the pool: each chunk's, or
+ * streamed).  Asked by memkit-tunables --paths; parallel.c's own decision. */
+MK_HIDDEN mk_path mk_parallel_path(const mk_tunables *t, const void *dst, const void *src, size_t n,
+                                   int set, int *pooled);
 
 /* ---- threads.c ---- */
 /* Starts one of memkit's background threads (pool workers, zeroing workers):

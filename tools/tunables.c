@@ -28,8 +28,10 @@
  * amx, avx2, avx512), as {"strategy", "variant", "evidence_file", "defaults":
  * {name: bytes or null for never}}: how a test reads the table for the CPU
  * an evidence file was measured on (docs/evidence.md). */
+/* The library's own tables and decisions, which are what this program
+ * prints: src/internal.h is its documented seam (docs/architecture.md,
+ * "Decisions, each made once"), text.h the size grammar it takes. */
 #include "internal.h"
-#include "parallel/pool_internal.h"   /* mk_parallel_chunk */
 #include "text.h"
 
 #include <stdio.h>
@@ -98,13 +100,9 @@ static int print_paths(const char *spec, const char *op_name, char **sizes, int 
             puts(path_name(mk_copy_path(&t, dst + (op == OP_copy3 ? 3 : 0), src, n), 0));
             break;
         case OP_pset: case OP_pcopy: {
-            /* in the pool, each chunk's own path, or streamed (mk_stream_chunks) */
-            int pool = mk_pooled(&t, n), set = op == OP_pset;
-            size_t each = pool && n > mk_parallel_chunk ? mk_parallel_chunk : n;
-            mk_path path = set ? mk_set_path(&t, each, 0x5c)
-                           : pool && mk_stream_chunks(&t, dst, src, n) ? MK_PATH_STREAM
-                                                                       : mk_copy_path(&t, dst, src, each);
-            printf("%s %s\n", pool ? "pool" : "one", path_name(path, set));
+            int pooled, set = op == OP_pset;
+            mk_path path = mk_parallel_path(&t, dst, src, n, set, &pooled);
+            printf("%s %s\n", pooled ? "pool" : "one", path_name(path, set));
             break;
         }
         case NOPS:

@@ -2,7 +2,7 @@
 /* ipc-copy: the Shadesmar seed's own scenario.  A publisher process copies
  * each message from its memory into a slot of a ring in shared memory
  * (copy_in), a subscriber process copies it out into its memory
- * (copy_out), one handshake per slot (tools/ipc_ring/); every usable
+ * (copy_out), one handshake per slot (ipc_ring/); every usable
  * copier, and the MT adapter (mk_parallel_copy) over memkit and over the
  * best single-threaded copier, 4 KiB .. 16 MiB, densely in the seed's
  * 512 KiB .. 2 MiB.

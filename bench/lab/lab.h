@@ -301,6 +301,13 @@ int lab_judge(double lo, double hi);
 /* A loss verdict needs memkit slower by at least this much too: a 1% gap at
  * 48 KiB between one loop and the same loop elsewhere is placement. */
 #define LAB_LOSS_MIN 1.02
+/* A ranking's verdict on a against b, timed in the same rounds: 1 faster,
+ * -1 slower (beyond the noise and by at least LAB_LOSS_MIN), 0 neither; the
+ * median paired speed-up in *median (NULL: not wanted).  The one rule of
+ * every ranking point (ranking.c); tests/python/test_judge_recorded.py holds
+ * it to the verdicts of recorded runs. */
+int lab_point_verdict(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                      double *median);
 /* An effect over a cache level (fill-regions' zero vs non-zero) needs the
  * level's median ratio this far off 1, and its sizes agreeing. */
 #define LAB_LEVEL_EFFECT 0.05

@@ -37,13 +37,10 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
 
-/* a's paired per-round speed-up over b: 1 faster, -1 slower (beyond the
- * noise and by at least LAB_LOSS_MIN: a 1% gap at 48 KiB between one loop and
- * the same loop elsewhere is placement), 0 neither; its median too. */
-static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
-                       double *median)
+int lab_point_verdict(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                      double *median)
 {
-    double lo, hi, m = lab_paired_speedup(a, b, rk->higher, &lo, &hi);
+    double lo, hi, m = lab_paired_speedup(a, b, higher_is_better, &lo, &hi);
     if (median)
         *median = m;
     int j = lab_judge(lo, hi);
@@ -86,14 +83,14 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
     for (size_t i = 0; i < n && p->ntied < MAX_TIED; i++)
         if (i != best && !(skip && skip[i]) && isfinite(sums[i].value) &&
-            interval_vs(rk, &sums[i], &sums[best], NULL) == 0)
+            lab_point_verdict(&sums[i], &sums[best], rk->higher, NULL) == 0)
             snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", methods[i].name);
     if (rival == SIZE_MAX || (skip && skip[memkit]))
         return;
     snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
     /* memkit's paired per-round speed-up over the fastest other method */
     double median;
-    p->verdict = interval_vs(rk, &sums[memkit], &sums[rival], &median);
+    p->verdict = lab_point_verdict(&sums[memkit], &sums[rival], rk->higher, &median);
     p->slower = 1 / median;
 }
 

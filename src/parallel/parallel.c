@@ -47,3 +47,13 @@ void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n)
                 set_piece, &a);
     return dst;
 }
+
+mk_path mk_parallel_path(const mk_tunables *t, const void *dst, const void *src, size_t n, int set,
+                         int *pooled)
+{
+    *pooled = mk_pooled(t, n);
+    size_t each = *pooled && n > mk_parallel_chunk ? mk_parallel_chunk : n;
+    if (set)
+        return mk_set_path(t, each, 0x5c);
+    return *pooled && mk_stream_chunks(t, dst, src, n) ? MK_PATH_STREAM : mk_copy_path(t, dst, src, each);
+}

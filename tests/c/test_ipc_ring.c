@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The ipc-copy experiment's shared-memory ring (tools/ipc_ring/), on fake
+/* The ipc-copy experiment's shared-memory ring (bench/experiments/ipc_ring/), on fake
  * small grids: messages arrive intact (every byte checked) through every
  * usable copier of the lab and the MT adapter, from parent to child and from child to
  * parent, over more laps than the ring has slots and with the message size

@@ -574,6 +574,47 @@ static void profile_cpu(void)
     }
 }
 
+/* The profile's reader alone, on text: what it comes to and the line that
+ * decided a refusal (the messages are config.c's reporter's, checked above). */
+static mk_profile_reading read_text(const char *text)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    mk_tunables b = base();
+    mk_profile_reading r;
+    mk_cpu_info here = *mk_cpu();
+    snprintf(here.vendor, sizeof here.vendor, "Tested");
+    here.family = 25, here.model = 1;
+    mk_profile_read(buf, (long)strlen(buf), &b, &here, &r);
+    return r;
+}
+
+static void profile_reader(void)
+{
+    mk_profile_reading r = read_text("# tuned\ncpu=Tested family=25 model=1\n  nt_threshold=4K \n");
+    CHECK(r.outcome == MK_PROFILE_APPLIES && r.line == 0 && r.settings.nt_threshold == 4096 &&
+              r.settings.rep_stosb_threshold == 111,
+          "a profile of this CPU: outcome %d line %ld nt %zu", r.outcome, r.line, r.settings.nt_threshold);
+    r = read_text("nt_threshold=4K\n");
+    CHECK(r.outcome == MK_PROFILE_UNTIED && r.settings.nt_threshold == 4096, "untied: outcome %d",
+          r.outcome);
+    r = read_text("nt_threshold=4K\n\nbogus=1\ncpu=Other family=25 model=1 microcode=0x2\n");
+    CHECK(r.outcome == MK_PROFILE_OTHER_CPU && r.line == 4 &&
+              !strcmp(r.cpu, "Other family=25 model=1 microcode=0x2"),
+          "another CPU wins over a bad line before it: outcome %d line %ld cpu '%s'", r.outcome,
+          r.line, r.cpu);
+    r = read_text("cpu=Tested family=25 model=1\nnt_threshold=4K\n# fine\nnt_threshold=lots\nbogus\n");
+    CHECK(r.outcome == MK_PROFILE_CORRUPT && r.line == 4, "corrupt: outcome %d line %ld", r.outcome,
+          r.line);
+    static const char nul[] = "nt_threshold=4K\nrep_stosb_threshold=2K\0junk\n";
+    static char buf[sizeof nul];
+    memcpy(buf, nul, sizeof nul);
+    mk_tunables b = base();
+    mk_profile_read(buf, (long)sizeof nul - 1, &b, mk_cpu(), &r);
+    CHECK(r.outcome == MK_PROFILE_CORRUPT && r.line == 2, "a NUL byte: outcome %d line %ld", r.outcome,
+          r.line);
+}
+
 /* memkit tune's experiment takes turns between configurations with
  * mk_config_install: what the routines then decide (their one compare for
  * large sizes, the path) follows the configuration put in force, and the
@@ -631,5 +672,6 @@ int main(int argc, char **argv)
     install_puts_a_configuration_in_force();
     end_to_end();
     profile_cpu();
+    profile_reader();
     check_finish();
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Running memkit-tune-experiment (tools/tune_experiment.c): the lab's one
+"""Running memkit-tune-experiment (bench/experiments/tune/): the lab's one
 interleave over configurations of libmemkit, each put in force in turn
 inside one process, several processes pooled.  Each size band runs in
 processes of its own (BANDS)."""
