@@ -37,13 +37,33 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
 
-/* a's paired per-round speed-up over b: 1 faster, -1 slower (beyond the
- * noise and by at least LAB_LOSS_MIN: a 1% gap at 48 KiB between one loop and
- * the same loop elsewhere is placement), 0 neither; its median too. */
-static int interval_vs(const lab_ranking *rk, const lab_summary *a, const lab_summary *b,
+/* A contestant at one point: a method, or glibc tuned (the twin of the
+ * glibc method `of`), which ran in processes of its own. */
+typedef struct {
+    const char *name;
+    const lab_summary *shipped, *tuned;   /* its series in either kind of process; NULL: none */
+    const lab_summary *own;               /* the one it is ranked by */
+} contestant;
+
+/* a's speed-up over b: paired where both ran in the same processes (under
+ * glibc_tunables= too), else across processes (glibc against glibc tuned). */
+static double speedup(const lab_ranking *rk, const contestant *a, const contestant *b, double *lo,
+                      double *hi)
+{
+    if (a->shipped && b->shipped)
+        return lab_paired_speedup(a->shipped, b->shipped, rk->higher, lo, hi);
+    if (a->tuned && b->tuned)
+        return lab_paired_speedup(a->tuned, b->tuned, rk->higher, lo, hi);
+    return lab_unpaired_speedup(a->own, b->own, rk->higher, lo, hi);
+}
+
+/* a against b: 1 faster, -1 slower (beyond the noise and by at least
+ * LAB_LOSS_MIN: a 1% gap at 48 KiB between one loop and the same loop
+ * elsewhere is placement), 0 neither; its median too. */
+static int interval_vs(const lab_ranking *rk, const contestant *a, const contestant *b,
                        double *median)
 {
-    double lo, hi, m = lab_paired_speedup(a, b, rk->higher, &lo, &hi);
+    double lo, hi, m = speedup(rk, a, b, &lo, &hi);
     if (median)
         *median = m;
     int j = lab_judge(lo, hi);
@@ -61,16 +81,34 @@ static int leads(const point *p, const char *name)
     return 0;
 }
 
+#define MAX_CONTESTANTS 64
+
 void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
                      size_t memkit, const lab_summary *sums, const unsigned char *skip)
 {
+    /* the methods, then glibc tuned where it ran (lab_record_emit): what a
+     * glibc method timed in the tuned processes is glibc tuned, never glibc */
+    contestant c[MAX_CONTESTANTS];
+    char twins[4][128];
+    size_t nc = 0, ntwins = 0;
+    for (size_t i = 0; i < n && nc < MAX_CONTESTANTS; i++)
+        if (!(skip && skip[i]) && isfinite(sums[i].value))
+            c[nc++] = (contestant){methods[i].name, &sums[i],
+                                   methods[i].glibc ? NULL : sums[i].tuned, &sums[i]};
+    size_t mk = SIZE_MAX;
+    for (size_t k = 0; k < nc; k++)
+        mk = c[k].shipped == &sums[memkit] ? k : mk;
+    for (size_t i = 0; i < n && nc < MAX_CONTESTANTS && ntwins < 4; i++)
+        if (methods[i].glibc && sums[i].tuned && !(skip && skip[i]) &&
+            isfinite(sums[i].tuned->value))
+            c[nc++] = (contestant){lab_glibc_twin_name(methods[i].name, twins[ntwins],
+                                                       sizeof twins[0]),
+                                   NULL, sums[i].tuned, sums[i].tuned};
     size_t best = SIZE_MAX, rival = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if ((skip && skip[i]) || !isfinite(sums[i].value))
-            continue;
-        if (best == SIZE_MAX || better(rk, sums[i].value, sums[best].value))
+    for (size_t i = 0; i < nc; i++) {
+        if (best == SIZE_MAX || better(rk, c[i].own->value, c[best].own->value))
             best = i;
-        if (i != memkit && (rival == SIZE_MAX || better(rk, sums[i].value, sums[rival].value)))
+        if (i != mk && (rival == SIZE_MAX || better(rk, c[i].own->value, c[rival].own->value)))
             rival = i;
     }
     if (best == SIZE_MAX)
@@ -82,18 +120,17 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     point *p = &rk->p[rk->n++];
     *p = (point){.verdict = 1, .slower = 1};
     snprintf(p->label, sizeof p->label, "%s", label);
-    snprintf(p->fastest, sizeof p->fastest, "%s", methods[best].name);
+    snprintf(p->fastest, sizeof p->fastest, "%s", c[best].name);
     snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
-    for (size_t i = 0; i < n && p->ntied < MAX_TIED; i++)
-        if (i != best && !(skip && skip[i]) && isfinite(sums[i].value) &&
-            interval_vs(rk, &sums[i], &sums[best], NULL) == 0)
-            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", methods[i].name);
-    if (rival == SIZE_MAX || (skip && skip[memkit]))
+    for (size_t i = 0; i < nc && p->ntied < MAX_TIED; i++)
+        if (i != best && interval_vs(rk, &c[i], &c[best], NULL) == 0)
+            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", c[i].name);
+    if (rival == SIZE_MAX || mk == SIZE_MAX)
         return;
-    snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
-    /* memkit's paired per-round speed-up over the fastest other method */
+    snprintf(p->rival, sizeof p->rival, "%s", c[rival].name);
+    /* memkit's speed-up over the fastest other method */
     double median;
-    p->verdict = interval_vs(rk, &sums[memkit], &sums[rival], &median);
+    p->verdict = interval_vs(rk, &c[mk], &c[rival], &median);
     p->slower = 1 / median;
 }
 
