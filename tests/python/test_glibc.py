@@ -387,6 +387,8 @@ def test_the_headline_gives_memkit_over_glibc_shipped_and_tuned(tmp_path):
         run_id = db.store_run(started_at="2026-11-28T00:00:00+00:00", finished_at="2026-11-28T00:01:00+00:00",
                               quick=True, fingerprint=fp, results=[r], hostname="h")
         assert db.run(run_id)["fingerprint"]["glibc_tunables"] == spec
+        # compare and the report say which tunables a run raced
+        assert f"glibc_tunables: (none) -> {spec}" in differences(FINGERPRINT, fp)[1]
         (stored,) = [m for m in db.measurements(run_id) if m["series"] == "memkit" and m["params"]["size"] == 4096]
         assert stored["tuned"]["ratio"] == 1.1
         page = write_report(db, run_id, tmp_path / "report").read_text()
