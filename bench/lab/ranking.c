@@ -37,13 +37,26 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
 
-/* A contestant at one point: a method, or glibc tuned (the twin of the
- * glibc method `of`), which ran in processes of its own. */
+/* A contestant at one point: a method, or glibc tuned, which ran in
+ * processes of its own. */
 typedef struct {
     const char *name;
     const lab_summary *shipped, *tuned;   /* its series in either kind of process; NULL: none */
     const lab_summary *own;               /* the one it is ranked by */
+    double value;                         /* its statistic, as the others' (see twin_value) */
 } contestant;
+
+/* glibc tuned's statistic as if timed beside the methods: memkit's there,
+ * times memkit's paired speed-up over glibc tuned in the tuned processes.
+ * Its own value would carry whatever set the tuned processes apart from the
+ * others (a neighbour's load moved values at DRAM by 1.6x between them on a
+ * shared 2-vCPU VM); memkit ran in both and carries the pairing across. */
+static double twin_value(const lab_ranking *rk, const lab_summary *memkit, const lab_summary *twin)
+{
+    if (!memkit || !memkit->tuned || !memkit->tuned->has_ratio || !(memkit->tuned->ratio > 0))
+        return twin->value;
+    return rk->higher ? memkit->value / memkit->tuned->ratio : memkit->value * memkit->tuned->ratio;
+}
 
 /* a's speed-up over b: paired where both ran in the same processes (under
  * glibc_tunables= too), else across processes (glibc against glibc tuned). */
@@ -94,21 +107,23 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     for (size_t i = 0; i < n && nc < MAX_CONTESTANTS; i++)
         if (!(skip && skip[i]) && isfinite(sums[i].value))
             c[nc++] = (contestant){methods[i].name, &sums[i],
-                                   methods[i].glibc ? NULL : sums[i].tuned, &sums[i]};
+                                   methods[i].glibc ? NULL : sums[i].tuned, &sums[i], sums[i].value};
     size_t mk = SIZE_MAX;
     for (size_t k = 0; k < nc; k++)
         mk = c[k].shipped == &sums[memkit] ? k : mk;
     for (size_t i = 0; i < n && nc < MAX_CONTESTANTS && ntwins < 4; i++)
         if (methods[i].glibc && sums[i].tuned && !(skip && skip[i]) &&
             isfinite(sums[i].tuned->value))
-            c[nc++] = (contestant){lab_glibc_twin_name(methods[i].name, twins[ntwins],
+            c[nc++] = (contestant){lab_glibc_twin_name(methods[i].name, twins[ntwins++],
                                                        sizeof twins[0]),
-                                   NULL, sums[i].tuned, sums[i].tuned};
+                                   NULL, sums[i].tuned, sums[i].tuned,
+                                   twin_value(rk, mk == SIZE_MAX ? NULL : &sums[memkit],
+                                              sums[i].tuned)};
     size_t best = SIZE_MAX, rival = SIZE_MAX;
     for (size_t i = 0; i < nc; i++) {
-        if (best == SIZE_MAX || better(rk, c[i].own->value, c[best].own->value))
+        if (best == SIZE_MAX || better(rk, c[i].value, c[best].value))
             best = i;
-        if (i != mk && (rival == SIZE_MAX || better(rk, c[i].own->value, c[rival].own->value)))
+        if (i != mk && (rival == SIZE_MAX || better(rk, c[i].value, c[rival].value)))
             rival = i;
     }
     if (best == SIZE_MAX)
