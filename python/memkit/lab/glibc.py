@@ -336,7 +336,7 @@ def race_tuned(names: list[str], takes: dict[str, bool], args: dict[str, list[st
     racing = [n for n in names if takes.get(n)]
     if not racing:
         raise MemkitError(f"--glibc-tunables: none of the experiments to run races glibc "
-                          f"({', '.join(names)}); size-distributions, copy-sweep and memset-sizes do")
+                          f"({', '.join(names)}); one that does takes {TUNABLES_ARG}= (its --help)")
     out = dict(args)
     for n in racing:
         if any(a.startswith(TUNABLES_ARG + "=") for a in out.get(n, ())):
