@@ -11,6 +11,8 @@ if(TARGET memkit_lab)
   # the lab's verdict on samples given, for tests/python/test_judge_recorded.py
   add_executable(lab_judge_probe c/lab/lab_judge_probe.c)
   target_link_libraries(lab_judge_probe PRIVATE memkit_lab)
+  add_executable(lab_glibc_probe c/lab/lab_glibc_probe.c)
+  target_link_libraries(lab_glibc_probe PRIVATE memkit_lab)
   add_executable(lab_pinning_probe c/lab/lab_pinning_probe.c)
   target_link_libraries(lab_pinning_probe PRIVATE memkit_lab)
   add_test(NAME lab_pinned_processes COMMAND lab_pinning_probe)

@@ -181,7 +181,7 @@ static void *copy_cached(void *dst, const void *src, size_t n)
 
 enum { GLIBC, MEMKIT, CACHED, NT };
 static lab_method methods[MAX_METHODS] = {
-    {"glibc", COPY(memcpy), 0, NULL, NULL},
+    {"glibc", COPY(memcpy), 0, NULL, NULL, .glibc = 1},
     {"memkit", COPY(mk_memcpy), 0, NULL, NULL},
     {"cached-stores", COPY(copy_cached), 0, NULL, NULL},
     {"nt-stores", COPY(mk_memcpy_nt), 0, NULL, NULL},
@@ -587,6 +587,7 @@ int main(int argc, char **argv)
         .check = check,
         .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY),
+        .races_glibc = 1,
         .grid = grid,
     };
     return lab_main(argc, argv, &info, run);

@@ -202,7 +202,8 @@ static int run(lab_ctx *ctx)
     size_t nc = 0;
     for (size_t i = 0; i < count && nc < MAX_COPIERS; i++)
         if (all[i].usable && selected(&o, all[i].name))
-            cs[nc++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL};
+            cs[nc++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL,
+                                    .glibc = !strcmp(all[i].name, "libc")};
     nc = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, cs, nc, MAX_COPIERS);
 
     /* What the copiers with an alignment need (NULL: any input). */
@@ -229,6 +230,8 @@ static int run(lab_ctx *ctx)
            "predictor; '-': size not a multiple of the copier's alignment)\n%10s", "size");
     for (size_t c = 0; c < nc; c++)
         printf(" %*s", (int)(strlen(cs[c].name) > 9 ? strlen(cs[c].name) : 9), cs[c].name);
+    if (ctx->ntuned)   /* in processes of its own: libc there, under glibc_tunables= */
+        printf(" %11s", LAB_GLIBC_TUNED);
     printf("\n");
     double *gbps = malloc(MAX_COPIERS * 64 * sizeof *gbps);
     size_t done = 0;
@@ -258,7 +261,7 @@ static int run(lab_ctx *ctx)
                            .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
         lab_summary sums[MAX_COPIERS];
         size_t base = 0;
-        while (base < nm && strcmp(ms[base].name, "libc"))
+        while (base < nm && !ms[base].glibc)
             base++;
         lab_emit_methods(ctx, &tmpl, ms, nm, rounds, gbps, base < nm ? base : SIZE_MAX, sums);
         if (i_mk != SIZE_MAX)
@@ -271,6 +274,8 @@ static int run(lab_ctx *ctx)
             else
                 printf(" %*.2f", w, sums[at[c]].value);
         }
+        if (base < nm && sums[base].tuned)
+            printf(" %11.2f", sums[base].tuned->value);
         printf("\n");
         fflush(stdout);
         for (size_t i = 0; i < nm; i++)
@@ -376,6 +381,6 @@ int main(int argc, char **argv)
         "copy-sweep", "going-faster-than-memcpy",
         "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
         args, sizeof args / sizeof args[0], 0, 0, .check = check, .pinned = 1,
-        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY)};
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

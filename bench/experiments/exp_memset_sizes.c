@@ -58,7 +58,8 @@ static int run(lab_ctx *ctx)
     lab_method methods[MAX_METHODS];
     unsigned char skip[MAX_METHODS] = {0};
     for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL};
+        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
+                                  .glibc = i == 0};
     nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
     int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
     if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
@@ -80,7 +81,10 @@ static int run(lab_ctx *ctx)
     printf("%10s", "size");
     for (size_t m = 0; m < nm; m++)
         printf(" %10.10s", methods[m].name);
-    printf(" %12s %10s\n", "mk GB/s", "mk vs glibc");
+    printf(" %12s %10s", "mk GB/s", "mk vs glibc");
+    if (ctx->ntuned)   /* glibc tuned, in processes of its own, and mk_memset against it there */
+        printf(" %11s %10s", LAB_GLIBC_TUNED, "mk vs tuned");
+    printf("\n");
 
     size_t total = 0;
     for (size_t n = 0; n <= max; n = next_size(n))
@@ -111,7 +115,10 @@ static int run(lab_ctx *ctx)
         printf("%10s", hs);
         for (size_t s = 0; s < nm; s++)
             printf(" %10.2f", sums[s].value);
-        printf(" %12.2f %10.3fx\n", n ? (double)n / sums[i_mk].value : 0.0, sums[i_mk].ratio);
+        printf(" %12.2f %10.3fx", n ? (double)n / sums[i_mk].value : 0.0, sums[i_mk].ratio);
+        if (sums[0].tuned && sums[i_mk].tuned)
+            printf(" %11.2f %10.3fx", sums[0].tuned->value, sums[i_mk].tuned->ratio);
+        printf("\n");
         fflush(stdout);
         for (size_t s = 0; s < nm; s++)
             lab_summary_free(&sums[s]);
@@ -129,6 +136,6 @@ int main(int argc, char **argv)
         "every memset method at fixed sizes 0..1 MiB with a trained predictor: ns/call, "
         "GB/s, speed-up over glibc, in several processes",
         args, sizeof args / sizeof args[0], 3, 2, .pinned = 1,
-        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET)};
+        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -220,3 +220,45 @@ int lab_copier_list_check(const char *list, int usable_only, const char *extra, 
     }
     return 0;
 }
+
+/* name[0..len) is glibc.NAMESPACE.NAME: "glibc" and at least two more
+ * parts, none empty */
+static int glibc_own(const char *name, size_t len)
+{
+    size_t parts = 0;
+    for (size_t i = 0, start = 0; i <= len; i++)
+        if (i == len || name[i] == '.') {
+            if (i == start)
+                return 0;
+            parts++;
+            start = i + 1;
+        }
+    return parts >= 3 && len > 6 && !strncmp(name, "glibc.", 6);
+}
+
+int lab_glibc_tunables_check(const char *spec, char *err, size_t errlen)
+{
+    char shown[256];
+    if (!*spec)
+        return lab_fail(err, errlen, "no tunable given (glibc.NAME=VALUE:...)");
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, ":");
+        const char *eq = memchr(p, '=', len);
+        char item[256];
+        snprintf(item, sizeof item, "%.*s", (int)len, p);
+        lab_printable(item, shown, sizeof shown);
+        /* glibc ignores what it does not know without a word: say it here */
+        if (!len)
+            return lab_fail(err, errlen, "an empty item in '%s'", spec);
+        if (!eq || eq == p + len - 1)
+            return lab_fail(err, errlen, "'%s' is not NAME=VALUE", shown);
+        if (!glibc_own(p, (size_t)(eq - p)))
+            return lab_fail(err, errlen, "'%s': only glibc's own tunables (glibc.NAMESPACE.NAME=VALUE)",
+                            shown);
+        for (const char *c = p; c < p + len; c++)
+            if ((unsigned char)*c <= ' ' || *c == 0x7f)
+                return lab_fail(err, errlen, "'%s' holds a space or a control character", shown);
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}

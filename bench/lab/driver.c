@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #define PEER_HELP "other libraries racing as methods: their own exported memset/memcpy/memmove"
+#define GLIBC_TUNABLES_HELP "also race glibc under GLIBC_TUNABLES=SPEC (glibc.NAME=VALUE:...), " \
+    "as glibc-tuned, in as many processes again"
 
 static void usage(const lab_info *info, const char *program, FILE *f)
 {
@@ -31,6 +33,8 @@ static void usage(const lab_info *info, const char *program, FILE *f)
     lab_print_args(info, f);
     if (info->peer_ops)
         fprintf(f, "  %-22s %s\n", "peer=LIB.so,...", PEER_HELP);
+    if (info->races_glibc)
+        fprintf(f, "  %-22s %s\n", "glibc_tunables=SPEC", GLIBC_TUNABLES_HELP);
     if (info->processes > 1)
         fprintf(f, "  %-22s run in N processes, pooled (default %u, --quick %u)\n",
                 "processes=N", info->processes,
@@ -73,6 +77,12 @@ static void describe(const lab_info *info)
         lab_json_string(stdout, lab_peer_ops_text(info->peer_ops, ops, sizeof ops));
         printf("}");
     }
+    if (info->races_glibc) {
+        printf("%s{\"key\":\"glibc_tunables\",\"kind\":\"text\",\"default\":null,\"quick\":null,"
+               "\"help\":", info->nargs || info->peer_ops ? "," : "");
+        lab_json_string(stdout, GLIBC_TUNABLES_HELP);
+        printf("}");
+    }
     printf("]");
     if (info->grid) {
         printf(",\"grid\":{");
@@ -83,10 +93,10 @@ static void describe(const lab_info *info)
            info->quick_processes ? info->quick_processes : info->processes ? info->processes : 1);
 }
 
-/* The fingerprint members: a re-executed run keeps its parent's. */
 /* The fingerprint record: members, as lab_write_fingerprint wrote them
- * (NULL: write them now). */
-static void write_fingerprint_record(FILE *f, const char *members)
+ * (NULL: write them now; a re-executed run keeps its parent's), and the
+ * glibc tunables glibc-tuned ran under (NULL: none). */
+static void write_fingerprint_record(FILE *f, const char *members, const char *glibc_tunables)
 {
     LAB_RECORD_START(f, fingerprint);
     LAB_MEMBER(f, fingerprint, format);
@@ -95,6 +105,10 @@ static void write_fingerprint_record(FILE *f, const char *members)
         fputs(members, f);
     else
         lab_write_fingerprint(f);
+    if (glibc_tunables) {
+        LAB_MEMBER(f, fingerprint, glibc_tunables);
+        lab_json_string(f, glibc_tunables);
+    }
     fputs("}\n", f);
 }
 
@@ -141,7 +155,7 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             describe(info);
             return 0;
         } else if (!strcmp(a, "--fingerprint")) {
-            write_fingerprint_record(stdout, NULL);
+            write_fingerprint_record(stdout, NULL, NULL);
             return 0;
         } else if (!strcmp(a, "--schema")) {
             lab_write_schema();
@@ -156,6 +170,17 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
                 return 2;
             }
             peer_list = a + 5;
+        } else if (info->races_glibc && !strncmp(a, "glibc_tunables=", 15)) {
+            char err[1024];
+            if (ctx.glibc_tunables) {
+                fprintf(stderr, "error: %s: glibc_tunables given twice: give it once\n", info->name);
+                return 2;
+            }
+            if (lab_glibc_tunables_check(a + 15, err, sizeof err)) {
+                fprintf(stderr, "error: %s: glibc_tunables: %s\n", info->name, err);
+                return 2;
+            }
+            ctx.glibc_tunables = a + 15;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
@@ -184,6 +209,19 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
         return 2;
     }
     int helper = lab_helper_setup(&ctx);
+    /* glibc read its tunables from this very environment as it started */
+    const char *in_force = getenv("GLIBC_TUNABLES");
+    if (ctx.tuned && (!in_force || !ctx.glibc_tunables || strcmp(in_force, ctx.glibc_tunables))) {
+        fprintf(stderr, "error: %s: a glibc-tuned process started without GLIBC_TUNABLES=%s\n",
+                info->name, ctx.glibc_tunables ? ctx.glibc_tunables : "");
+        return 2;
+    }
+    if (!helper && ctx.glibc_tunables && in_force) {
+        fprintf(stderr, "error: %s: GLIBC_TUNABLES is set (%s): glibc would not run as shipped; "
+                        "unset it to race glibc_tunables= against glibc as shipped\n",
+                info->name, in_force);
+        return 2;
+    }
     if (peer_list) {   /* before anything runs, in every process */
         char err[4352];
         lab_peer *peers;
@@ -216,9 +254,13 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     if (info->processes > 1 && processes < 0)
         processes = ctx.quick && info->quick_processes ? info->quick_processes : info->processes;
     ctx.rng = 0x6c61622d6d656d6bull;
-    if (!helper && processes > 1) {
+    if (processes < 1)
+        processes = 1;
+    if (!helper && ctx.glibc_tunables)
+        ctx.ntuned = (unsigned)processes;   /* as many, so both are judged alike */
+    if (!helper && (processes > 1 || ctx.ntuned)) {
         ctx.nprocesses = (unsigned)processes;
-        ctx.process = ctx.nprocesses - 1;   /* the helpers are the ones before */
+        ctx.process = ctx.nprocesses - 1 + ctx.ntuned;   /* the helpers are the ones before */
         if (lab_run_helpers(&ctx, argc, argv))
             return 2;
     }
@@ -226,11 +268,16 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     if (!ctx.raw) {
         ctx.fingerprint = fingerprint_text();
         if (ctx.jsonl) {
-            write_fingerprint_record(ctx.jsonl, ctx.fingerprint);
+            write_fingerprint_record(ctx.jsonl, ctx.fingerprint, ctx.glibc_tunables);
             fflush(ctx.jsonl);
         }
     }
     int rc = run(&ctx);
+    if (rc == 0 && ctx.ntuned)
+        lab_verdict_kind(&ctx, "note", "%s: glibc under GLIBC_TUNABLES=%s, timed in %u processes of "
+                         "its own, paired round by round with the methods beside it there; against "
+                         "glibc as shipped it is compared across processes, not paired",
+                         LAB_GLIBC_TUNED, ctx.glibc_tunables, ctx.ntuned);
     if (rc == 0) {
         lab_peer_notes(&ctx);
         lab_spread_note(&ctx);

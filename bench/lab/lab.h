@@ -30,7 +30,18 @@
  * processes, not only within one (pyperf's worker processes, same reason).
  * Built-in arguments: processes=N; peer=LIB.so,... where info.peer_ops
  * names the functions the experiment races (the lab core loads the
- * libraries before anything runs, every process again: see lab_peers_load).
+ * libraries before anything runs, every process again: see lab_peers_load);
+ * glibc_tunables=SPEC where info.races_glibc (see "glibc tuned" below).
+ *
+ * glibc tuned: glibc reads GLIBC_TUNABLES once, when a process starts, so
+ * glibc under other tunables cannot race in the process that times glibc as
+ * shipped.  With glibc_tunables=SPEC the lab runs as many processes again
+ * under GLIBC_TUNABLES=SPEC (alternating with the others), in which every
+ * method runs as usual; there a method marked lab_method.glibc is glibc
+ * tuned, and races as a series of its own (lab_glibc_twin_name), paired
+ * round by round with memkit and the other methods of those processes.
+ * glibc as shipped and glibc tuned never share a process: between those
+ * two there is no pairing, only the processes' values.
  *
  * Arguments are checked before anything runs, once, in the main process
  * (never in each helper): the table (kind, bounds, a finite number, each key
@@ -81,6 +92,7 @@ typedef struct {
      * own (they would inherit the one CPU). */
     int pinned;
     unsigned peer_ops;        /* LAB_PEER_* it races other libraries in: takes peer= */
+    int races_glibc;          /* 1: a method is glibc's own (lab_method.glibc): takes glibc_tunables= */
     /* An experiment whose default grid scales with this machine's caches
      * writes it here, as JSON members (no braces): at least "largest" (its
      * largest size, bytes) and "work" (what its default grid moves, in
@@ -119,6 +131,11 @@ struct lab_ctx {
     char worst_spread[400];
     const lab_peer *peers;    /* peer=: what was loaded (every process loads them) */
     size_t npeers;
+    /* glibc_tunables=: the spec (NULL: none); the processes run under it, in
+     * the main process (0 without the spec); whether this one is one of them */
+    const char *glibc_tunables;
+    unsigned ntuned;
+    int tuned;
 };
 
 /* ---- the driver (driver.c) ---- */
@@ -147,6 +164,10 @@ int lab_parse_args(const lab_info *info, int quick, int argc, char **argv,
 /* For a text argument's check: 0 when v is one of the words of choices
  * ("normal|thp|hugetlb"), else -1 and what was expected in err. */
 int lab_one_of(const char *v, const char *choices, char *err, size_t errlen);
+/* glibc_tunables=SPEC: 0 when SPEC is glibc.NAME=VALUE items joined by ':'
+ * (GLIBC_TUNABLES' syntax, only glibc's own tunables), else -1 and which
+ * item is not, in err. */
+int lab_glibc_tunables_check(const char *spec, char *err, size_t errlen);
 /* For info.check: 0 when the size argument lo is at most hi, else says so
  * (one "error:" line) and returns 2. */
 int lab_check_order(lab_ctx *ctx, const char *lo, const char *hi);
@@ -183,7 +204,13 @@ typedef struct {
     int kind;                 /* the experiment's own: which signature, what operation */
     const void *data;         /* e.g. the mk_copier behind it */
     const char *contract;     /* NULL: any input; else what it needs ("aligned to 32 B, ...") */
+    int glibc;                /* 1: glibc's own routine: under glibc_tunables= it races tuned too */
 } lab_method;
+
+/* The series of glibc tuned: the glibc method's name with its first word
+ * (glibc, libc) replaced, "glibc memcpy" -> "glibc-tuned memcpy". */
+#define LAB_GLIBC_TUNED "glibc-tuned"
+const char *lab_glibc_twin_name(const char *glibc_name, char *buf, size_t len);
 
 /* A method with a contract (aligned buffers, whole blocks) is ranked against
  * memkit only from this size up: below it, its loop runs inline in its
@@ -247,13 +274,17 @@ typedef struct {
     const char *baseline_params_json;   /* NULL: the same params */
     const double *baseline_samples;     /* paired with samples, round by round */
     const char *contract;     /* the series' method's contract (lab_method); NULL: none */
+    /* under glibc_tunables= (lab_emit_methods sets them): the series is glibc's
+     * and this is its tuned twin's name; the baseline is glibc's and this is
+     * the twin the series is paired with in the tuned processes.  NULL: none */
+    const char *glibc_twin, *tuned_baseline;
 } lab_record;
 
 /* What was emitted, over every process: the statistic, the pooled samples
  * (the caller's: lab_summary_free) and the speed-up vs the baseline
  * with an interval of its median (~95%, widened to the processes' own
  * medians: one process disagreeing makes it "too noisy to tell"). */
-typedef struct {
+typedef struct lab_summary_ {
     double value;
     lab_stats s;
     double *samples;          /* round by round, process after process */
@@ -261,6 +292,10 @@ typedef struct {
     double process_min, process_max;   /* the processes' values' spread */
     int has_ratio;
     double ratio, ratio_min, ratio_max, ratio_lo, ratio_hi;
+    /* under glibc_tunables=, in the main process: the same series in the
+     * tuned processes, its ratio over glibc tuned (a glibc series': its
+     * twin, emitted as a record of its own); NULL: none */
+    struct lab_summary_ *tuned;
 } lab_summary;
 
 lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r);
@@ -272,6 +307,12 @@ void lab_summary_free(lab_summary *s);
  * lies).  Without rounds: 1, and an interval that makes no claim. */
 double lab_paired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
                           double *lo, double *hi);
+/* The same for two series timed in different processes (glibc against glibc
+ * tuned): the ratio of their values, and an interval that holds only where
+ * the two medians' intervals, widened to their processes' values, do not
+ * overlap. */
+double lab_unpaired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                            double *lo, double *hi);
 
 /* Every method of one grid point in one go: series = the method's name,
  * baseline = methods[baseline] (SIZE_MAX: none), the rest from tmpl; the
@@ -301,11 +342,13 @@ int lab_judge(double lo, double hi);
 /* A loss verdict needs memkit slower by at least this much too: a 1% gap at
  * 48 KiB between one loop and the same loop elsewhere is placement. */
 #define LAB_LOSS_MIN 1.02
-/* A ranking's verdict on a against b, timed in the same rounds: 1 faster,
- * -1 slower (beyond the noise and by at least LAB_LOSS_MIN), 0 neither; the
- * median paired speed-up in *median (NULL: not wanted).  The one rule of
- * every ranking point (ranking.c); tests/python/test_judge_recorded.py holds
- * it to the verdicts of recorded runs. */
+/* The one rule of every ranking point (ranking.c), on the interval of a's
+ * speed-up over b: 1 faster, -1 slower (beyond the noise and by at least
+ * LAB_LOSS_MIN), 0 neither. */
+int lab_interval_verdict(double lo, double hi);
+/* That rule for a against b timed in the same rounds, with the median paired
+ * speed-up in *median (NULL: not wanted); tests/python/test_judge_recorded.py
+ * holds it to the verdicts of recorded runs. */
 int lab_point_verdict(const lab_summary *a, const lab_summary *b, int higher_is_better,
                       double *median);
 /* An effect over a cache level (fill-regions' zero vs non-zero) needs the

@@ -69,17 +69,19 @@ void lab_peer_notes(lab_ctx *ctx);
 int lab_run_helpers(lab_ctx *ctx, int argc, char **argv);
 /* In a helper: the environment says so; sets ctx->process, nprocesses, raw. */
 int lab_helper_setup(lab_ctx *ctx);
-/* A helper writes one record's raw samples and speed-ups. */
-void lab_raw_write(FILE *f, const lab_record *r, const double *ratios);
-/* The helpers' samples and speed-ups of the record matching r, appended to
- * the growing arrays; the number of processes found. */
+/* A helper writes one record's raw samples and speed-ups (tuned: it runs
+ * under glibc_tunables=). */
+void lab_raw_write(FILE *f, const lab_record *r, int tuned, const double *ratios);
+/* The helpers' samples and speed-ups of the record matching r, those of the
+ * tuned helpers or of the others, appended to the growing arrays; the
+ * number of processes found. */
 typedef struct {
     double *v;
     size_t n, cap;
 } lab_vec;
 void lab_vec_push(lab_vec *v, const double *x, size_t n);
-size_t lab_pool_take(lab_ctx *ctx, const lab_record *r, lab_vec *samples, lab_vec *ratios,
-                     lab_vec *process_values, lab_vec *process_ratios);
+size_t lab_pool_take(lab_ctx *ctx, const lab_record *r, int tuned, lab_vec *samples,
+                     lab_vec *ratios, lab_vec *process_values, lab_vec *process_ratios);
 void lab_pool_free(lab_ctx *ctx);
 
 #endif

@@ -64,7 +64,7 @@ void lab_verdict_data(lab_ctx *ctx, const char *kind, void (*data)(FILE *, const
 void lab_progress(lab_ctx *ctx, size_t done, size_t total, const char *what)
 {
     double elapsed = (lab_now_ns() - ctx->started_ns) / 1e9;
-    size_t np = ctx->nprocesses > 1 ? ctx->nprocesses : 1;
+    size_t np = ctx->nprocesses + ctx->ntuned;   /* ntuned: 0 in the helpers, which count all */
     char label[256];
     if (np > 1)
         snprintf(label, sizeof label, "process %u/%zu: %s", ctx->process + 1, np, what ? what : "");

@@ -137,3 +137,39 @@ double lab_paired_speedup(const lab_summary *a, const lab_summary *b, int higher
     free(up);
     return s.median;
 }
+
+double lab_unpaired_speedup(const lab_summary *a, const lab_summary *b, int higher_is_better,
+                            double *lo, double *hi)
+{
+    *lo = 0;
+    *hi = INFINITY;
+    if (!a->n || !b->n)
+        return 1;
+    double range[2][2];   /* a's and b's: their median's interval, widened to their processes */
+    const lab_summary *s[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        double *v = malloc(s[k]->n * sizeof *v);
+        memcpy(v, s[k]->samples, s[k]->n * sizeof *v);
+        lab_stats_of(v, s[k]->n);
+        lab_median_interval(v, s[k]->n, &range[k][0], &range[k][1]);
+        free(v);
+        range[k][0] = fmin(range[k][0], s[k]->process_min);
+        range[k][1] = fmax(range[k][1], s[k]->process_max);
+    }
+    if (range[0][0] <= 0 || range[1][0] <= 0 || !isfinite(range[0][1]) || !isfinite(range[1][1]))
+        return higher_is_better ? a->value / b->value : b->value / a->value;
+    if (higher_is_better) {
+        *lo = range[0][0] / range[1][1];
+        *hi = range[0][1] / range[1][0];
+        return a->value / b->value;
+    }
+    *lo = range[1][0] / range[0][1];
+    *hi = range[1][1] / range[0][0];
+    return b->value / a->value;
+}
+
+const char *lab_glibc_twin_name(const char *glibc_name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", LAB_GLIBC_TUNED, glibc_name + strcspn(glibc_name, " "));
+    return buf;
+}

@@ -9,7 +9,12 @@
  * A helper writes one line per record to a private (unlinked) file: the record's
  * identity, its per-round samples and paired speed-ups.  The main process
  * reads them all, then runs the experiment itself; lab_record_emit pools
- * what every process measured for the same record. */
+ * what every process measured for the same record.
+ *
+ * Under glibc_tunables= (lab.h, "glibc tuned") as many helpers again run
+ * with GLIBC_TUNABLES set, alternating with the others, so that drift over
+ * the run falls on both alike; their records carry a mark of their own and
+ * pool only with each other. */
 #include "lab_internal.h"
 
 #include <errno.h>
@@ -47,13 +52,18 @@ void lab_vec_push(lab_vec *v, const double *x, size_t n)
     v->n += n;
 }
 
-/* series, metric and params: what makes two processes' records the same. */
-static char *record_key(const lab_record *r)
+/* series, metric, params and whether glibc ran tuned: what makes two
+ * processes' records the same; in the line format's terms (no tab, no
+ * newline). */
+static char *record_key(const lab_record *r, int tuned)
 {
     char *k = NULL;
-    if (asprintf(&k, "%s\x1f%s\x1f%s", r->series, r->metric, r->params_json ? r->params_json : "")
-        < 0)
+    if (asprintf(&k, "%s\x1f%s\x1f%s%s", r->series, r->metric, r->params_json ? r->params_json : "",
+                 tuned ? "\x1ftuned" : "") < 0)
         abort();
+    for (char *p = k; *p; p++)
+        if (*p == '\t' || *p == '\n')
+            *p = ' ';
     return k;
 }
 
@@ -64,12 +74,9 @@ static void write_vec(FILE *f, const double *v, size_t n)
         fprintf(f, " %.17g", v[i]);
 }
 
-void lab_raw_write(FILE *f, const lab_record *r, const double *ratios)
+void lab_raw_write(FILE *f, const lab_record *r, int tuned, const double *ratios)
 {
-    char *k = record_key(r);
-    for (char *p = k; *p; p++)   /* the line format's separators */
-        if (*p == '\t' || *p == '\n')
-            *p = ' ';
+    char *k = record_key(r, tuned);
     fputs(k, f);
     free(k);
     write_vec(f, r->samples, r->n);
@@ -134,14 +141,15 @@ int lab_helper_setup(lab_ctx *ctx)
     if (!h)
         return 0;
     unsigned index, count;
-    int fd;
-    if (sscanf(h, "%u %u %d", &index, &count, &fd) != 3 || index >= count) {
+    int fd, tuned;
+    if (sscanf(h, "%u %u %d %d", &index, &count, &fd, &tuned) != 4 || index >= count) {
         fprintf(stderr, "error: bad %s\n", HELPER_ENV);
         exit(2);
     }
     unsetenv(HELPER_ENV);
     ctx->process = index;
     ctx->nprocesses = count;
+    ctx->tuned = tuned;
     ctx->raw = fdopen(fd, "w");
     if (!ctx->raw) {
         fprintf(stderr, "error: cannot write the samples file: %s\n", strerror(errno));
@@ -162,10 +170,14 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
         }
         hargv[n++] = argv[i];
     }
+    /* the helpers, the tuned ones alternating with the others while both last */
+    unsigned nhelpers = ctx->nprocesses - 1 + ctx->ntuned, tuned_left = ctx->ntuned;
     ctx->pool = calloc(1, sizeof *ctx->pool);
-    ctx->pool->files = calloc(ctx->nprocesses, sizeof *ctx->pool->files);
+    ctx->pool->files = calloc(nhelpers, sizeof *ctx->pool->files);
     int rc = 0;
-    for (unsigned p = 0; p + 1 < ctx->nprocesses && !rc; p++) {
+    for (unsigned p = 0; p < nhelpers && !rc; p++) {
+        int tuned = tuned_left && (p % 2 == 0 || tuned_left == nhelpers - p);
+        tuned_left -= (unsigned)tuned;
         /* an unlinked file the helper inherits: nothing is left behind if
          * either is killed */
         char path[] = "/tmp/memkit-lab-samples-XXXXXX", env[64];
@@ -176,7 +188,7 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
             break;
         }
         unlink(path);
-        snprintf(env, sizeof env, "%u %u %d", p, ctx->nprocesses, fd);
+        snprintf(env, sizeof env, "%u %u %d %d", p, nhelpers + 1, fd, tuned);
         fflush(NULL);
         pid_t parent = getpid(), pid = fork();
         if (pid == 0) {
@@ -185,6 +197,9 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
             if (getppid() != parent)
                 _exit(127);
             setenv(HELPER_ENV, env, 1);
+            /* read by glibc as the process starts: only a fresh one sees it */
+            if (tuned)
+                setenv("GLIBC_TUNABLES", ctx->glibc_tunables, 1);
             if (!freopen("/dev/null", "w", stdout))
                 _exit(127);
             execv("/proc/self/exe", hargv);
@@ -205,8 +220,8 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
                          strsignal(WTERMSIG(status)));
             else
                 snprintf(how, sizeof how, "failed (exit status %d)", WEXITSTATUS(status));
-            fprintf(stderr, "error: %s: helper process %u of %u %s\n", ctx->info->name, p + 1,
-                    ctx->nprocesses, how);
+            fprintf(stderr, "error: %s: helper process %u of %u%s %s\n", ctx->info->name, p + 1,
+                    nhelpers + 1, tuned ? " (glibc tuned)" : "", how);
             close(fd);
             rc = -1;
         } else if (load_raw(fd, &ctx->pool->files[ctx->pool->n++])) {
@@ -231,15 +246,12 @@ static raw_record *find(raw_file *f, const char *key)
     return NULL;
 }
 
-size_t lab_pool_take(lab_ctx *ctx, const lab_record *r, lab_vec *samples, lab_vec *ratios,
-                     lab_vec *process_values, lab_vec *process_ratios)
+size_t lab_pool_take(lab_ctx *ctx, const lab_record *r, int tuned, lab_vec *samples,
+                     lab_vec *ratios, lab_vec *process_values, lab_vec *process_ratios)
 {
     if (!ctx->pool)
         return 0;
-    char *key = record_key(r);
-    for (char *p = key; *p; p++)
-        if (*p == '\t' || *p == '\n')
-            *p = ' ';
+    char *key = record_key(r, tuned);
     size_t found = 0;
     for (size_t i = 0; i < ctx->pool->n; i++) {
         raw_record *rec = find(&ctx->pool->files[i], key);

@@ -37,14 +37,63 @@ lab_ranking *lab_ranking_new(const char *what, int higher_is_better, int ordered
 
 static int better(const lab_ranking *rk, double a, double b) { return rk->higher ? a > b : a < b; }
 
+/* A contestant at one point: a method, or glibc tuned, which ran in
+ * processes of its own. */
+typedef struct {
+    const char *name;
+    const lab_summary *shipped, *tuned;   /* its series in either kind of process; NULL: none */
+    const lab_summary *own;               /* the one it is ranked by */
+    double value;                         /* its statistic, as the others' (see twin_value) */
+} contestant;
+
+/* glibc tuned's statistic as if timed beside the methods: memkit's there,
+ * times memkit's paired speed-up over glibc tuned in the tuned processes.
+ * Its own value would carry whatever set the tuned processes apart from the
+ * others (a neighbour's load moved values at DRAM by 1.6x between them on a
+ * shared 2-vCPU VM); memkit ran in both and carries the pairing across. */
+static double twin_value(const lab_ranking *rk, const lab_summary *memkit, const lab_summary *twin)
+{
+    if (!memkit || !memkit->tuned || !memkit->tuned->has_ratio || !(memkit->tuned->ratio > 0))
+        return twin->value;
+    return rk->higher ? memkit->value / memkit->tuned->ratio : memkit->value * memkit->tuned->ratio;
+}
+
+/* a's speed-up over b: paired where both ran in the same processes (under
+ * glibc_tunables= too), else across processes (glibc against glibc tuned). */
+static double speedup(const lab_ranking *rk, const contestant *a, const contestant *b, double *lo,
+                      double *hi)
+{
+    if (a->shipped && b->shipped)
+        return lab_paired_speedup(a->shipped, b->shipped, rk->higher, lo, hi);
+    if (a->tuned && b->tuned)
+        return lab_paired_speedup(a->tuned, b->tuned, rk->higher, lo, hi);
+    return lab_unpaired_speedup(a->own, b->own, rk->higher, lo, hi);
+}
+
+/* a against b by the one rule of every point (lab_interval_verdict); its
+ * median too. */
+static int interval_vs(const lab_ranking *rk, const contestant *a, const contestant *b,
+                       double *median)
+{
+    double lo, hi, m = speedup(rk, a, b, &lo, &hi);
+    if (median)
+        *median = m;
+    return lab_interval_verdict(lo, hi);
+}
+
+int lab_interval_verdict(double lo, double hi)
+{
+    int j = lab_judge(lo, hi);
+    return j < 0 && hi > 1 / LAB_LOSS_MIN ? 0 : j;
+}
+
 int lab_point_verdict(const lab_summary *a, const lab_summary *b, int higher_is_better,
                       double *median)
 {
     double lo, hi, m = lab_paired_speedup(a, b, higher_is_better, &lo, &hi);
     if (median)
         *median = m;
-    int j = lab_judge(lo, hi);
-    return j < 0 && hi > 1 / LAB_LOSS_MIN ? 0 : j;
+    return lab_interval_verdict(lo, hi);
 }
 
 /* Is `name` the fastest at p, or within its noise? */
@@ -58,16 +107,36 @@ static int leads(const point *p, const char *name)
     return 0;
 }
 
+#define MAX_CONTESTANTS 64
+
 void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *methods, size_t n,
                      size_t memkit, const lab_summary *sums, const unsigned char *skip)
 {
+    /* the methods, then glibc tuned where it ran (lab_record_emit): what a
+     * glibc method timed in the tuned processes is glibc tuned, never glibc */
+    contestant c[MAX_CONTESTANTS];
+    char twins[4][128];
+    size_t nc = 0, ntwins = 0;
+    for (size_t i = 0; i < n && nc < MAX_CONTESTANTS; i++)
+        if (!(skip && skip[i]) && isfinite(sums[i].value))
+            c[nc++] = (contestant){methods[i].name, &sums[i],
+                                   methods[i].glibc ? NULL : sums[i].tuned, &sums[i], sums[i].value};
+    size_t mk = SIZE_MAX;
+    for (size_t k = 0; k < nc; k++)
+        mk = c[k].shipped == &sums[memkit] ? k : mk;
+    for (size_t i = 0; i < n && nc < MAX_CONTESTANTS && ntwins < 4; i++)
+        if (methods[i].glibc && sums[i].tuned && !(skip && skip[i]) &&
+            isfinite(sums[i].tuned->value))
+            c[nc++] = (contestant){lab_glibc_twin_name(methods[i].name, twins[ntwins++],
+                                                       sizeof twins[0]),
+                                   NULL, sums[i].tuned, sums[i].tuned,
+                                   twin_value(rk, mk == SIZE_MAX ? NULL : &sums[memkit],
+                                              sums[i].tuned)};
     size_t best = SIZE_MAX, rival = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if ((skip && skip[i]) || !isfinite(sums[i].value))
-            continue;
-        if (best == SIZE_MAX || better(rk, sums[i].value, sums[best].value))
+    for (size_t i = 0; i < nc; i++) {
+        if (best == SIZE_MAX || better(rk, c[i].value, c[best].value))
             best = i;
-        if (i != memkit && (rival == SIZE_MAX || better(rk, sums[i].value, sums[rival].value)))
+        if (i != mk && (rival == SIZE_MAX || better(rk, c[i].value, c[rival].value)))
             rival = i;
     }
     if (best == SIZE_MAX)
@@ -79,18 +148,17 @@ void lab_ranking_add(lab_ranking *rk, const char *label, const lab_method *metho
     point *p = &rk->p[rk->n++];
     *p = (point){.verdict = 1, .slower = 1};
     snprintf(p->label, sizeof p->label, "%s", label);
-    snprintf(p->fastest, sizeof p->fastest, "%s", methods[best].name);
+    snprintf(p->fastest, sizeof p->fastest, "%s", c[best].name);
     snprintf(rk->memkit, sizeof rk->memkit, "%s", methods[memkit].name);
-    for (size_t i = 0; i < n && p->ntied < MAX_TIED; i++)
-        if (i != best && !(skip && skip[i]) && isfinite(sums[i].value) &&
-            lab_point_verdict(&sums[i], &sums[best], rk->higher, NULL) == 0)
-            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", methods[i].name);
-    if (rival == SIZE_MAX || (skip && skip[memkit]))
+    for (size_t i = 0; i < nc && p->ntied < MAX_TIED; i++)
+        if (i != best && interval_vs(rk, &c[i], &c[best], NULL) == 0)
+            snprintf(p->tied[p->ntied++], sizeof p->tied[0], "%s", c[i].name);
+    if (rival == SIZE_MAX || mk == SIZE_MAX)
         return;
-    snprintf(p->rival, sizeof p->rival, "%s", methods[rival].name);
-    /* memkit's paired per-round speed-up over the fastest other method */
+    snprintf(p->rival, sizeof p->rival, "%s", c[rival].name);
+    /* memkit's speed-up over the fastest other method */
     double median;
-    p->verdict = lab_point_verdict(&sums[memkit], &sums[rival], rk->higher, &median);
+    p->verdict = interval_vs(rk, &c[mk], &c[rival], &median);
     p->slower = 1 / median;
 }
 

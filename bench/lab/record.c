@@ -61,9 +61,33 @@ static void write_ratio(FILE *f, double ratio, double min, double max)
     num_member(f, LAB_KEY(measurement, ratio_max), max);
 }
 
+/* What the processes of one kind measured for a record: samples, ratios,
+ * and one value (and median ratio) per process. */
+typedef struct {
+    lab_vec samples, ratios, values, process_ratios;
+} pooled;
+
+/* The record's "tuned" member: its speed-ups over glibc tuned. */
+static void write_tuned(FILE *f, const char *baseline, const pooled *p, const lab_summary *t)
+{
+    LAB_MEMBER(f, measurement, tuned);
+    LAB_FIRST(f, tuned, baseline);
+    lab_json_string(f, baseline);
+    json_array(f, LAB_KEY(tuned, ratios), p->ratios.v, p->ratios.n);
+    if (p->process_ratios.n > 1)
+        json_array(f, LAB_KEY(tuned, process_ratios), p->process_ratios.v, p->process_ratios.n);
+    num_member(f, LAB_KEY(tuned, ratio), t->ratio);
+    num_member(f, LAB_KEY(tuned, ratio_lo), t->ratio_lo);
+    num_member(f, LAB_KEY(tuned, ratio_hi), t->ratio_hi);
+    fputc('}', f);
+}
+
+/* tuned_baseline (NULL: none): the record's speed-ups over glibc tuned,
+ * t summarizing what `tuned` pooled. */
 static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s,
                          const lab_vec *ratios, const lab_vec *process_values,
-                         const lab_vec *process_ratios)
+                         const lab_vec *process_ratios, const char *tuned_baseline,
+                         const pooled *tuned, const lab_summary *t)
 {
     FILE *f = ctx->jsonl;
     write_head(ctx, r->series, r->params_json);
@@ -95,6 +119,8 @@ static void write_record(lab_ctx *ctx, const lab_record *r, const lab_summary *s
         if (process_ratios->n > 1)
             json_array(f, LAB_KEY(measurement, process_ratios), process_ratios->v, process_ratios->n);
         write_ratio(f, s->ratio, s->ratio_min, s->ratio_max);
+        if (tuned_baseline)
+            write_tuned(f, tuned_baseline, tuned, t);
     } else
         fputs("null", f);
     fputs("}\n", f);
@@ -130,59 +156,96 @@ void lab_spread_note(lab_ctx *ctx)
     ctx->spread_n = 0;
 }
 
+/* The helpers' of r, those under glibc_tunables= (tuned) or the others. */
+static size_t pool_helpers(lab_ctx *ctx, const lab_record *r, int tuned, pooled *p)
+{
+    p->samples.n = p->ratios.n = p->values.n = p->process_ratios.n = 0;
+    return lab_pool_take(ctx, r, tuned, &p->samples, &p->ratios, &p->values, &p->process_ratios);
+}
+
+/* ... and this process's own, its samples and speed-ups (NULL: none). */
+static void pool_own(pooled *p, const lab_record *r, const double *own_ratios)
+{
+    lab_vec_push(&p->samples, r->samples, r->n);
+    double own = lab_stat_value(r->samples, r->n, r->stat, r->higher_is_better);
+    lab_vec_push(&p->values, &own, 1);
+    if (own_ratios) {
+        lab_vec_push(&p->ratios, own_ratios, r->n);
+        double m = lab_stat_value(own_ratios, r->n, "median", 1);
+        lab_vec_push(&p->process_ratios, &m, 1);
+    }
+}
+
+/* The summary of what was pooled: the statistic, the processes' spread and,
+ * with ratios, their median and its interval (the processes must agree too). */
+static lab_summary summarize(lab_ctx *ctx, const lab_record *r, const pooled *p, size_t nprocesses)
+{
+    lab_summary s = {.nprocesses = nprocesses};
+    s.samples = malloc((p->samples.n + 1) * sizeof *s.samples);
+    memcpy(s.samples, p->samples.v, p->samples.n * sizeof *s.samples);
+    s.n = p->samples.n;
+    s.value = lab_stat_value(p->samples.v, p->samples.n, r->stat, r->higher_is_better);
+    double *tmp = malloc((p->samples.n + p->ratios.n + 1) * sizeof *tmp);
+    memcpy(tmp, p->samples.v, p->samples.n * sizeof *tmp);
+    s.s = lab_stats_of(tmp, p->samples.n);
+    memcpy(tmp, p->values.v, p->values.n * sizeof *tmp);
+    lab_stats ps = lab_stats_of(tmp, p->values.n);
+    s.process_min = ps.min;
+    s.process_max = ps.max;
+    if (p->values.n > 1 && ps.min > 0)
+        note_spread(ctx, r, (ps.max - ps.min) / ps.min);
+    if (p->ratios.n) {
+        s.has_ratio = 1;
+        memcpy(tmp, p->ratios.v, p->ratios.n * sizeof *tmp);
+        lab_stats rs = lab_stats_of(tmp, p->ratios.n);   /* tmp now sorted */
+        s.ratio = rs.median;
+        s.ratio_min = rs.min;
+        s.ratio_max = rs.max;
+        lab_median_interval(tmp, p->ratios.n, &s.ratio_lo, &s.ratio_hi);
+        for (size_t i = 0; i < p->process_ratios.n; i++) {
+            s.ratio_lo = fmin(s.ratio_lo, p->process_ratios.v[i]);
+            s.ratio_hi = fmax(s.ratio_hi, p->process_ratios.v[i]);
+        }
+    }
+    free(tmp);
+    return s;
+}
+
 lab_summary lab_record_emit(lab_ctx *ctx, const lab_record *r)
 {
-    static lab_vec samples, ratios, process_values, process_ratios;
-    samples.n = ratios.n = process_values.n = process_ratios.n = 0;
+    static pooled shipped, tuned;
     double *own_ratios = NULL;
     if (r->baseline && r->baseline_samples) {
         own_ratios = malloc((r->n ? r->n : 1) * sizeof *own_ratios);
         lab_speedups(r->samples, r->baseline_samples, r->n, r->higher_is_better, own_ratios);
     }
     if (ctx->raw)
-        lab_raw_write(ctx->raw, r, own_ratios);
+        lab_raw_write(ctx->raw, r, ctx->tuned, own_ratios);
 
-    lab_summary s = {.nprocesses = 1};
-    s.nprocesses += lab_pool_take(ctx, r, &samples, &ratios, &process_values, &process_ratios);
-    lab_vec_push(&samples, r->samples, r->n);
-    double own = lab_stat_value(r->samples, r->n, r->stat, r->higher_is_better);
-    lab_vec_push(&process_values, &own, 1);
-    if (own_ratios) {
-        lab_vec_push(&ratios, own_ratios, r->n);
-        double m = lab_stat_value(own_ratios, r->n, "median", 1);
-        lab_vec_push(&process_ratios, &m, 1);
-    }
+    size_t n = pool_helpers(ctx, r, 0, &shipped) + 1;
+    pool_own(&shipped, r, own_ratios);
     free(own_ratios);
-
-    s.samples = malloc((samples.n + 1) * sizeof *s.samples);
-    memcpy(s.samples, samples.v, samples.n * sizeof *s.samples);
-    s.n = samples.n;
-    s.value = lab_stat_value(samples.v, samples.n, r->stat, r->higher_is_better);
-    double *tmp = malloc((samples.n + ratios.n + 1) * sizeof *tmp);
-    memcpy(tmp, samples.v, samples.n * sizeof *tmp);
-    s.s = lab_stats_of(tmp, samples.n);
-    memcpy(tmp, process_values.v, process_values.n * sizeof *tmp);
-    lab_stats ps = lab_stats_of(tmp, process_values.n);
-    s.process_min = ps.min;
-    s.process_max = ps.max;
-    if (process_values.n > 1 && ps.min > 0)
-        note_spread(ctx, r, (ps.max - ps.min) / ps.min);
-    if (r->baseline && ratios.n) {
-        s.has_ratio = 1;
-        memcpy(tmp, ratios.v, ratios.n * sizeof *tmp);
-        lab_stats rs = lab_stats_of(tmp, ratios.n);   /* tmp now sorted */
-        s.ratio = rs.median;
-        s.ratio_min = rs.min;
-        s.ratio_max = rs.max;
-        lab_median_interval(tmp, ratios.n, &s.ratio_lo, &s.ratio_hi);
-        for (size_t i = 0; i < process_ratios.n; i++) {   /* processes must agree too */
-            s.ratio_lo = fmin(s.ratio_lo, process_ratios.v[i]);
-            s.ratio_hi = fmax(s.ratio_hi, process_ratios.v[i]);
+    lab_summary s = summarize(ctx, r, &shipped, n);
+    /* the same series in the processes under glibc_tunables= (the main
+     * process is not one of them) */
+    size_t nt = ctx->ntuned && !ctx->raw ? pool_helpers(ctx, r, 1, &tuned) : 0;
+    if (nt) {
+        s.tuned = malloc(sizeof *s.tuned);
+        *s.tuned = summarize(ctx, r, &tuned, nt);
+        s.tuned->has_ratio = s.tuned->has_ratio && r->baseline;
+    }
+    if (ctx->jsonl && !ctx->raw) {
+        int with_tuned = s.tuned && s.tuned->has_ratio && r->tuned_baseline;
+        write_record(ctx, r, &s, &shipped.ratios, &shipped.values, &shipped.process_ratios,
+                     with_tuned ? r->tuned_baseline : NULL, &tuned, s.tuned);
+        if (s.tuned && r->glibc_twin) {   /* glibc tuned: a series of its own */
+            lab_record twin = *r;
+            twin.series = r->glibc_twin;
+            twin.baseline = NULL;
+            write_record(ctx, &twin, s.tuned, &tuned.ratios, &tuned.values,
+                         &tuned.process_ratios, NULL, NULL, NULL);
         }
     }
-    free(tmp);
-    if (ctx->jsonl && !ctx->raw)
-        write_record(ctx, r, &s, &ratios, &process_values, &process_ratios);
     return s;
 }
 
@@ -190,9 +253,15 @@ void lab_emit_methods(lab_ctx *ctx, const lab_record *tmpl, const lab_method *me
                       size_t n, size_t rounds, const double *samples, size_t baseline,
                       lab_summary *out)
 {
+    char twin[128], base_twin[128];
     for (size_t i = 0; i < n; i++) {
         lab_record r = *tmpl;
         r.series = methods[i].name;
+        r.glibc_twin = methods[i].glibc ? lab_glibc_twin_name(r.series, twin, sizeof twin) : NULL;
+        r.tuned_baseline = baseline < n && baseline != i && methods[baseline].glibc
+                               ? lab_glibc_twin_name(methods[baseline].name, base_twin,
+                                                     sizeof base_twin)
+                               : NULL;
         r.contract = methods[i].contract;
         r.samples = &samples[i * rounds];
         r.n = rounds;
@@ -215,4 +284,9 @@ void lab_summary_free(lab_summary *s)
 {
     free(s->samples);
     s->samples = NULL;
+    if (s->tuned) {
+        lab_summary_free(s->tuned);
+        free(s->tuned);
+        s->tuned = NULL;
+    }
 }

@@ -244,11 +244,11 @@ def test_version_1_database_is_migrated(tmp_path):
     c.commit()
     c.close()
     with Database(path) as d:   # a read-only command's open migrates too
-        assert d.conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 6
+        assert d.conn.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 7
         (m,) = d.measurements(1)
         assert (m["value"], m["samples"], m["ratio"], m["format"]) == (3.5, 7, 0.9, 1)
         assert m["sample_values"] is None and m["baseline"] is None and m["axis"] is None
-        assert m["contract"] is None
+        assert m["contract"] is None and m["tuned"] is None
         assert d.verdict_records(1) == [{"experiment": "old", "text": "an old verdict", "kind": None}]
         new = store(d)
         assert [r["id"] for r in d.runs()] == [1, new]

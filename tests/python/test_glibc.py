@@ -15,7 +15,6 @@ import pytest
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
 from memkit.judging import fleet
 from memkit.lab import glibc, system_check
-from memkit.errors import MemkitError
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
 from memkit.programs import whole_program as wp
 from memkit.report.fleet_report import write_fleet_report
@@ -252,46 +251,13 @@ def test_live_this_machines_glibc_view(tmp_path):
     assert fp[glibc.KEY] == view
 
 
-# ---- a GLIBC_TUNABLES setting given to memkit (try --glibc-tunables) ----
+# ---- a GLIBC_TUNABLES setting given to memkit (try and run --glibc-tunables) ----
 
-def test_a_setting_is_read_bare_or_from_a_file(tmp_path):
-    assert glibc.read_glibc_tunables(ZEN3_FIX) == ZEN3_FIX
-    assert glibc.read_glibc_tunables("GLIBC_TUNABLES=" + ZEN3_FIX) == ZEN3_FIX
-    # a file: the bare spec, or the line `memkit tune --glibc` or system-check prints; comments skipped
-    for text in (ZEN3_FIX + "\n", f"GLIBC_TUNABLES={ZEN3_FIX}\n", f"# measured by memkit tune\n\nexport GLIBC_TUNABLES={ZEN3_FIX}\n"):
-        (tmp_path / "line").write_text(text)
-        assert glibc.read_glibc_tunables(f"@{tmp_path / 'line'}") == ZEN3_FIX, text
-    # what system-check prints for the Zen 3 is a setting it takes
+def test_what_system_check_prints_is_a_setting_the_commands_take():
     setting = glibc.tunables_setting(glibc.checks(ZEN3))
-    assert glibc.read_glibc_tunables(setting) == ZEN3_FIX
-    assert glibc.read_glibc_tunables("glibc.cpu.hwcaps=-AVX512F_Usable,-AVX2_Usable") == \
+    assert glibc.tunables_argument(setting) == ZEN3_FIX
+    assert glibc.tunables_argument("glibc.cpu.hwcaps=-AVX512F_Usable,-AVX2_Usable") == \
         "glibc.cpu.hwcaps=-AVX512F_Usable,-AVX2_Usable"
-
-
-@pytest.mark.parametrize("arg, says", [
-    ("x86_rep_movsb_threshold=4096", "'x86_rep_movsb_threshold=4096': not a glibc tunable (glibc's are named glibc.*"),
-    ("MEMKIT_TUNABLES=nt_threshold=1M", "not a glibc tunable"),
-    ("glibc.cpu.x86_rep_movsb_threshold", "'glibc.cpu.x86_rep_movsb_threshold': expected NAME=VALUE"),
-    ("glibc.cpu.x86_rep_movsb_threshold=", "expected NAME=VALUE"),
-    (ZEN3_FIX + ":", "'': not a glibc tunable"),
-    ("glibc.cpu.x86_rep_movsb_threshold=1 M", "expected NAME=VALUE, the value without blanks"),
-    ("GLIBC_TUNABLES=", "no tunables (expected NAME=VALUE:..."),
-])
-def test_a_setting_glibc_would_ignore_is_refused(arg, says):
-    with pytest.raises(MemkitError) as e:
-        glibc.read_glibc_tunables(arg)
-    assert says in str(e.value) and str(e.value).startswith(arg), str(e.value)
-
-
-def test_a_setting_file_must_hold_one_line(tmp_path):
-    with pytest.raises(MemkitError, match=r"^@/no/such: cannot read /no/such: No such file"):
-        glibc.read_glibc_tunables("@/no/such")
-    (tmp_path / "two").write_text(ZEN3_FIX + "\n" + ZEN3_FIX + "\n")
-    with pytest.raises(MemkitError, match="holds 2 setting lines; it should hold one"):
-        glibc.read_glibc_tunables(f"@{tmp_path / 'two'}")
-    (tmp_path / "bad").write_text("MEMKIT_TUNABLES=nt_threshold=1M\n")
-    with pytest.raises(MemkitError, match=r"\(.*bad\): 'MEMKIT_TUNABLES=nt_threshold=1M': not a glibc tunable"):
-        glibc.read_glibc_tunables(f"@{tmp_path / 'bad'}")
 
 
 def test_try_suggests_the_setting_where_glibc_disagrees():
@@ -302,3 +268,154 @@ def test_try_suggests_the_setting_where_glibc_disagrees():
         "glibc.cpu.x86_non_temporal_threshold=8388608 to time glibc tuned beside memkit")
     # where glibc agrees, or memkit has no view of it: nothing
     assert wp.glibc_suggestion(XEON_167) == wp.glibc_suggestion(FINGERPRINT) == wp.glibc_suggestion(None) == ""
+
+
+# ---- glibc tuned as a baseline ----
+
+@pytest.mark.parametrize("spec, why", [
+    ("", "no glibc tunable given"),
+    ("glibc.cpu.x86_rep_movsb_threshold", "is not NAME=VALUE"),
+    ("glibc.cpu.x86_rep_movsb_threshold=", "is not NAME=VALUE"),
+    ("glibc.cpu.x86_rep_movsb_threshold=4096::glibc.malloc.perturb=1", "an empty item"),
+    ("MALLOC_ARENA_MAX=2", "only glibc's own tunables"),
+    ("x86_rep_movsb_threshold=4096", "only glibc's own tunables"),
+    ("glibc.x86_rep_movsb_threshold=4096", "only glibc's own tunables"),
+    ("glibc..x86=1", "only glibc's own tunables"),
+    ("glibc.cpu.x86_rep_movsb_threshold=4096 glibc.malloc.perturb=1", "a space or a control character"),
+])
+def test_a_bad_glibc_tunables_spec_is_refused_saying_why(spec, why, tmp_path):
+    with pytest.raises(glibc.MemkitError, match=why):
+        glibc.tunables_argument(spec)
+    # the lab holds its glibc_tunables= to the same rule
+    probe = real_bench_dir().parent / "tests" / "lab_glibc_probe"
+    p = subprocess.run([str(probe), "--check-args", f"glibc_tunables={spec}"], capture_output=True, text=True)
+    assert p.returncode == 2 and "glibc_tunables" in p.stderr, p.stderr
+
+
+def test_the_tunables_are_read_as_given_or_from_a_file(tmp_path):
+    spec = "glibc.cpu.x86_non_temporal_threshold=0x2000000:glibc.cpu.x86_rep_movsb_threshold=4096"
+    assert glibc.tunables_argument(spec) == spec
+    assert glibc.tunables_argument("GLIBC_TUNABLES=" + spec) == spec
+    for text in (f"GLIBC_TUNABLES={spec}\n", f"# memkit tune --glibc\n\nexport GLIBC_TUNABLES='{spec}'\n",
+                 f"{spec}\n", f'GLIBC_TUNABLES="{spec}"'):
+        (tmp_path / "line").write_text(text)
+        assert glibc.tunables_argument(f"@{tmp_path / 'line'}") == spec, text
+    (tmp_path / "two").write_text(f"{spec}\n{spec}\n")
+    with pytest.raises(glibc.MemkitError, match="expected one line.*found 2 lines"):
+        glibc.tunables_argument(f"@{tmp_path / 'two'}")
+    (tmp_path / "bad").write_text("GLIBC_TUNABLES=cpu.hwcaps=-AVX2\n")
+    with pytest.raises(glibc.MemkitError, match=r"bad: .*only glibc's own tunables"):
+        glibc.tunables_argument(f"@{tmp_path / 'bad'}")
+    with pytest.raises(glibc.MemkitError, match="cannot read the glibc tunables file"):
+        glibc.tunables_argument(f"@{tmp_path / 'missing'}")
+    with pytest.raises(glibc.MemkitError, match="no glibc tunable given"):
+        glibc.tunables_argument("GLIBC_TUNABLES=")
+
+
+def test_run_refuses_glibc_tunables_where_nothing_races_glibc(tmp_path):
+    build = make_fake_build(tmp_path / "build", ["ok"])
+    p = run_cli("run", "ok", "--glibc-tunables", "glibc.malloc.perturb=1", "--db", tmp_path / "r.db",
+                env=cli_env(MEMKIT_BUILD=str(build)))
+    assert p.returncode != 0 and "none of the experiments to run races glibc" in p.stderr, p.stderr
+    p = run_cli("run", "ok", "--glibc-tunables", "perturb=1", "--db", tmp_path / "r.db",
+                env=cli_env(MEMKIT_BUILD=str(build)))
+    assert p.returncode != 0 and "only glibc's own tunables" in p.stderr, p.stderr
+
+
+PERTURB = 0x5a   # glibc fills a chunk it hands out with 0xff ^ this (lab_glibc_probe.c)
+
+
+def probe_records(tmp_path, *args, env=None):
+    probe = real_bench_dir().parent / "tests" / "lab_glibc_probe"
+    out = tmp_path / "probe.jsonl"
+    e = dict(os.environ if env is None else env)
+    e.pop("GLIBC_TUNABLES", None)
+    p = subprocess.run([str(probe), "--jsonl", str(out), *args], capture_output=True, text=True, env=e)
+    assert p.returncode == 0, p.stderr
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    return recs[0], {r["series"]: r for r in recs if r["type"] == "measurement"}, \
+        [r for r in recs if r["type"] == "verdict"]
+
+
+def test_glibc_tuned_runs_in_processes_under_the_tunables_paired_with_memkit_there(tmp_path):
+    fp, ms, verdicts = probe_records(tmp_path, f"glibc_tunables=glibc.malloc.perturb={PERTURB}")
+    assert fp["glibc_tunables"] == f"glibc.malloc.perturb={PERTURB}"
+    tuned = 1 + (0xff ^ PERTURB)
+    # the tunable reached glibc in the tuned processes, and only there
+    assert set(ms["glibc"]["samples"]) == {1} and set(ms["glibc-tuned"]["samples"]) == {tuned}
+    assert ms["glibc-tuned"]["baseline"] is None   # no pairing with glibc: another process
+    # memkit: paired with glibc as shipped in its processes and with glibc
+    # tuned in the tuned ones, as many rounds and processes each
+    mk = ms["memkit"]
+    assert mk["baseline"]["series"] == "glibc" and set(mk["ratios"]) == {1}
+    assert mk["tuned"]["baseline"] == "glibc-tuned" and set(mk["tuned"]["ratios"]) == {tuned}
+    assert len(mk["tuned"]["ratios"]) == len(mk["ratios"]) == len(ms["glibc-tuned"]["samples"]) == 2 * 5
+    assert mk["tuned"]["process_ratios"] == [tuned, tuned]
+    # the ranking weighs glibc tuned beside the others; the note says how it was compared
+    (rk,) = [v["data"] for v in verdicts if v.get("kind") == "fastest"]
+    assert rk["points"][0]["fastest"] in ("glibc", "memkit") and rk["points"][0]["rival"] == "glibc"
+    assert any("across processes, not paired" in v["text"] for v in verdicts)
+    # without the argument, nothing of it
+    fp, ms, _ = probe_records(tmp_path)
+    assert "glibc_tunables" not in fp and set(ms) == {"glibc", "memkit"} and "tuned" not in ms["memkit"]
+
+
+def test_glibc_tuned_is_refused_where_glibc_tunables_is_set_already(tmp_path):
+    probe = real_bench_dir().parent / "tests" / "lab_glibc_probe"
+    p = subprocess.run([str(probe), "glibc_tunables=glibc.malloc.perturb=1"], capture_output=True, text=True,
+                       env=dict(os.environ, GLIBC_TUNABLES="glibc.malloc.perturb=2"))
+    assert p.returncode == 2 and "glibc would not run as shipped" in p.stderr, p.stderr
+
+
+def synthetic_run(tmp_path):
+    """A stored run whose memkit raced glibc at three sizes, as shipped and
+    tuned: speed-ups 1.2, 1.5, 0.9 over glibc and 1.0, 1.1, 0.8 over glibc tuned."""
+    spec = "glibc.cpu.x86_rep_movsb_threshold=8192"
+    fp = dict(FINGERPRINT, glibc_tunables=spec)
+    ms, points = [], []
+    for size, up, up_tuned in ((1024, 1.2, 1.0), (4096, 1.5, 1.1), (65536, 0.9, 0.8)):
+        base = {"experiment": "copy-sweep", "params": {"size": size}, "metric": "gb_per_s", "unit": "GB/s",
+                "better": "higher", "stat": "median", "samples": [1.0] * 5, "axis": {"name": "size", "unit": "B"}}
+        ms += [dict(base, type="measurement", series="libc", value=1.0, min=1, median=1, max=1, baseline=None),
+               dict(base, type="measurement", series="glibc-tuned", value=up / up_tuned, min=1, median=1, max=1,
+                    baseline=None),
+               dict(base, type="measurement", series="memkit", value=up, min=up, median=up, max=up,
+                    baseline={"series": "libc", "params": {"size": size}}, ratios=[up] * 5, ratio=up,
+                    ratio_min=up, ratio_max=up,
+                    tuned={"baseline": "glibc-tuned", "ratios": [up_tuned] * 5, "ratio": up_tuned,
+                           "ratio_lo": up_tuned, "ratio_hi": up_tuned})]
+        points.append({"at": f"{size} B", "fastest": "memkit", "tied": [], "rival": "glibc-tuned",
+                       "verdict": 1, "slower": 1 / up_tuned})
+    verdict = {"type": "verdict", "experiment": "copy-sweep", "kind": "fastest", "text": "memkit fastest",
+               "data": {"what": "copy", "ordered": True, "memkit": "memkit", "loss_min": 1.02, "points": points}}
+    return fp, ms, [verdict], spec
+
+
+def test_the_headline_gives_memkit_over_glibc_shipped_and_tuned(tmp_path):
+    fp, ms, verdicts, spec = synthetic_run(tmp_path)
+    from memkit.lab import ranking, records
+    v = glibc.versus_glibc([records.normalized(m) for m in ms], ranking.memkit_series(verdicts))
+    gm = lambda *xs: (xs[0] * xs[1] * xs[2]) ** (1 / 3)
+    assert v["points"] == 3 and v["baseline"] == "glibc-tuned"
+    assert v["shipped"] == pytest.approx((gm(1.2, 1.5, 0.9), 0.9, 1.5))
+    assert v["tuned"] == pytest.approx((gm(1.0, 1.1, 0.8), 0.8, 1.1))
+    line = glibc.headline([records.normalized(m) for m in ms], {"memkit"}, spec)
+    assert f"over glibc as shipped {gm(1.2, 1.5, 0.9):.3f}x (0.90..1.50)" in line
+    assert f"over glibc tuned {gm(1.0, 1.1, 0.8):.3f}x (0.80..1.10)" in line
+    assert spec in line and "only across processes" in line
+    # stored and read back, the report's headline says the same
+    from memkit.lab.experiments import Result
+    from memkit.report.run_report import write_report
+    with Database(tmp_path / "r.db", create=True) as db:
+        r = Result("copy-sweep", "", "", "ok", 1.0, [], fingerprint=fp,
+                   measurements=[records.normalized(m) for m in ms],
+                   verdicts=[records.verdict(x) for x in verdicts])
+        run_id = db.store_run(started_at="2026-11-28T00:00:00+00:00", finished_at="2026-11-28T00:01:00+00:00",
+                              quick=True, fingerprint=fp, results=[r], hostname="h")
+        assert db.run(run_id)["fingerprint"]["glibc_tunables"] == spec
+        # compare and the report say which tunables a run raced
+        assert f"glibc_tunables: (none) -> {spec}" in differences(FINGERPRINT, fp)[1]
+        (stored,) = [m for m in db.measurements(run_id) if m["series"] == "memkit" and m["params"]["size"] == 4096]
+        assert stored["tuned"]["ratio"] == 1.1
+        page = write_report(db, run_id, tmp_path / "report").read_text()
+    assert "memkit against glibc as shipped and tuned" in page and line.replace("'", "&#x27;") in page

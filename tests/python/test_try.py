@@ -260,9 +260,9 @@ def test_glibc_tunables_errors_before_anything_runs(build, tmp_path):
         assert p.returncode != 0 and not (tmp_path / "seen").exists(), p.stdout
         return p.stderr
     err = refused("--glibc-tunables", "x86_rep_movsb_threshold=4096")
-    assert err.strip() == ("memkit: error: x86_rep_movsb_threshold=4096: 'x86_rep_movsb_threshold=4096': not a "
-                           "glibc tunable (glibc's are named glibc.*, e.g. glibc.cpu.x86_non_temporal_threshold)")
-    assert "@/no/such/file: cannot read /no/such/file" in refused("--glibc-tunables", "@/no/such/file")
+    assert err.strip() == ("memkit: error: glibc tunables: 'x86_rep_movsb_threshold=4096': only glibc's own "
+                           "tunables (glibc.NAMESPACE.NAME=VALUE, e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000)")
+    assert "cannot read the glibc tunables file /no/such/file" in refused("--glibc-tunables", "@/no/such/file")
     assert "an empty value: give a GLIBC_TUNABLES setting" in refused("--glibc-tunables=")
     err = refused("--glibc-tunables", TUNED, env=cli_env(GLIBC_TUNABLES="glibc.malloc.check=3"))
     assert "GLIBC_TUNABLES is already set (glibc.malloc.check=3): the runs of glibc as shipped would have it" in err

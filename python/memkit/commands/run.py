@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.errors import MemkitError
-from memkit.lab import suite
+from memkit.lab import glibc, suite
 
 NAME = "run"
 HELP = "run experiments (all by default) and store the results"
@@ -19,6 +19,10 @@ def add_arguments(p):
                         "EXPERIMENT:key=value to that experiment (its arguments: the experiment's --help)")
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
+    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE",
+                   help="also race glibc under GLIBC_TUNABLES=SPEC (glibc.NAME=VALUE:...; @FILE: a file holding "
+                        "that line, as `memkit tune --glibc` writes it) as the series glibc-tuned, in processes "
+                        "of its own, in every experiment that races glibc")
     add_db_option(p)
     add_host_option(p)
     add_build_option(p)
@@ -50,6 +54,7 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 def main(args) -> int:
     names, experiment_args = split_arguments(args.experiments)
+    spec = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables is not None else None
     suite.run_suite(names, experiment_args, quick=args.quick, db_path=db_path(args), host=host_name(args),
-                    build=args.build)
+                    build=args.build, glibc_tunables=spec)
     return 0

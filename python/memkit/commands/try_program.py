@@ -364,7 +364,7 @@ def main(args) -> int:
     if args.budget < 0:
         raise MemkitError("--budget takes a number of seconds, 0 or more")
     # A setting glibc would ignore without a word fails before anything runs.
-    tunables = glibc.read_glibc_tunables(args.glibc_tunables) if args.glibc_tunables else ""
+    tunables = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables else ""
     so = find_preload(args.preload, args.build)
     _check_runnable(argv[0])
     if elf_is_static(shutil.which(argv[0]) or argv[0]):

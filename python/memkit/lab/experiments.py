@@ -176,6 +176,9 @@ class Experiment:
     # A grid that scales with this machine's caches, as the experiment
     # takes it here (--describe's "grid": "largest", "work"); None: fixed.
     grid: Optional[dict] = None
+    # The keys of its key=value arguments, the lab's built-in ones too (peer,
+    # glibc_tunables) where it takes them.
+    keys: tuple = ()
 
 
 def _run_quiet(argv: list[str], what: str, timeout: float = 30, pass_stderr: bool = False) -> str:
@@ -235,7 +238,8 @@ def describe(path: Path) -> Experiment:
     try:
         d = json.loads(out)
         grid = d.get("grid") if isinstance(d.get("grid"), dict) else None
-        return Experiment(d["name"], d.get("seed", ""), d.get("description", ""), path, grid)
+        keys = tuple(a["key"] for a in d.get("args") or () if isinstance(a, dict) and "key" in a)
+        return Experiment(d["name"], d.get("seed", ""), d.get("description", ""), path, grid, keys)
     except (ValueError, KeyError, TypeError):
         raise MemkitError(f"{path.name} --describe printed no valid description")
 

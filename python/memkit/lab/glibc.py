@@ -10,11 +10,16 @@ decides "disagrees" (`checks`); the fingerprint stores the view under KEY,
 and `memkit env`, `memkit system-check` and the report print it from here.
 The view is the one in force: a GLIBC_TUNABLES in the environment shows in
 it, so `GLIBC_TUNABLES=... memkit env` checks a correction.
+
+glibc tuned as a baseline: `tunables_argument` reads a GLIBC_TUNABLES setting
+as the commands take it (SPEC or @FILE); the lab races glibc under it as the
+series glibc-tuned (its experiments' glibc_tunables=, bench/lab/lab.h), and
+`versus_glibc` gives memkit's speed-ups over glibc as shipped and tuned.
 """
 
 from __future__ import annotations
 
-import re
+import math
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -269,40 +274,116 @@ def describe_rows(fp: dict) -> list[tuple[str, str]]:
     return rows
 
 
-# One GLIBC_TUNABLES item: a glibc.* name (glibc ignores any other, silently)
-# and a value without blanks.
-_TUNABLE_ITEM = re.compile(r"glibc\.[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*=[^\s:=]+")
+# ---- glibc tuned as a baseline ----
+
+# The fingerprint's key for the GLIBC_TUNABLES glibc-tuned ran under (the
+# lab's fingerprint record names it so too, records.def).
+TUNABLES_KEY = "glibc_tunables"
+# The lab's argument that races glibc tuned, where an experiment takes it.
+TUNABLES_ARG = "glibc_tunables"
+# The series of glibc tuned begin with it (LAB_GLIBC_TUNED).
+TUNED = "glibc-tuned"
 _VARIABLE = "GLIBC_TUNABLES="
 
 
-def read_glibc_tunables(arg: str) -> str:
-    """The GLIBC_TUNABLES value `arg` gives: the spec itself
-    (glibc.cpu.x86_rep_movsb_threshold=23170:...), or @FILE, a file holding
-    it as one line, bare or as GLIBC_TUNABLES=... (`export` allowed; blank
-    and # lines skipped), as `memkit tune --glibc` writes it.  Checked
-    here because glibc is silent about what it ignores: a name outside
-    glibc.* or an item without a value never reaches it."""
-    where = arg
-    if arg.startswith("@"):
-        path = Path(arg[1:])
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as e:
-            raise MemkitError(f"{arg}: cannot read {path}: {e.strerror or e}") from None
-        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-        if len(lines) != 1:
-            raise MemkitError(f"{arg}: {path} holds {len(lines)} setting lines; it should hold one, "
-                              "GLIBC_TUNABLES=NAME=VALUE:... or the bare NAME=VALUE:...")
-        spec, where = lines[0], f"{arg} ({path})"
-    else:
-        spec = arg.strip()
-    spec = spec.removeprefix("export ").strip().removeprefix(_VARIABLE)
+def check_tunables(spec: str) -> str:
+    """spec when it is GLIBC_TUNABLES' syntax over glibc's own tunables
+    (glibc.NAMESPACE.NAME=VALUE joined by ':'), else a MemkitError saying
+    which item is not.  glibc ignores an item it cannot read without a word,
+    so a typo would race glibc as shipped under the name glibc tuned.  The
+    lab holds its glibc_tunables= to the same rule (lab_glibc_tunables_check)."""
     if not spec:
-        raise MemkitError(f"{where}: no tunables (expected NAME=VALUE:..., e.g. "
-                          "glibc.cpu.x86_rep_movsb_threshold=23170)")
+        raise MemkitError("no glibc tunable given (expected glibc.NAMESPACE.NAME=VALUE:...)")
     for item in spec.split(":"):
-        if not _TUNABLE_ITEM.fullmatch(item):
-            why = ("not a glibc tunable (glibc's are named glibc.*, e.g. glibc.cpu.x86_non_temporal_threshold)"
-                   if not item.startswith("glibc.") else "expected NAME=VALUE, the value without blanks")
-            raise MemkitError(f"{where}: {item!r}: {why}")
+        name, eq, value = item.partition("=")
+        if not item:
+            raise MemkitError(f"glibc tunables {spec!r}: an empty item (two ':' in a row, or one at an end)")
+        if not eq or not value:
+            raise MemkitError(f"glibc tunables: {item!r} is not NAME=VALUE")
+        parts = name.split(".")
+        if parts[0] != "glibc" or len(parts) < 3 or not all(parts):
+            raise MemkitError(f"glibc tunables: {item!r}: only glibc's own tunables "
+                              f"(glibc.NAMESPACE.NAME=VALUE, e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000)")
+        if any(c <= " " or c == "\x7f" for c in item):
+            raise MemkitError(f"glibc tunables: {item!r} holds a space or a control character")
     return spec
+
+
+def tunables_argument(value: str) -> str:
+    """A GLIBC_TUNABLES setting as a command takes it, checked
+    (check_tunables): the spec itself, or @FILE, a file holding one line,
+    `GLIBC_TUNABLES=SPEC` (`export` before it, quotes around the spec, blank
+    lines and # comments allowed) or the plain spec, as `memkit tune --glibc`
+    writes it."""
+    if not value.startswith("@"):
+        return check_tunables(value[len(_VARIABLE):] if value.startswith(_VARIABLE) else value)
+    path = Path(value[1:])
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        raise MemkitError(f"cannot read the glibc tunables file {path}: {e.strerror or e}")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    if len(lines) != 1:
+        raise MemkitError(f"{path}: expected one line, GLIBC_TUNABLES=... or the spec itself; "
+                          f"found {len(lines) or 'no'} line{'s' if len(lines) != 1 else ''} (besides comments)")
+    line = lines[0].removeprefix("export ").strip()
+    line = line[len(_VARIABLE):] if line.startswith(_VARIABLE) else line
+    if len(line) >= 2 and line[0] == line[-1] and line[0] in "'\"":
+        line = line[1:-1]
+    try:
+        return check_tunables(line)
+    except MemkitError as e:
+        raise MemkitError(f"{path}: {e}") from None
+
+
+def race_tuned(names: list[str], takes: dict[str, bool], args: dict[str, list[str]], spec: str) -> dict:
+    """args with glibc_tunables=spec added for every experiment that races
+    glibc (`takes`: its name -> whether it takes the argument); a
+    MemkitError when none of them does, or one was given it already."""
+    racing = [n for n in names if takes.get(n)]
+    if not racing:
+        raise MemkitError(f"--glibc-tunables: none of the experiments to run races glibc "
+                          f"({', '.join(names)}); one that does takes {TUNABLES_ARG}= (its --help)")
+    out = dict(args)
+    for n in racing:
+        if any(a.startswith(TUNABLES_ARG + "=") for a in out.get(n, ())):
+            raise MemkitError(f"{n}: glibc tunables given twice (--glibc-tunables and {TUNABLES_ARG}=): give them once")
+        out[n] = list(out.get(n, ())) + [f"{TUNABLES_ARG}={spec}"]
+    return out
+
+
+def versus_glibc(measurements: list[dict], memkit: set[str]) -> Optional[dict]:
+    """memkit's speed-ups over glibc as shipped and over glibc tuned, where a
+    run raced both: {"points", "shipped", "tuned", "baseline"}, each speed-up
+    (geometric mean, lowest, highest) over the points where memkit has both
+    (its series among `memkit`); None where glibc tuned was not raced.  Each
+    is paired round by round in its own processes; between glibc and glibc
+    tuned there is no pairing (they never share a process)."""
+    both = [m for m in measurements if m.get("series") in memkit and m.get("ratio")
+            and isinstance(m.get("tuned"), dict) and m["tuned"].get("ratio")]
+    if not both:
+        return None
+
+    def spread(xs):
+        return (math.exp(sum(math.log(x) for x in xs) / len(xs)), min(xs), max(xs))
+    return {"points": len(both), "shipped": spread([m["ratio"] for m in both]),
+            "tuned": spread([m["tuned"]["ratio"] for m in both]), "baseline": both[0]["tuned"].get("baseline", TUNED)}
+
+
+def headline(measurements: list[dict], memkit: set[str], spec: Optional[str]) -> Optional[str]:
+    """One experiment's memkit over glibc as shipped and tuned, in one line
+    (the summary's and the report's headline), or None where glibc tuned
+    was not raced; memkit: its series as the rankings name them
+    (ranking.memkit_series)."""
+    v = versus_glibc(measurements, memkit)
+    return versus_text(v, spec) if v else None
+
+
+def versus_text(v: dict, spec: Optional[str]) -> str:
+    """versus_glibc's answer in one line."""
+    def x(t):
+        return f"{t[0]:.3f}x ({t[1]:.2f}..{t[2]:.2f})"
+    return (f"memkit over glibc as shipped {x(v['shipped'])}, over glibc tuned "
+            f"{x(v['tuned'])}, geometric mean (lowest..highest) over {v['points']} points, each paired "
+            f"in its own processes{' (GLIBC_TUNABLES=' + spec + ')' if spec else ''}; glibc tuned "
+            f"against glibc as shipped only across processes")

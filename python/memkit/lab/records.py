@@ -156,6 +156,8 @@ def measurement(rec: dict, fmt: int = 1) -> dict:
         "ratios": _floats(rec.get("ratios")) if fmt >= 2 else None,
         "process_ratios": _floats(rec.get("process_ratios")) if fmt >= 2 else None,
         "contract": rec.get("contract") if isinstance(rec.get("contract"), str) else None,
+        # under glibc_tunables=: the speed-ups over glibc tuned (records.def's tuned)
+        "tuned": rec.get("tuned") if isinstance(rec.get("tuned"), dict) else None,
         "ratio": rec.get("ratio"),
         "ratio_min": rec.get("ratio_min"),
         "ratio_max": rec.get("ratio_max"),

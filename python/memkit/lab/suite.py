@@ -15,7 +15,7 @@ import sys
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab import estimate, experiments, load
+from memkit.lab import estimate, experiments, glibc, load, ranking
 from memkit.programs import recording, whole_program
 from memkit.store import spill
 from memkit.store.backends import safe_url
@@ -65,6 +65,11 @@ def _summary_lines(results, tried=()) -> list[str]:
         out.append("real programs (memkit try on this host, the latest of each):")
         out += [f"  {text} (run {run_id})" for run_id, text in tried]
     out += _trade_lines(results)
+    against = [(r.name, glibc.headline(r.measurements, ranking.memkit_series(r.verdicts),
+                                       (r.fingerprint or {}).get(glibc.TUNABLES_KEY))) for r in results]
+    if any(line for _, line in against):
+        out.append("memkit against glibc as shipped and tuned:")
+        out += [f"  {n}: {line}" for n, line in against if line]
     out.append("memkit's losses (slower than the best other method beyond the noise):")
     out += [f"  {n}: {t}" for n, t in losses] or ["  none"]
     out.append("fastest where:")
@@ -132,7 +137,7 @@ def _keep_unfinished(store, how: str, total: int, fingerprint, watch) -> str:
 
 
 def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick: bool, db_path,
-              host: str, build: Optional[str]) -> int:
+              host: str, build: Optional[str], glibc_tunables: Optional[str] = None) -> int:
     """Runs the experiments named (all, in the suite's order, when none),
     found in the build directory `build` (None: the usual places), each with
     its key=value words from experiment_args, else the suite's (none when
@@ -146,6 +151,9 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
     if "size-distributions" in extra_args:   # a recording replays at its own working sets
         extra_args["size-distributions"] = recording.replay_arguments(extra_args["size-distributions"],
                                                                       os.environ.get("MEMKIT_DATA"))
+    if glibc_tunables:
+        extra_args = glibc.race_tuned([e.name for e in exps], {e.name: glibc.TUNABLES_ARG in e.keys for e in exps},
+                                      extra_args, glibc_tunables)
     # A wrong argument (reps=0, budget=nan, a distribution file with an
     # alignment of 0, a peer= file that is no library) stops the run before
     # anything runs or is stored, as one line, not minutes into it as a
@@ -162,6 +170,8 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
             fingerprint = experiments.fingerprint(exps)
         except MemkitError:
             fingerprint = None
+        if fingerprint is not None and glibc_tunables:   # what compare shows beside the machine
+            fingerprint[glibc.TUNABLES_KEY] = glibc_tunables
         # First, before anything runs: how long this will take (memkit.lab.estimate).
         guess = estimate.estimate(exps, quick, extra_args, fingerprint,
                                   estimate.history(db, host))

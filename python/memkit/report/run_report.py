@@ -20,7 +20,7 @@ from typing import Optional
 
 from memkit.judging import compare as cmp, stats
 from memkit.judging.compare import params_text
-from memkit.lab import ranking, records
+from memkit.lab import glibc, ranking, records
 from memkit.lab.fingerprint import cache_levels, describe_lines, differences
 from memkit.lab.sizes import fmt_size
 from memkit.programs import whole_program
@@ -482,6 +482,13 @@ def headline_html(db, run: dict, exps: list[dict]) -> list[str]:
                      "below</p>")
     else:
         parts.append("<p>No experiment of this run ranked memkit beside other methods.</p>")
+    spec = (run.get("fingerprint") or {}).get(glibc.TUNABLES_KEY)
+    against = [(x["name"], glibc.headline(db.measurements(run_id, x["name"]),
+                                          ranking.memkit_series(verdicts, x["name"]), spec))
+               for x in exps]
+    if any(line for _, line in against):
+        parts.append("<h3>memkit against glibc as shipped and tuned</h3><ul class='versus-glibc'>" +
+                     "".join(f"<li><b>{e(n)}</b>: {e(line)}</li>" for n, line in against if line) + "</ul>")
     parts.append("<h3>Since the previous run</h3>")
     parts += changes_html(db, run)
     losses = [v for v in verdicts if v.get("kind") == "loss"]

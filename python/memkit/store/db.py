@@ -37,7 +37,8 @@ memkit_schema):
     ratios (JSON list of paired per-round speed-ups); from version 3:
     process_ratios (JSON list, each process's median speed-up); from
     version 4: contract (what the series' method needs of its inputs,
-    e.g. aligned buffers; NULL: any input)
+    e.g. aligned buffers; NULL: any input); from version 7: tuned (JSON:
+    the speed-ups over glibc tuned where a run raced it, or NULL)
   verdicts      run_id, experiment, seq, text, kind ('loss', 'fastest',
     'note' or NULL; from version 2); from version 5: data (JSON: the facts
     the verdict states, e.g. a "fastest" verdict's ranking, or NULL)
@@ -70,7 +71,7 @@ from memkit.errors import MemkitError
 from memkit.lab import records
 from memkit.store.backends import CorruptDatabase, open_backend
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 RESULTS_IN_CHECKOUT = "results"
 DB_FILE = "memkit.db"
 # For --help: where the database goes by default (results_dir()).
@@ -159,6 +160,9 @@ MIGRATIONS = {
     6: [
         "ALTER TABLE runs ADD COLUMN incomplete TEXT",
     ],
+    7: [
+        "ALTER TABLE measurements ADD COLUMN tuned TEXT",
+    ],
 }
 # A run's `incomplete` while it is under way; what a killed run keeps.
 UNFINISHED = "stopped before it ended (killed, or still running)"
@@ -181,6 +185,7 @@ MEASUREMENT_NEWER_COLUMNS = (
     ("ratios", lambda m: records.dumps(m.get("ratios"))),
     ("process_ratios", lambda m: records.dumps(m.get("process_ratios"))),
     ("contract", lambda m: m.get("contract")),
+    ("tuned", lambda m: records.dumps(m.get("tuned"))),
 )
 
 
@@ -519,6 +524,7 @@ def row_to_measurement(d: dict) -> dict:
     d["process_samples"] = records.loads(d.get("process_samples"))
     d["ratios"] = records.loads(d.get("ratios"))
     d["process_ratios"] = records.loads(d.get("process_ratios"))
+    d["tuned"] = records.loads(d.get("tuned"))
     series, params = d.pop("baseline_series", None), d.pop("baseline_params", None)
     d["baseline"] = {"series": series, "params": json.loads(params or "{}")} if series is not None else None
     return d
