@@ -15,7 +15,7 @@ import subprocess
 import pytest
 from conftest import REPO, real_bench_dir
 
-from memkit.lab import records
+from memkit.results import records
 from memkit.lab.sizes import fmt_size, parse_size
 
 SIZES = REPO / "tests" / "data" / "sizes.tsv"

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
-from memkit.judging import fleet
+from memkit.comparison import fleet
 from memkit.lab import glibc, system_check
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
 from memkit.report.fleet_report import write_fleet_report

@@ -213,7 +213,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
 def working_set_suite():
     """size-distributions at three working sets with a peer: memkit twice
     glibc's speed in cache, slower than both at dram, worst on Memcpy_1."""
-    from memkit.lab.records import measurement
+    from memkit.results.records import measurement
     ms = []
     for ws, ws_bytes, memkit_ns in (("hot", 4096, 5.0), ("l3", 4 << 20, 8.0), ("dram", 64 << 20, 20.0)):
         for dist, worse in (("Memcpy_0", 1.0), ("Memcpy_1", 1.5)):

@@ -33,7 +33,8 @@ from typing import Optional
 
 from memkit.commands._common import add_build_option, add_db_option, db_path, given, host_name
 from memkit.errors import MemkitError
-from memkit.lab import experiments as lab, suite
+from memkit.lab import experiments as lab
+from memkit.orchestration import suite
 from memkit.programs import recording
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store.db import Database

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.errors import MemkitError
-from memkit.lab import suite
+from memkit.orchestration import suite
 
 NAME = "run"
 HELP = "run experiments (all by default) and store the results"

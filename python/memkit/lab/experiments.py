@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memkit.errors import MemkitError, UsageError
-from memkit.lab import glibc, records
+from memkit.lab import glibc
+from memkit.results import records
 
 PREFIX = "memkit-exp-"
 PRELOAD_NAME = "libmemkit_preload.so"   # the preload library, beside the experiments

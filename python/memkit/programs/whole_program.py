@@ -46,7 +46,7 @@ from typing import Optional
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.judging.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
-from memkit.lab import records
+from memkit.results import records
 from memkit.lab.experiments import describe_exit
 
 EXPERIMENT = "try"

@@ -18,13 +18,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
-from memkit.judging import compare as cmp, stats
-from memkit.judging.compare import params_text
-from memkit.lab import ranking, records
+from memkit.comparison import compare as cmp
+from memkit.comparison.compare import params_text
+from memkit.judging import stats
+from memkit.lab import ranking
 from memkit.lab.fingerprint import cache_levels, describe_lines, differences
 from memkit.lab.sizes import fmt_size
 from memkit.programs import whole_program
 from memkit.report import plots, recording_plot
+from memkit.results import records
 from memkit.store.outdir import OutputDir
 from memkit.tuning.evidence import unmeasured_note
 

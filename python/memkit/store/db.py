@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab import records
+from memkit.results import records
 from memkit.store.backends import CorruptDatabase, open_backend
 
 SCHEMA_VERSION = 6

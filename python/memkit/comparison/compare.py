@@ -130,7 +130,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from memkit.judging import stats
-from memkit.lab import records
+from memkit.results import records
 
 from memkit.judging.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
                           NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,

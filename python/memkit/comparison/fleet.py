@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judging import compare as cmp
+from memkit.comparison import compare as cmp
 from memkit.lab.fingerprint import LOUD_FIELDS, changed_keys, describe_change
 from memkit.programs import whole_program
 from memkit.terminal import printable
