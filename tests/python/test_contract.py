@@ -95,7 +95,7 @@ def test_the_check_refuses_what_the_schema_does_not_declare(schema, real_records
 # The Python readers of the records: in each file, the names that hold a
 # record (or a part of one) and the objects of records.def they may be.
 READERS = {
-    "python/memkit/lab/records.py": {"rec": ("measurement", "verdict"), "baseline": ("baseline",)},
+    "python/memkit/results/records.py": {"rec": ("measurement", "verdict"), "baseline": ("baseline",)},
     "python/memkit/lab/experiments.py": {"rec": ("fingerprint", "measurement", "verdict", "end")},
     "python/memkit/lab/ranking.py": {"rk": ("ranking",), "p": ("ranking_point",), "v": ("verdict",)},
 }

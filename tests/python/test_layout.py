@@ -77,7 +77,7 @@ def test_no_module_imports_a_command():
         for m in sorted(imported(path.read_text(), name, path.name == "__init__.py") & (commands - {name})):
             offenders.append(f"{path.relative_to(REPO)} imports {m}")
     assert offenders == [], ("move what they share into a module outside memkit/commands "
-                             "(e.g. memkit.lab.suite, which run and record both call)")
+                             "(e.g. memkit.orchestration.suite, which run and record both call)")
 
 
 def test_every_folder_says_what_it_is():

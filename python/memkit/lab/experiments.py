@@ -346,14 +346,14 @@ class Result:
     args: list[str] = field(default_factory=list)
     fingerprint: Optional[dict] = None
     measurements: list[dict] = field(default_factory=list)
-    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.lab.records)
+    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.results.records)
     output: str = ""
     error: str = ""
 
 
 def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool]:
     """(fingerprint, measurements, verdicts, saw the end record); the
-    measurements and verdicts in memkit.lab.records' normalised shape."""
+    measurements and verdicts in memkit.results.records' normalised shape."""
     fp, ms, vs, ended = None, [], [], False
     fmt = 1
     for n, line in enumerate(text.splitlines(), 1):

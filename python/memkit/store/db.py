@@ -25,7 +25,7 @@ memkit_schema):
   experiments   one row per experiment per run
     run_id, name, seed, description, status ('ok', 'failed', 'crashed'),
     seconds, args (JSON list), error, output (the experiment's table)
-  measurements  one row per number (see memkit.lab.records for the record format)
+  measurements  one row per number (see memkit.results.records for the record format)
     run_id, experiment, series (method/variant), params (canonical JSON
     object, e.g. {"size": 4096, "value": 0}), metric, unit, stat (which
     statistic value is), value, min, median, max, samples (the count), and
@@ -167,7 +167,7 @@ TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
 NUMERIC_FIELDS = ("value", "min", "median", "max", "samples", "ratio", "ratio_min", "ratio_max")
-# The columns from version 2 on and how a normalised measurement (memkit.lab.records) fills them.
+# The columns from version 2 on and how a normalised measurement (memkit.results.records) fills them.
 MEASUREMENT_NEWER_COLUMNS = (
     ("record_format", lambda m: m.get("format") or 1),
     ("axis_name", lambda m: (m.get("axis") or {}).get("name")),
@@ -510,7 +510,7 @@ class Database:
 
 
 def row_to_measurement(d: dict) -> dict:
-    """A measurements row in memkit.lab.records' normalised shape."""
+    """A measurements row in memkit.results.records' normalised shape."""
     d["params"] = json.loads(d["params"])
     d["format"] = d.pop("record_format", 1) or 1
     name, unit = d.pop("axis_name", None), d.pop("axis_unit", None)
