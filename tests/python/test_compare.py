@@ -9,7 +9,7 @@ import random
 from conftest import FINGERPRINT, run_cli
 from memkit.commands.compare import fingerprint_banner
 from memkit.comparison import compare as cmp
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.lab.fingerprint import changed_keys, differences
 from memkit.store.db import Database
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FINGERPRINT, REPO
 from memkit.errors import MemkitError
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.store import db as dbmod
 from memkit.store.db import Database
 

@@ -8,7 +8,7 @@ import random
 import re
 
 from conftest import FINGERPRINT, run_cli
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.report import run_report
 from memkit.report.run_report import write_report
 from memkit.store.db import Database

@@ -314,7 +314,7 @@ class Database:
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
                   results: list, hostname: str = "", command: str = "", load: Optional[dict] = None,
                   incomplete: Optional[str] = None, replaces: Optional[int] = None, once: bool = False) -> int:
-        """Writes one run (a list of experiments.Result) in a single transaction.
+        """Writes one run (a list of memkit.results.result.Result) in a single transaction.
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.lab.load measured it;
         `incomplete`: why the run did not finish (None: it did);
         `replaces`: an incomplete run holding part of this one (an imported
