@@ -12,7 +12,7 @@ from typing import Optional
 
 from memkit.judging.judge import TUNE_MARGIN as MARGIN
 from memkit.judging.judge import VARIANT_FLOOR, VARIANT_LEVELS
-from memkit.programs.recording import OPS
+from memkit.programs.count_files import OPS
 from memkit.tuning.tune import Choice, fmt_candidate
 
 
