@@ -184,7 +184,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
     # figures, not one with a "threads=None" group; the modes are bars of
     # their own.  zeroing: a figure per workload, and the lock a series
     # already names is not repeated in its legend.
-    from memkit.report.run_report import experiment_figures
+    from memkit.report.run_figures import experiment_figures
     faults = [rec("faults", s, {"bytes": 1 << 26}, v, metric="us_per_mb", unit="µs/MB", axis=None)
               for s, v in (("first touch", 380.0), ("warm touch", 5.0), ("munmap", 60.0))]
     faults += [rec("faults", s, {"bytes": 1 << 26, "threads": t}, 100.0 / t, metric="ms", unit="ms", axis=None)
@@ -226,7 +226,7 @@ def working_set_suite():
 
 
 def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
-    from memkit.report.run_report import experiment_figures
+    from memkit.report.run_figures import experiment_figures
     ms = working_set_suite()
     items, _ = experiment_figures("size-distributions", ms, [], tmp_path)
     names = sorted(p.rsplit("/", 1)[1] for p, _ in items)
