@@ -214,3 +214,20 @@ def test_no_import_runs_up_a_floor_or_across_one():
 
 def test_no_modules_import_each_other():
     assert cycles(import_graph()) == []
+
+
+def test_the_architecture_page_draws_the_floors_in_their_order():
+    """docs/architecture.md's picture names each folder (and top-level
+    module) of python/memkit top down as FLOORS orders them."""
+    page = (REPO / "docs" / "architecture.md").read_text()
+    picture = page[page.index(" python/memkit/ "):page.index(" bench/experiments/ ")]
+    drawn = []
+    for line in picture.splitlines()[1:]:
+        for word in line.split("|", 1)[-1].split():
+            if not (word.endswith("/") or word.endswith(".py")):
+                break
+            drawn.append("memkit." + word.removesuffix("/").removesuffix(".py"))
+    floors = [floor(name)[0] for name in drawn]
+    assert floors == sorted(floors), f"the picture's order {drawn} is not FLOORS'"
+    placed = {unit for units in FLOORS for unit in units} - {"memkit", "memkit.__main__"}
+    assert set(drawn) == placed, f"drawn {sorted(set(drawn))}, on a floor {sorted(placed)}"
