@@ -37,9 +37,6 @@ FLOORS = (
     ("memkit.errors",),
     ("memkit",),   # __init__.py: the version
 )
-# The one import that runs up, and why it may: the completion command prints
-# the completions of the command line it is part of (docs builds its parser).
-UPWARD_ALLOWED = {("memkit.commands.completion", "memkit.docs")}
 
 
 def module_name(path: Path) -> str:
@@ -107,7 +104,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
         for t in sorted(targets):
             there, other = floor(t)
             across = there == here and other != unit and here != 0
-            if (there < here or across) and (name, t) not in UPWARD_ALLOWED:
+            if there < here or across:
                 out.append(f"{name} imports {t}")
     return out
 
