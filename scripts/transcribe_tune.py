@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from memkit.lab.sizes import fmt_size  # noqa: E402
-from memkit.tuning import evidence, tune  # noqa: E402
+from memkit.tuning import catalogue, evidence  # noqa: E402
 
 # the printout's pick lines (commands/tune.py PICK_LABELS) -> (family, ops)
 LABELS = {"memset 0, picked:": ("memset", ["set0"]), "memset non-zero, picked:": ("memset", ["set"]),
@@ -65,23 +65,23 @@ def main() -> int:
     m = re.search(r"(\d+) interleaved rounds over (\d+) process", method)
     rounds, processes = int(m.group(1)), int(m.group(2))
     m = re.search(r"(\d+) sizes (\S+ \S+)\.\.(\S+ \S+);", method)
-    grid = tune.size_grid(1 << 10, 1 << 30, 2)
+    grid = catalogue.size_grid(1 << 10, 1 << 30, 2)
     grid = [s for s in grid if sizes_named(grid)[m.group(2)] <= s <= sizes_named(grid)[m.group(3)]]
     assert len(grid) == int(m.group(1)), (len(grid), m.group(1))
     per_octave = 2   # the full grid: the printout's sizes are its points (asserted above)
 
     cpu = json.loads(Path(a.cpu).read_text())
     defaults = json.loads(Path(a.defaults).read_text())
-    live = tune.Paths(Path(a.build) / "bench")
+    live = catalogue.Paths(Path(a.build) / "bench")
     families: dict = {}
     for line in text:
         for label, (family, ops) in LABELS.items():
             if line.strip().startswith(label):
                 body = line.strip()[len(label):].strip()
                 body = re.sub(r"\s+\(.*\)$", "", body)
-                fgrid = tune.family_grid(family, grid)
+                fgrid = catalogue.family_grid(family, grid)
                 fam = families.setdefault(family, {"grid": fgrid, "strategies": [
-                    s.name for s in tune.strategies(family, int(cpu.get("cpus_online") or 1))],
+                    s.name for s in catalogue.strategies(family, int(cpu.get("cpus_online") or 1))],
                     "cells": [], "picks": []})
                 fam["picks"] += [{"ops": ops, "size": s, "default": None, "chosen": c,
                                   "evidence": None} for s, c in expand(body, fgrid)]

@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                "on this machine, for these sizes, and did that change since the last run?")
     p.add_argument("--version", action=VersionAction, nargs=0,
                    help="print the lab's version and the library's (its commit too), then exit")
+    # The command line itself, for the command that describes it (completion).
+    p.set_defaults(command_line=p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     p.command_parsers = {}
     for mod in all_commands():

@@ -14,9 +14,6 @@ import argparse
 import sys
 from pathlib import Path
 
-SHELLS = ("bash", "zsh")
-
-
 def completion(shell: str) -> str:
     import shtab
 

@@ -10,7 +10,7 @@ import shutil
 import sys
 import time
 
-from memkit.lab.experiments import Progress
+from memkit.results.result import Progress
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

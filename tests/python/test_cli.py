@@ -123,7 +123,7 @@ def test_a_host_name_that_would_break_a_line_is_refused(fake_build, tmp_path, ho
 
 def test_a_stored_host_name_is_shown_on_one_line(fake_build, tmp_path):
     # A database written before host names were checked.
-    from memkit.lab.experiments import Result
+    from memkit.results.result import Result
     from conftest import FINGERPRINT
     db = tmp_path / "m.db"
     with Database(db, create=True) as d:

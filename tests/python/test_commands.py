@@ -10,7 +10,7 @@ import os
 import pytest
 
 from conftest import FINGERPRINT, make_fake_build, run_cli
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.lab import load
 from memkit.store.db import Database
 
@@ -169,8 +169,8 @@ def test_compare_and_the_run_summary_take_runs_that_share_measurements(build, tm
 
 
 def test_the_run_summary_states_the_trade_per_working_set():
-    from memkit.lab.suite import _trade_lines
-    from memkit.lab.experiments import Result
+    from memkit.orchestration.suite import _trade_lines
+    from memkit.results.result import Result
     ups = {"hot": 2.0, "l3": 1.2, "dram": 0.8}
     ms = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws, "distribution": d}, "ratio": r}
           for fn in ("memset", "memcpy", "memmove") for ws, r in ups.items() for d in ("A", "B")]

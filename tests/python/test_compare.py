@@ -8,8 +8,8 @@ import random
 
 from conftest import FINGERPRINT, run_cli
 from memkit.commands.compare import fingerprint_banner
-from memkit.judging import compare as cmp
-from memkit.lab.experiments import Result
+from memkit.comparison import compare as cmp
+from memkit.results.result import Result
 from memkit.lab.fingerprint import changed_keys, differences
 from memkit.store.db import Database
 

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 from conftest import REPO, real_bench_dir
 
-from memkit.lab import records
+from memkit.results import records
 from memkit.lab.sizes import fmt_size, parse_size
 
 SIZES = REPO / "tests" / "data" / "sizes.tsv"
@@ -95,7 +95,7 @@ def test_the_check_refuses_what_the_schema_does_not_declare(schema, real_records
 # The Python readers of the records: in each file, the names that hold a
 # record (or a part of one) and the objects of records.def they may be.
 READERS = {
-    "python/memkit/lab/records.py": {"rec": ("measurement", "verdict"), "baseline": ("baseline",)},
+    "python/memkit/results/records.py": {"rec": ("measurement", "verdict"), "baseline": ("baseline",)},
     "python/memkit/lab/experiments.py": {"rec": ("fingerprint", "measurement", "verdict", "end")},
     "python/memkit/lab/ranking.py": {"rk": ("ranking",), "p": ("ranking_point",), "v": ("verdict",)},
 }
@@ -150,26 +150,26 @@ def test_tune_times_the_workloads_the_tools_declare(library_tables):
     """bench/experiments/tune/tune_workloads.def is the source (memkit-tune-experiment and
     memkit-tunables --paths are built from it); tune reads it from the
     library, in its order, and times each family's ops."""
-    from memkit.tuning import tune
+    from memkit.tuning import catalogue
     declared = {w["op"]: (w["family"], w["words"]) for w in library_tables["workloads"]}
-    paths = tune.Paths(real_bench_dir())
+    paths = catalogue.Paths(real_bench_dir())
     assert list(paths.workloads.items()) == list(declared.items())
     assert paths.ops("memset") == ["set0", "set"] and paths.ops("memcpy") == ["copy", "copy3"]
-    assert not hasattr(tune, "WORKLOADS")   # no second copy in Python
+    assert not hasattr(catalogue, "WORKLOADS")   # no second copy in Python
 
 
 def test_tune_strategies_are_named_as_the_library_names_its_paths(library_tables):
     """A strategy is compared with the path the library takes by name
     (memkit-tunables --paths), so each plain strategy is one of its paths."""
-    from memkit.tuning import tune
-    for s in tune.STRATEGIES:
+    from memkit.tuning import catalogue
+    for s in catalogue.STRATEGIES:
         assert s.name in library_tables["paths"][s.family], s
 
 
 def test_tune_names_only_tunables_the_library_has(library_tables):
-    from memkit.tuning import tune
+    from memkit.tuning import catalogue, for_program, level_choice
     names = {t["name"] for t in library_tables["tunables"]}
-    used = {k for s in tune.STRATEGIES for k, _ in s.settings}
-    used |= {k for ks in tune.FAMILY_THRESHOLDS.values() for k in ks} | set(tune.LEVEL_TUNABLES)
-    used |= set(tune.VARIANT_FUNCTIONS)   # memset, memcpy, memmove: each a variant tunable
+    used = {k for s in catalogue.STRATEGIES for k, _ in s.settings}
+    used |= {k for ks in for_program.FAMILY_THRESHOLDS.values() for k in ks} | set(level_choice.LEVEL_TUNABLES)
+    used |= set(level_choice.VARIANT_FUNCTIONS)   # memset, memcpy, memmove: each a variant tunable
     assert used and used <= names, used - names

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FINGERPRINT, REPO
 from memkit.errors import MemkitError
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.store import db as dbmod
 from memkit.store.db import Database
 
@@ -208,7 +208,7 @@ def test_a_methods_contract_is_stored(tmp_path):
 
 
 def test_baseline_is_named_by_what_differs():
-    from memkit.lab.records import baseline_text
+    from memkit.results.records import baseline_text
     own = {"series": "vector-loop", "params": {"size": 4096, "value": 0}}
     assert baseline_text({"series": "vector-loop", "params": {"size": 4096, "value": 90}}, own) == "value=90"
     assert baseline_text({"series": "glibc", "params": {"size": 4096, "value": 0}}, own) == "glibc"
@@ -216,7 +216,7 @@ def test_baseline_is_named_by_what_differs():
 
 
 def test_old_format_records_have_no_speedup():
-    from memkit.lab import records
+    from memkit.results import records
     old = records.measurement({"series": "a", "params": {}, "metric": "ns_per_call", "unit": "ns",
                                "value": 2.0, "samples": 5, "ratio_to": "glibc", "ratio": 0.8})
     assert old["format"] == 1 and old["samples"] == 5 and old["sample_values"] is None

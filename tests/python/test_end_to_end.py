@@ -9,7 +9,7 @@ import math
 
 from conftest import cli_env, real_bench_dir, run_cli
 from memkit.judging.judge import SERIES_EFFECT
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.store.db import Database
 from regressions import slowed
 

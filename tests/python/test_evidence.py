@@ -18,7 +18,7 @@ from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir
 from memkit.report.run_report import write_report
 from memkit.store.db import Database
 from test_report import store_suite
-from memkit.tuning import evidence, tune
+from memkit.tuning import catalogue, evidence, level_choice, tune
 from test_tune import fake_timer  # noqa: F401  (the fixture: a timing program of known speeds)
 
 EVIDENCE_DIR = REPO / "data" / "evidence"
@@ -103,10 +103,10 @@ def test_a_row_whose_variant_is_not_the_evidences_choice_fails():
     doc = evidence.load(path)
     row = row_for(doc)
     rules = next(s for s in table()["strategies"] if s["name"] == "intel-emr")["defaults"]
-    doc["variants"] = {"levels": list(tune.VARIANT_LEVELS), "floor": tune.VARIANT_FLOOR,
-                       "defaults": {fn: "avx512" for fn in tune.VARIANT_FUNCTIONS},
-                       "scores": [{"variant": v, "function": fn, "levels": dict(zip(tune.VARIANT_LEVELS, ups))}
-                                  for fn in tune.VARIANT_FUNCTIONS
+    doc["variants"] = {"levels": list(level_choice.VARIANT_LEVELS), "floor": level_choice.VARIANT_FLOOR,
+                       "defaults": {fn: "avx512" for fn in level_choice.VARIANT_FUNCTIONS},
+                       "scores": [{"variant": v, "function": fn, "levels": dict(zip(level_choice.VARIANT_LEVELS, ups))}
+                                  for fn in level_choice.VARIANT_FUNCTIONS
                                   for v, ups in (("avx512", (1.8, 1.7, 0.73, 0.83)), ("evex", (1.8, 1.8, 0.95, 0.96)))]}
     derived = evidence.derived_values(doc)
     assert derived["memcpy"] == ("evex", "variant")
@@ -118,7 +118,7 @@ def test_a_row_whose_variant_is_not_the_evidences_choice_fails():
 
 
 def test_agreement_of_cache_rules_is_by_the_neighbouring_grid_points():
-    grid = tune.size_grid(1 << 10, 256 << 20, 2)
+    grid = catalogue.size_grid(1 << 10, 256 << 20, 2)
     l3_4 = (260 << 20) // 4                                 # 65 MiB: between 64 and 90.5 MiB
     assert evidence.neighbours(grid, l3_4) == {64 << 20, 94906240}   # 64 MiB, 90.5 MiB
     assert evidence.agrees(64 << 20, l3_4, "L3/4", grid)

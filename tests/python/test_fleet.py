@@ -9,8 +9,8 @@ import pytest
 
 from conftest import FINGERPRINT, run_cli
 from memkit import cli
-from memkit.judging import fleet
-from memkit.lab.experiments import Result
+from memkit.comparison import fleet
+from memkit.results.result import Result
 from memkit.store.db import Database
 from test_cli import one_line_error
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
-from memkit.judging import fleet
+from memkit.comparison import fleet
 from memkit.lab import glibc, system_check
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
 from memkit.programs import whole_program as wp
@@ -393,7 +393,8 @@ def synthetic_run(tmp_path):
 
 def test_the_headline_gives_memkit_over_glibc_shipped_and_tuned(tmp_path):
     fp, ms, verdicts, spec = synthetic_run(tmp_path)
-    from memkit.lab import ranking, records
+    from memkit.lab import ranking
+    from memkit.results import records
     v = glibc.versus_glibc([records.normalized(m) for m in ms], ranking.memkit_series(verdicts))
     gm = lambda *xs: (xs[0] * xs[1] * xs[2]) ** (1 / 3)
     assert v["points"] == 3 and v["baseline"] == "glibc-tuned"
@@ -404,7 +405,7 @@ def test_the_headline_gives_memkit_over_glibc_shipped_and_tuned(tmp_path):
     assert f"over glibc tuned {gm(1.0, 1.1, 0.8):.3f}x (0.80..1.10)" in line
     assert spec in line and "only across processes" in line
     # stored and read back, the report's headline says the same
-    from memkit.lab.experiments import Result
+    from memkit.results.result import Result
     from memkit.report.run_report import write_report
     with Database(tmp_path / "r.db", create=True) as db:
         r = Result("copy-sweep", "", "", "ok", 1.0, [], fingerprint=fp,

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import FINGERPRINT, cli_env, make_fake_build, run_cli
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.store import spill
 from memkit.store.db import Database
 from test_cli import one_line_error, wait_for_line

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_env, real_bench_dir, run_cli
-from memkit.programs import recording
+from memkit.programs import count_files, recording, ws_estimate
 
 PER_ROUND = {"memset": 1000, "memcpy": 500, "memmove": 300}
 
@@ -337,7 +337,7 @@ def test_working_set_separates_one_small_buffer_from_a_stride_over_256_mib(build
         p = record(build, tmp_path / mode, probe(build), mode)
         assert p.returncode == 0, p.stderr
         ws[mode] = summary(tmp_path / mode)["working_set"]["memcpy"]
-        assert f"memcpy working set: {recording.ws_text(ws[mode])}" in p.stderr
+        assert f"memcpy working set: {ws_estimate.ws_text(ws[mode])}" in p.stderr
     small, stride = ws["ws-small"], ws["ws-stride"]
     # ~780 sampled calls, one line each; ~1000 of 4 KiB, three lines each
     assert small["lines_drawn"] > 300 and stride["lines_drawn"] > 900
@@ -353,7 +353,7 @@ def test_a_count_file_of_the_first_layout_still_loads(tmp_path):
     data = gzip.decompress((Path(__file__).parent / "data" / "record-v1.mkrec.gz").read_bytes())
     assert data.startswith(b"MKREC01\n")
     (parts / "4242.0.mkrec").write_bytes(data)
-    rec = recording.merge_parts(parts)
+    rec = count_files.merge_parts(parts)
     assert {op: c.calls for op, c in rec.ops.items()} == {"memset": 2000, "memcpy": 1000, "memmove": 600}
     assert rec.ops["memcpy"].sizes == {4096: 1000} and rec.ops["memcpy"].align == {8: 1000}
     assert rec.ops["memmove"].overlap == 600 and rec.processes == 1
@@ -371,7 +371,7 @@ def test_a_newer_layout_is_refused_with_a_reason(tmp_path):
     parts.mkdir()
     (parts / "1.0.mkrec").write_bytes(b"MKREC99\n" + bytes(4096))
     with pytest.raises(recording.MemkitError, match="MKREC99 is not one this memkit reads"):
-        recording.merge_parts(parts)
+        count_files.merge_parts(parts)
 
 
 def old_recording(d: Path) -> Path:
@@ -444,13 +444,13 @@ def test_a_working_set_not_replayed_takes_the_nearest_and_says_so():
 
 def test_replay_ws_is_hot_a_size_or_dram():
     l3 = 32 << 20
-    assert recording.replay_ws(None, 2, l3) is None
-    assert recording.replay_ws(128, 2, l3) == "hot"
-    assert recording.replay_ws(300_000, 2, l3) == "256K"
-    assert recording.replay_ws(5 << 20, 2, l3) == "4M"
-    assert recording.replay_ws(20 << 20, 2, l3) == "dram"          # both sides beyond the L3
-    assert recording.replay_ws(20 << 20, 1, l3) == "16M"           # memset's one side fits
-    assert recording.replay_ws(float("inf"), 1, l3) == "dram"      # no reuse seen
+    assert ws_estimate.replay_ws(None, 2, l3) is None
+    assert ws_estimate.replay_ws(128, 2, l3) == "hot"
+    assert ws_estimate.replay_ws(300_000, 2, l3) == "256K"
+    assert ws_estimate.replay_ws(5 << 20, 2, l3) == "4M"
+    assert ws_estimate.replay_ws(20 << 20, 2, l3) == "dram"          # both sides beyond the L3
+    assert ws_estimate.replay_ws(20 << 20, 1, l3) == "16M"           # memset's one side fits
+    assert ws_estimate.replay_ws(float("inf"), 1, l3) == "dram"      # no reuse seen
 
 
 def mix(x):
@@ -469,10 +469,10 @@ def test_the_region_estimate_inverts_random_draws():
         draws = 20_000
         lines_seen = {rnd.randrange(region) for _ in range(draws)}
         hashed = {mix(l) >> 48 for l in lines_seen}
-        est = recording.region_lines(recording.distinct_lines(len(hashed), bits), draws, bits)
+        est = ws_estimate.region_lines(count_files.distinct_lines(len(hashed), bits), draws, bits)
         assert est == pytest.approx(region, rel=0.15)
     # all distinct: no reuse seen
-    assert recording.region_lines(1000.0, 1000, bits) == float("inf")
+    assert ws_estimate.region_lines(1000.0, 1000, bits) == float("inf")
 
 
 def test_a_stride_over_256_mib_never_reads_as_reuse():
@@ -490,7 +490,7 @@ def test_a_stride_over_256_mib_never_reads_as_reuse():
             page = rnd.randrange(pages)
             lines += [page * 64 + rnd.randrange(32), page * 64 + 32 + rnd.randrange(32)]
         hashed = {mix(l) >> 48 for l in lines}
-        est = recording.region_lines(recording.distinct_lines(len(hashed), bits), len(lines), bits)
+        est = ws_estimate.region_lines(count_files.distinct_lines(len(hashed), bits), len(lines), bits)
         assert est == float("inf"), est
 
 
@@ -642,22 +642,22 @@ def test_the_halves_of_a_window_tell_a_cold_share_from_one_larger_region():
     counter = iter(range(10**9))
     # 40% of the draws at lines never seen, the rest from 500 lines
     d, h = _window(lambda: next(counter) + 10**6 if rnd.random() < 0.4 else rnd.randrange(500))
-    cold, region = recording.mixture(d, 32768, (h, 16384), bits)
+    cold, region = ws_estimate.mixture(d, 32768, (h, 16384), bits)
     assert 0.37 < cold < 0.43 and 400 < region < 600
     # the same distinct count from one region of ~14k lines: no cold share
     d1, h1 = _window(lambda: rnd.randrange(14_700))
-    cold1, region1 = recording.mixture(d1, 32768, (h1, 16384), bits)
+    cold1, region1 = ws_estimate.mixture(d1, 32768, (h1, 16384), bits)
     assert cold1 == 0.0 and 13_000 < region1 < 16_500
     # the region alone would have read the first as one region of ~14k lines
-    assert recording.region_lines(d, 32768, bits) > 10_000
+    assert ws_estimate.region_lines(d, 32768, bits) > 10_000
     # few draws (4 KiB copies of one 64-line buffer): which lines they hit is
     # noise enough to look like a cold share, so none is fitted
     for seed in range(20):
         rs = random.Random(seed)
         d2, h2 = _window(lambda: rs.randrange(64), k=160)
-        assert recording.mixture(d2, 160, (h2, 80), bits)[0] == 0.0
+        assert ws_estimate.mixture(d2, 160, (h2, 80), bits)[0] == 0.0
     # no half (an older layout): the region alone
-    assert recording.mixture(d, 32768, None, bits) == (0.0, recording.region_lines(d, 32768, bits))
+    assert ws_estimate.mixture(d, 32768, None, bits) == (0.0, ws_estimate.region_lines(d, 32768, bits))
 
 
 def test_a_cold_share_is_replayed_in_dram_and_mixed_into_the_prediction():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from memkit.judging import compare as cmp
+from memkit.comparison import compare as cmp
 from memkit.store.db import Database
 from regressions import slowed
 

@@ -8,7 +8,7 @@ import random
 import re
 
 from conftest import FINGERPRINT, run_cli
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.report import run_report
 from memkit.report.run_report import write_report
 from memkit.store.db import Database
@@ -184,7 +184,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
     # figures, not one with a "threads=None" group; the modes are bars of
     # their own.  zeroing: a figure per workload, and the lock a series
     # already names is not repeated in its legend.
-    from memkit.report.run_report import experiment_figures
+    from memkit.report.run_figures import experiment_figures
     faults = [rec("faults", s, {"bytes": 1 << 26}, v, metric="us_per_mb", unit="µs/MB", axis=None)
               for s, v in (("first touch", 380.0), ("warm touch", 5.0), ("munmap", 60.0))]
     faults += [rec("faults", s, {"bytes": 1 << 26, "threads": t}, 100.0 / t, metric="ms", unit="ms", axis=None)
@@ -213,7 +213,7 @@ def test_bars_split_by_parameters_and_lines_by_declared_keys(tmp_path):
 def working_set_suite():
     """size-distributions at three working sets with a peer: memkit twice
     glibc's speed in cache, slower than both at dram, worst on Memcpy_1."""
-    from memkit.lab.records import measurement
+    from memkit.results.records import measurement
     ms = []
     for ws, ws_bytes, memkit_ns in (("hot", 4096, 5.0), ("l3", 4 << 20, 8.0), ("dram", 64 << 20, 20.0)):
         for dist, worse in (("Memcpy_0", 1.0), ("Memcpy_1", 1.5)):
@@ -226,7 +226,7 @@ def working_set_suite():
 
 
 def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
-    from memkit.report.run_report import experiment_figures
+    from memkit.report.run_figures import experiment_figures
     ms = working_set_suite()
     items, _ = experiment_figures("size-distributions", ms, [], tmp_path)
     names = sorted(p.rsplit("/", 1)[1] for p, _ in items)

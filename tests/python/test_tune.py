@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import FINGERPRINT, cli_env, real_bench_dir, run_cli
-from memkit.tuning import tune
+from memkit.tuning import catalogue, for_program, level_choice, profile_file, tune
 
 # ---- the rule ----
 
@@ -99,15 +99,15 @@ def test_window_with_an_end():
 
 
 def test_size_grid():
-    assert tune.size_grid(1024, 8192, 1) == [1024, 2048, 4096, 8192]
-    assert tune.size_grid(1024, 4096, 2) == [1024, 1472, 2048, 2880, 4096]
-    held_out = tune.size_grid(1024, 4096, 2, offset=0.5)
-    assert not set(held_out) & set(tune.size_grid(1024, 4096, 2))
+    assert catalogue.size_grid(1024, 8192, 1) == [1024, 2048, 4096, 8192]
+    assert catalogue.size_grid(1024, 4096, 2) == [1024, 1472, 2048, 2880, 4096]
+    held_out = catalogue.size_grid(1024, 4096, 2, offset=0.5)
+    assert not set(held_out) & set(catalogue.size_grid(1024, 4096, 2))
 
 
 def test_profile_file(tmp_path):
     path = tmp_path / "sub" / "profile"
-    tune.write_profile(path, [tune.Choice("nt_threshold", 1 << 25, 1 << 26, "because", True),
+    profile_file.write_profile(path, [tune.Choice("nt_threshold", 1 << 25, 1 << 26, "because", True),
                               tune.Choice("rep_stosb_threshold", None, None, "never wins", False)],
                        {"cpu_model": "X", "microcode": "0x1", "vendor": "AuthenticAMD", "family": 26,
                         "model": 2}, "the method")
@@ -120,9 +120,9 @@ def test_profile_file(tmp_path):
 
 
 def test_default_profile_path():
-    assert str(tune.default_profile_path({"MEMKIT_PROFILE": "/x/p"})) == "/x/p"
-    assert str(tune.default_profile_path({"XDG_CONFIG_HOME": "/c", "HOME": "/h"})) == "/c/memkit/profile"
-    assert str(tune.default_profile_path({"HOME": "/h"})) == "/h/.config/memkit/profile"
+    assert str(profile_file.default_profile_path({"MEMKIT_PROFILE": "/x/p"})) == "/x/p"
+    assert str(profile_file.default_profile_path({"XDG_CONFIG_HOME": "/c", "HOME": "/h"})) == "/c/memkit/profile"
+    assert str(profile_file.default_profile_path({"HOME": "/h"})) == "/h/.config/memkit/profile"
 
 
 # ---- the command, against a fake timing program with known speeds ----
@@ -273,7 +273,7 @@ def test_library_loads_profile(tmp_path):
     # this CPU's cpu= line, as memkit tune writes it (a profile without one is
     # applied with a line on stderr saying it is tied to no CPU)
     here, _, _ = fingerprint({"MEMKIT_PROFILE": "none"}, tmp_path)
-    prof.write_text(tune.cpu_line(here) + "\n# comment\n\nnt_threshold=12345\n  rep_stosb_threshold = 8192\n"
+    prof.write_text(profile_file.cpu_line(here) + "\n# comment\n\nnt_threshold=12345\n  rep_stosb_threshold = 8192\n"
                     .replace(" = ", "="))
     fp, tun, err = fingerprint({}, tmp_path)          # found at the default path
     assert fp["profile"] == str(prof)
@@ -339,7 +339,7 @@ def write_recording(d, dists: dict, calls: dict, command=("myprog", "--fast")):
 
 def library_paths():
     """What the real library runs where (memkit-tunables --paths of the build)."""
-    return tune.Paths(real_bench_dir())
+    return catalogue.Paths(real_bench_dir())
 
 
 ZEN4 = {"rep_stosb_threshold": None, "nt_threshold_zero": 16 * MB, "nt_threshold": 64 * MB,
@@ -347,19 +347,19 @@ ZEN4 = {"rep_stosb_threshold": None, "nt_threshold_zero": 16 * MB, "nt_threshold
 
 
 def test_plan_for_nothing_when_every_call_is_below_every_threshold():
-    plan = tune.plan_for({"memset": {64: 0.9, 1887437: 0.1}, "memcpy": {4096: 1.0}},
+    plan = for_program.plan_for({"memset": {64: 0.9, 1887437: 0.1}, "memcpy": {4096: 1.0}},
                          {"memset": 1000, "memcpy": 50}, ZEN4)
     assert plan.nothing == ("nothing to tune for this program: its largest call, 1.8 MiB, is below every "
                             "threshold (the lowest, 16 MiB)")
     # one memset of 16 MiB reaches nt_threshold_zero
-    plan = tune.plan_for({"memset": {64: 0.999, 16 * MB: 0.001}}, {"memset": 1000}, ZEN4)
+    plan = for_program.plan_for({"memset": {64: 0.999, 16 * MB: 0.001}}, {"memset": 1000}, ZEN4)
     assert plan.nothing is None and plan.grids == {"memset": [16 * MB]}
 
 
 def test_plan_for_times_only_the_sizes_that_carry_calls_or_bytes():
     dists = {"memset": {64: 0.98, 4096: 0.0199, 48 * MB: 0.0001},
              "memcpy": {100: 0.5, 16384: 0.5}, "memmove": {1 << 20: 1.0}}
-    plan = tune.plan_for(dists, {"memset": 30000, "memcpy": 200, "memmove": 0}, ZEN4)
+    plan = for_program.plan_for(dists, {"memset": 30000, "memcpy": 200, "memmove": 0}, ZEN4)
     assert plan.nothing is None
     # 64 B: most calls, but below 1 KiB; 4 KiB: 2% of the calls; 48 MiB: 3 calls, most bytes;
     # memmove never called: skipped
@@ -369,7 +369,7 @@ def test_plan_for_times_only_the_sizes_that_carry_calls_or_bytes():
     assert any(n.startswith("memset: 30000 calls; timing 4 KiB") and "48 MiB (3 calls" in n for n in plan.notes)
     assert not any(n.startswith("memmove") for n in plan.notes)
     # a size with 0.5% of the calls and 0.5% of the bytes is not timed
-    plan = tune.plan_for({"memcpy": {2048: 0.995, 4096: 0.005}}, {"memcpy": 1000},
+    plan = for_program.plan_for({"memcpy": {2048: 0.995, 4096: 0.005}}, {"memcpy": 1000},
                          dict(ZEN4, nt_copy_threshold=1024))
     assert plan.grids == {"memcpy": [2048]}
 
@@ -381,21 +381,21 @@ def test_weigh_sums_calls_times_saving_and_cost():
              "memset:nt": {("set", 24 * MB): [2.0e6] * 3, ("set0", 24 * MB): [9.0e5] * 3,
                            ("set", 20 * MB): [2.4e6] * 3, ("set0", 20 * MB): [9.0e5] * 3}}
     calls = {1024: 1000, 20 * MB: 2, 24 * MB: 3}
-    w = tune.weigh("memset", defaults, {"nt_threshold": 16 * MB}, times, calls, library_paths())
+    w = for_program.weigh("memset", defaults, {"nt_threshold": 16 * MB}, times, calls, library_paths())
     # only the non-zero fills change path; half the memsets counted as such:
     # 24 MiB: 3 calls x (3.0e6 - 2.0e6) / 2 saved; 20 MiB: 2 calls x (2.4e6 - 2.0e6) / 2 lost
     assert w.saved == pytest.approx(1.5e6) and w.cost == pytest.approx(0.4e6)
     assert w.net == pytest.approx(1.1e6)
     assert [s for s, _, _ in w.where] == [20 * MB, 24 * MB]      # 1 KiB: path unchanged
-    assert tune.fmt_ns(w.net) == "1.1 ms"
+    assert for_program.fmt_ns(w.net) == "1.1 ms"
     # the move is kept with its estimate ...
     c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
-    lines = tune.weigh_choices("memset", [c], defaults, times, calls, library_paths())
+    lines = for_program.weigh_choices("memset", [c], defaults, times, calls, library_paths())
     assert c.moved and lines == ["moving nt_threshold to 16 MiB saves ~1.1 ms per run of this program "
                                  "(3 calls of 24 MiB, 2 calls of 20 MiB); that is net of 400 µs it costs where it loses"]
     # ... and goes back to the default where the program loses more than it gains
     c = tune.Choice("nt_threshold", 32 * MB, 16 * MB, "nt from 16 MiB", True)
-    lines = tune.weigh_choices("memset", [c], defaults, times, {20 * MB: 10, 24 * MB: 1}, library_paths())
+    lines = for_program.weigh_choices("memset", [c], defaults, times, {20 * MB: 10, 24 * MB: 1}, library_paths())
     assert not c.moved and c.value == 32 * MB and lines[0].startswith("not moving nt_threshold to 16 MiB")
 
 
@@ -441,7 +441,7 @@ def test_weigh_takes_rep_movsbs_window_as_one_move():
              "memcpy:rep_movsb": {("copy", 4096): [50.0] * 3, ("copy3", 4096): [200.0] * 3}}
     start = tune.Choice("rep_movsb_threshold", None, 2048, "from 2 KiB", True)
     stop = tune.Choice("rep_movsb_stop", None, 8192, "below 8 KiB", True)
-    lines = tune.weigh_choices("memcpy", [start, stop], defaults, times, {4096: 10}, library_paths())
+    lines = for_program.weigh_choices("memcpy", [start, stop], defaults, times, {4096: 10}, library_paths())
     assert lines == ["not moving rep_movsb_threshold to 2 KiB and rep_movsb_stop to 8 KiB: on this program's "
                      "calls it would save 0 ns and cost 250 ns per run (10 calls of 4 KiB)"]
     assert not start.moved and not stop.moved and start.value is None and stop.value is None
@@ -450,7 +450,7 @@ def test_weigh_takes_rep_movsbs_window_as_one_move():
     # the same move only saves: 10 calls x 50 ns / 2 workloads.
     start = tune.Choice("rep_movsb_threshold", None, 2048, "from 2 KiB", True)
     stop = tune.Choice("rep_movsb_stop", None, 8192, "below 8 KiB", True)
-    lines = tune.weigh_choices("memcpy", [start, stop], dict(defaults, rep_movsb_align=64), times, {4096: 10},
+    lines = for_program.weigh_choices("memcpy", [start, stop], dict(defaults, rep_movsb_align=64), times, {4096: 10},
                                library_paths())
     assert start.moved and stop.moved and lines[0].startswith(
         "moving rep_movsb_threshold to 2 KiB and rep_movsb_stop to 8 KiB saves ~250 ns per run")
@@ -553,7 +553,7 @@ def test_timing_program_interleaves_configurations_and_refuses_bad_ones(tmp_path
 def align_times(flip_ns: dict, base_ns=100.0, rounds=7):
     """copy3 under the defaults' rep movsb and under the flipped condition."""
     return {"memcpy:rep_movsb": {("copy3", s): [base_ns] * rounds for s in flip_ns},
-            "memcpy:" + tune.ALIGN_FLIP: {("copy3", s): [ns * (1 + 0.001 * k) for k in range(rounds)]
+            "memcpy:" + catalogue.ALIGN_FLIP: {("copy3", s): [ns * (1 + 0.001 * k) for k in range(rounds)]
                                           for s, ns in flip_ns.items()}}
 
 
@@ -587,35 +587,36 @@ def test_align_moves_only_when_every_size_in_the_window_says_so():
 
 def scores_of(**by_variant):
     """variant -> (l1, l2, l3, dram) speed-ups, one function (memcpy)."""
-    return [tune.LevelScore(v, "memcpy", dict(zip(tune.VARIANT_LEVELS, ups))) for v, ups in by_variant.items()]
+    return [level_choice.LevelScore(v, "memcpy", dict(zip(level_choice.VARIANT_LEVELS, ups)))
+            for v, ups in by_variant.items()]
 
 
 def test_the_variant_is_the_best_geometric_mean_that_keeps_the_floor():
     # avx512 is far ahead in the caches but 0.6x glibc in DRAM: the floor rules it out
     scores = scores_of(avx512=(2.4, 2.2, 1.3, 0.6), evex=(1.9, 1.8, 1.6, 0.97), avx2=(1.1, 1.1, 1.1, 1.0))
-    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
+    c = level_choice.choose_by_levels("memcpy", "memcpy", scores, "avx512")
     assert c.moved and c.value == "evex" and c.setting() == "memcpy=evex"
     assert "every level at 0.85x glibc or better" in c.why and "avx512 l1 2.40" in c.why
 
 
 def test_the_default_variant_stays_within_the_margin():
     scores = scores_of(avx512=(1.9, 1.8, 1.6, 0.95), evex=(1.92, 1.82, 1.62, 0.96))
-    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
+    c = level_choice.choose_by_levels("memcpy", "memcpy", scores, "avx512")
     assert not c.moved and c.value == "avx512" and "kept" in c.why
 
 
 def test_where_no_variant_keeps_the_floor_the_best_geometric_mean_wins_and_says_so():
     scores = scores_of(avx512=(1.2, 1.2, 1.05, 0.72), evex=(1.6, 1.5, 1.4, 0.76))
-    c = tune.choose_by_levels("memcpy", "memcpy", scores, "avx512")
+    c = level_choice.choose_by_levels("memcpy", "memcpy", scores, "avx512")
     assert c.value == "evex" and "none keeps every level at 0.85x glibc" in c.why
 
 
 def test_variant_scores_read_size_distributions_records():
     recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": lv, "distribution": d},
-             "ratio": r} for fn in ("memset", "memcpy") for lv in tune.VARIANT_LEVELS
+             "ratio": r} for fn in ("memset", "memcpy") for lv in level_choice.VARIANT_LEVELS
             for d, r in (("A", 1.0), ("B", 4.0))]
     recs.append({"series": "glibc memcpy", "metric": "ns_per_call", "params": {"ws": "l1"}, "ratio": 1.0})
-    got = {sc.function: sc for sc in tune.candidate_scores("evex", recs)}
+    got = {sc.function: sc for sc in level_choice.candidate_scores("evex", recs)}
     assert set(got) == {"memset", "memcpy"} and got["memcpy"].levels["l2"] == pytest.approx(2.0)
     assert got["memset"].geomean == pytest.approx(2.0)
 
@@ -628,19 +629,19 @@ def test_for_a_recording_the_variant_counts_the_programs_own_working_set_only():
     assert over == {"memset": {"32K": 1.0}, "memcpy": {"dram": 1.0}}   # memmove: never called
     recs = [{"series": f"memkit {fn}", "metric": "ns_per_call", "params": {"ws": ws}, "ratio": r}
             for fn in ("memset", "memcpy") for ws, r in (("32K", 1.5), ("dram", 0.8))]
-    got = {sc.function: sc for sc in tune.candidate_scores("avx512", recs, over)}
+    got = {sc.function: sc for sc in level_choice.candidate_scores("avx512", recs, over)}
     assert got["memset"].levels == {"32K": 1.5} and got["memcpy"].geomean == pytest.approx(0.8)
     # a variant better where the program lives wins, whatever it does elsewhere
-    evex = tune.LevelScore("evex", "memcpy", {"dram": 0.97}, ("dram",))
-    c = tune.choose_by_levels("memcpy", "memcpy", [got["memcpy"], evex], "avx512")
+    evex = level_choice.LevelScore("evex", "memcpy", {"dram": 0.97}, ("dram",))
+    c = level_choice.choose_by_levels("memcpy", "memcpy", [got["memcpy"], evex], "avx512")
     assert c.value == "evex" and "dram 0.97" in c.why
 
 
-# ---- a threshold weighed over the levels (tune.LEVEL_TUNABLES) ----
+# ---- a threshold weighed over the levels (level_choice.LEVEL_TUNABLES) ----
 
 def threshold_scores(**by_size):
     """size -> (l1, l2, l3, dram) speed-ups of memset with rep stosb from there."""
-    return {"rep_stosb_threshold": [tune.LevelScore(s, "memset", dict(zip(tune.VARIANT_LEVELS, ups)))
+    return {"rep_stosb_threshold": [level_choice.LevelScore(s, "memset", dict(zip(level_choice.VARIANT_LEVELS, ups)))
                                     for s, ups in by_size.items()]}
 
 
@@ -653,10 +654,10 @@ def test_rep_stosb_moves_down_where_the_cached_threshold_leaves_dram_below_the_f
     # DRAM rises above the floor at a small cost in L1
     timed = [tune.Choice("rep_stosb_threshold", 1 << 20, 1 << 20, "timed: loop faster below 1 MiB", False)]
     scores = {"rep_stosb_threshold": [
-        tune.LevelScore(1 << 20, "memset", dict(zip(tune.VARIANT_LEVELS, (1.22, 1.17, 1.07, 0.76)))),
-        tune.LevelScore(8 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.18, 1.14, 1.11, 0.90)))),
-        tune.LevelScore(2 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.10, 1.10, 1.10, 0.92))))]}
-    decided, merged = tune.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
+        level_choice.LevelScore(1 << 20, "memset", dict(zip(level_choice.VARIANT_LEVELS, (1.22, 1.17, 1.07, 0.76)))),
+        level_choice.LevelScore(8 << 10, "memset", dict(zip(level_choice.VARIANT_LEVELS, (1.18, 1.14, 1.11, 0.90)))),
+        level_choice.LevelScore(2 << 10, "memset", dict(zip(level_choice.VARIANT_LEVELS, (1.10, 1.10, 1.10, 0.92))))]}
+    decided, merged = level_choice.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
     assert [c.value for c in decided] == [8 << 10] and decided[0].moved
     (c,) = merged
     assert c.value == 8 << 10 and c.moved and c.default == 1 << 20
@@ -666,17 +667,17 @@ def test_rep_stosb_moves_down_where_the_cached_threshold_leaves_dram_below_the_f
 def test_a_threshold_the_levels_keep_keeps_the_timed_stages_choice_and_both_whys():
     timed = [tune.Choice("rep_stosb_threshold", 1 << 20, 256 << 10, "timed: rep stosb faster from 256 KiB", True)]
     scores = {"rep_stosb_threshold": [
-        tune.LevelScore(256 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.2, 1.2, 1.0, 0.95)))),
-        tune.LevelScore(8 << 10, "memset", dict(zip(tune.VARIANT_LEVELS, (1.19, 1.19, 1.0, 0.96))))]}
-    decided, merged = tune.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
+        level_choice.LevelScore(256 << 10, "memset", dict(zip(level_choice.VARIANT_LEVELS, (1.2, 1.2, 1.0, 0.95)))),
+        level_choice.LevelScore(8 << 10, "memset", dict(zip(level_choice.VARIANT_LEVELS, (1.19, 1.19, 1.0, 0.96))))]}
+    decided, merged = level_choice.decide_levels(scores, timed, {"rep_stosb_threshold": 1 << 20})
     assert not decided[0].moved
     (c,) = merged
     assert c.value == 256 << 10 and c.moved and "timed: rep stosb" in c.why and "over the levels" in c.why
 
 
 def test_level_candidates_lie_below_the_incumbent():
-    assert tune.level_candidates("rep_stosb_threshold", 16 << 10) == [2 << 10, 4 << 10, 8 << 10, 16 << 10]
-    assert tune.level_candidates("rep_stosb_threshold", None)[-1] is None   # never: every candidate
+    assert level_choice.level_candidates("rep_stosb_threshold", 16 << 10) == [2 << 10, 4 << 10, 8 << 10, 16 << 10]
+    assert level_choice.level_candidates("rep_stosb_threshold", None)[-1] is None   # never: every candidate
 
 
 def test_a_programs_levels_weigh_by_the_time_its_calls_take_there():
@@ -686,7 +687,7 @@ def test_a_programs_levels_weigh_by_the_time_its_calls_take_there():
         p = {"ws": lv, "distribution": "Memcpy"}
         recs += [{"series": "glibc memcpy", "metric": "ns_per_call", "params": p, "value": g},
                  {"series": "memkit memcpy", "metric": "ns_per_call", "params": p, "value": g / up, "ratio": up}]
-    (sc,) = tune.candidate_scores("evex", recs, {"memcpy": {"8K": 0.75, "dram": 0.25}})
+    (sc,) = level_choice.candidate_scores("evex", recs, {"memcpy": {"8K": 0.75, "dram": 0.25}})
     assert sc.weights == pytest.approx({"8K": 7.5, "dram": 25.0})
     want = math.exp((7.5 * math.log(2.0) + 25.0 * math.log(0.8)) / 32.5)
     assert sc.geomean == pytest.approx(want) and sc.geomean < 1 < math.sqrt(2.0 * 0.8)
@@ -724,7 +725,7 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
 
 # ---- confirming the moves before the profile is written ----
 
-class ThresholdPaths(tune.Paths):
+class ThresholdPaths(catalogue.Paths):
     """Paths answered by two thresholds, as the library would: memset above
     rep_stosb_threshold runs rep stosb, memcpy above rep_movsb_threshold rep
     movsb (the real table is asked in test_paths_*; here the rule is the
@@ -734,7 +735,7 @@ class ThresholdPaths(tune.Paths):
         super().__init__(None)
 
     def ask(self, spec, op, sizes):
-        t = tune.parse_tunables(spec)
+        t = catalogue.parse_tunables(spec)
         name = "rep_stosb_threshold" if op == "set" else "rep_movsb_threshold"
         return ["rep" if t.get(name) is not None and s >= t[name] else "loop" for s in sizes]
 

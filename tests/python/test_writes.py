@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import cli_env, run_cli
-from memkit.programs import recording
+from memkit.programs import count_files, recording
 from memkit.store import outdir
 from test_cli import one_line_error
 from test_record import build, probe, record  # noqa: F401  (fixture)
@@ -115,7 +115,7 @@ def rec_dir(tmp_path, name, kind):
     """A recording directory memkit wrote, one of whose files is then the
     kind of thing memkit must not replace."""
     d = tmp_path / name
-    rec = recording.Recording({op: recording.OpCounts() for op in recording.OPS}, processes=1)
+    rec = count_files.Recording({op: count_files.OpCounts() for op in count_files.OPS}, processes=1)
     rec.ops["memset"].sizes, rec.ops["memset"].align = {64: 4}, {64: 4}
     recording.write(rec, d, ["p"], 0)
     target = d / "Memset.csv"

@@ -8,8 +8,8 @@ import math
 
 from memkit.commands._common import add_db_option, db_path
 from memkit.errors import MemkitError, UsageError
-from memkit.judging import compare as cmp
-from memkit.judging.fleet import latest_runs
+from memkit.comparison import compare as cmp
+from memkit.comparison.fleet import latest_runs
 from memkit.lab.fingerprint import changed_keys, differences
 from memkit.programs import whole_program
 from memkit.store.db import Database

@@ -8,7 +8,7 @@ import json
 
 from memkit.commands._common import add_db_option, db_path
 from memkit.errors import MemkitError
-from memkit.judging import fleet
+from memkit.comparison import fleet
 from memkit.store.db import Database
 
 NAME = "fleet"

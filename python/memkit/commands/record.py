@@ -33,8 +33,9 @@ from typing import Optional
 
 from memkit.commands._common import add_build_option, add_db_option, db_path, given, host_name
 from memkit.errors import MemkitError
-from memkit.lab import experiments as lab, suite
-from memkit.programs import recording
+from memkit.lab import experiments as lab
+from memkit.orchestration import suite
+from memkit.programs import count_files, recording, ws_estimate
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store.db import Database
 from memkit.store.outdir import check_directory, check_target, foreign_directory
@@ -174,19 +175,19 @@ def _refuse_existing(out: Path, force: bool):
 
 
 def _parts_dirs(out: Path) -> list[Path]:
-    return sorted(p for p in out.glob(recording.PARTS_PREFIX + "*") if p.is_dir())
+    return sorted(p for p in out.glob(count_files.PARTS_PREFIX + "*") if p.is_dir())
 
 
 def _closing_lines(args, rec, summary, out, seconds=None):
     """What was recorded (standard error: standard output is the
     program's), then --predict's replay and prediction."""
     if not args.quiet:
-        calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in recording.OPS)
+        calls = ", ".join(f"{summary['calls'][op]:,} {op}" for op in count_files.OPS)
         took = f", {seconds:.3g} s," if seconds is not None else ""
         print(f"memkit: recorded {calls} in {rec.processes} process(es){took} into {out}",
               file=sys.stderr, flush=True)
         for op, entry in summary["working_set"].items():
-            print(f"memkit: {op} working set: {recording.ws_text(entry)}", file=sys.stderr, flush=True)
+            print(f"memkit: {op} working set: {ws_estimate.ws_text(entry)}", file=sys.stderr, flush=True)
         if not args.predict:
             print(f"memkit: to predict memkit's saving: memkit run size-distributions data={out}, then memkit "
                   "report (or record with --predict)", file=sys.stderr, flush=True)
@@ -220,16 +221,16 @@ def recover(args) -> int:
     out = Path(args.recover)
     parts = _parts_dirs(out) if out.is_dir() else []
     if not parts:
-        raise MemkitError(f"no interrupted recording in {out} (no {recording.PARTS_PREFIX}* directory)")
+        raise MemkitError(f"no interrupted recording in {out} (no {count_files.PARTS_PREFIX}* directory)")
     if len(parts) > 1:
         raise MemkitError(f"{len(parts)} interrupted recordings in {out} ({', '.join(p.name for p in parts)}): "
                           f"recover one at a time (move the others away)")
     _refuse_existing(out, args.force)
-    rec = recording.merge_parts(parts[0])
+    rec = count_files.merge_parts(parts[0])
     if not rec.processes:
         raise MemkitError(f"the interrupted recording in {parts[0]} holds no counts: nothing to recover")
     _unfinished_lines(rec, parts[0], out)
-    summary = recording.write(rec, out, recording.read_command(parts[0]), None,
+    summary = recording.write(rec, out, count_files.read_command(parts[0]), None,
                               l3_bytes=l3_bytes(args.build))
     if not rec.unfinished:
         shutil.rmtree(parts[0], ignore_errors=True)
@@ -256,8 +257,8 @@ def main(args) -> int:
     made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        parts = Path(tempfile.mkdtemp(prefix=recording.PARTS_PREFIX, dir=out)).resolve()
-        recording.write_command(parts, argv)
+        parts = Path(tempfile.mkdtemp(prefix=count_files.PARTS_PREFIX, dir=out)).resolve()
+        count_files.write_command(parts, argv)
     except OSError as e:
         raise MemkitError(f"cannot create {out}: {e.strerror or e}")
     env = dict(os.environ)
@@ -270,7 +271,7 @@ def main(args) -> int:
         _discard(parts, out if made else None)
         raise
     seconds = time.monotonic() - started
-    rec = recording.merge_parts(parts)
+    rec = count_files.merge_parts(parts)
     if not rec.processes and not rec.unfinished:
         ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
         _discard(parts, out if made else None)

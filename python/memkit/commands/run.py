@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """memkit run: run experiments, show their tables and verdicts, store the run
-(the run itself: memkit.lab.suite)."""
+(the run itself: memkit.orchestration.suite)."""
 
 from __future__ import annotations
 
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
 from memkit.errors import MemkitError
-from memkit.lab import glibc, suite
+from memkit.lab import glibc
+from memkit.orchestration import suite
 
 NAME = "run"
 HELP = "run experiments (all by default) and store the results"

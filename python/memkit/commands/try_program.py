@@ -29,6 +29,7 @@ from memkit.lab import experiments, glibc, load
 from memkit.programs import recording
 from memkit.programs import whole_program as wp
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
+from memkit.results.result import Result
 from memkit.store.backends import safe_url
 from memkit.store.db import Database
 from memkit.tuning.evidence import unmeasured_note
@@ -432,7 +433,7 @@ def main(args) -> int:
         for text in lines + [line]:
             print(text)
         sys.stdout.flush()
-        result = experiments.Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
+        result = Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
                             "memkit's preload library" + (", and glibc tuned" if tunables else "")
                             + ", interleaved pairs", "ok", seconds, argv,
                             fingerprint=fingerprint, measurements=trial.measurements(),

@@ -23,7 +23,7 @@ from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
-from memkit.tuning import evidence, tune, tune_experiment
+from memkit.tuning import catalogue, evidence, for_program, level_choice, profile_file, tune, tune_experiment
 
 NAME = "tune"
 HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
@@ -63,7 +63,7 @@ def add_arguments(p):
 def check_writable(path: Path) -> None:
     """Fails now, not after minutes of measuring: the target must take a
     profile (memkit.outdir's rule) and its directory a new file."""
-    check_target(path, "the profile", tune.profile_is_ours)
+    check_target(path, "the profile", profile_file.profile_is_ours)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=True):
@@ -111,11 +111,11 @@ def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
 
 def measure_family(timer, family, grid, s, cpus, progress, step, paths, defaults=None) -> dict:
     ops = paths.ops(family)
-    strats = tune.strategies(family, cpus, defaults)
+    strats = catalogue.strategies(family, cpus, defaults)
     if len(strats) < 2 or not grid:
         print(f"== {step} {family}: nothing to compare on this machine", flush=True)
         return {}
-    p = plan({tune.candidate_name(st): st.tunables() for st in strats},
+    p = plan({catalogue.candidate_name(st): st.tunables() for st in strats},
              [(op, size) for op in ops for size in grid], s)
     print(f"== {step} {family}: {', '.join(st.says for st in strats)}; "
           f"{len(p.cells)} cells x {len(strats)} strategies x {p.total_rounds} rounds", flush=True)
@@ -132,12 +132,12 @@ VARIANT_RUNS = (11, 3)
 
 
 def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, candidates: dict,
-                   functions=tune.VARIANT_FUNCTIONS, data: Optional[str] = None,
-                   over: Optional[dict] = None) -> list[tune.LevelScore]:
+                   functions=level_choice.VARIANT_FUNCTIONS, data: Optional[str] = None,
+                   over: Optional[dict] = None) -> list[level_choice.LevelScore]:
     """Each candidate (name or size -> its MEMKIT_TUNABLES) in force in turn,
     by memkit-exp-size-distributions beside the timing program, scored for
     `functions`: on the production distributions at every level of
-    tune.VARIANT_LEVELS, or, for a recording (data: its directory; over:
+    level_choice.VARIANT_LEVELS, or, for a recording (data: its directory; over:
     function -> the working sets its replay runs at), on the program's own
     sizes at its own working sets."""
     program = timer.parent / SIZES_EXPERIMENT
@@ -155,7 +155,8 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
         on = (f"the program's own sizes at its working sets ("
               + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
     else:
-        levels, on = list(tune.VARIANT_LEVELS), f"the production size distributions at {', '.join(tune.VARIANT_LEVELS)}"
+        levels = list(level_choice.VARIANT_LEVELS)
+        on = f"the production size distributions at {', '.join(level_choice.VARIANT_LEVELS)}"
     print(f"== {step} {what}: {', '.join(map(tune.fmt_candidate, candidates))} on {on} "
           f"({rounds} rounds x {processes} process(es) each)", flush=True)
     exp = lab.describe(program)
@@ -172,7 +173,7 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
         progress.clear()
         if res.status != "ok":
             raise MemkitError(f"{SIZES_EXPERIMENT} with {forced} {res.status}: {res.error}")
-        scores += tune.candidate_scores(cand, res.measurements, over, functions)
+        scores += level_choice.candidate_scores(cand, res.measurements, over, functions)
     return scores
 
 
@@ -180,23 +181,23 @@ def forced_variants(variants: dict) -> str:
     return ":".join(f"{fn}={v}" for fn, v in variants.items())
 
 
-def measure_variants(timer, fp, quick, progress, step, data=None, over=None) -> list[tune.LevelScore]:
+def measure_variants(timer, fp, quick, progress, step, data=None, over=None) -> list[level_choice.LevelScore]:
     """Each variant this CPU runs, forced for memset, memcpy and memmove."""
-    cands = {v: forced_variants({fn: v for fn in tune.VARIANT_FUNCTIONS})
+    cands = {v: forced_variants({fn: v for fn in level_choice.VARIANT_FUNCTIONS})
              for v in runnable_variants(fp.get("isa") or {})}
     return measure_levels(timer, quick, progress, step, "variant", cands, data=data, over=over)
 
 
 def measure_thresholds(timer, quick, progress, step, variants: dict, incumbents: dict,
                        data=None, over=None) -> dict:
-    """tunable -> the scores of its tune.LEVEL_TUNABLES candidates, with the
+    """tunable -> the scores of its level_choice.LEVEL_TUNABLES candidates, with the
     chosen variants forced."""
     out = {}
-    for name, (fn, _) in tune.LEVEL_TUNABLES.items():
+    for name, (fn, _) in level_choice.LEVEL_TUNABLES.items():
         if over is not None and fn not in over:
             continue
-        cands = {c: forced_variants(variants) + f":{name}={tune.NEVER if c is None else c}"
-                 for c in tune.level_candidates(name, incumbents.get(name))}
+        cands = {c: forced_variants(variants) + f":{name}={catalogue.NEVER if c is None else c}"
+                 for c in level_choice.level_candidates(name, incumbents.get(name))}
         out[name] = measure_levels(timer, quick, progress, step, f"{name} over the levels", cands,
                                    (fn,), data, over)
     return out
@@ -232,12 +233,12 @@ def load_recording(d: Path) -> tuple[dict, dict]:
     return summary, dists
 
 
-def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
+def plan_for(args, defaults: dict) -> tuple[dict, for_program.ForPlan]:
     """The recording's summary and what to time for it; prints which sizes and why."""
     summary, dists = load_recording(Path(args.for_recording))
     lo = size_arg(args.min_size) if args.min_size else 1 << 10
     hi = size_arg(args.max_size) if args.max_size else None
-    plan = tune.plan_for(dists, summary.get("calls") or {}, defaults, lo, hi)
+    plan = for_program.plan_for(dists, summary.get("calls") or {}, defaults, lo, hi)
     print(f"tuning for the program recorded in {args.for_recording} "
           f"({shlex.join(summary.get('command') or ['?'])}):")
     for line in plan.notes:
@@ -245,7 +246,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, tune.ForPlan]:
     return summary, plan
 
 
-def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
+def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if args.evidence and args.for_recording:
         raise MemkitError("--evidence goes without --for: a program's calls weigh the moves there, "
                           "which the evidence of the rule alone does not re-derive")
@@ -258,16 +259,16 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         print("its small-size design (the variant of each function) is still its own to choose")
         plan.grids = {}
     out = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if plan
-           else tune.default_profile_path(dict(os.environ)))
+           else profile_file.default_profile_path(dict(os.environ)))
     if not args.dry_run:
         check_writable(out)
     if args.evidence:   # refused now, not after minutes of measuring
         check_target(Path(args.evidence), "the evidence", evidence.is_ours)
     s = settings(args, fp)
     grid = (sorted(set().union(*plan.grids.values(), set())) if plan
-            else tune.size_grid(s["lo"], s["hi"], s["per_octave"]))
+            else catalogue.size_grid(s["lo"], s["hi"], s["per_octave"]))
     cpus = int(fp.get("cpus_online") or 1)
-    print(f"tuning on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]}); the defaults: "
+    print(f"tuning on {fp.get('cpu_model', '?')} ({profile_file.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
     print(f"method: {method_text(s, grid, bool(plan))}", flush=True)
     progress = ProgressLine()
@@ -278,7 +279,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     weighed, measured, decisions = [], {}, []
     stages = len(families) + 1   # and the variant's
     for i, family in enumerate(families, 1):
-        fgrid = plan.grids[family] if plan else tune.family_grid(family, grid)
+        fgrid = plan.grids[family] if plan else catalogue.family_grid(family, grid)
         # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
         times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{stages}", paths,
                                None if plan else defaults)
@@ -291,7 +292,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         if plan:
-            weighed += tune.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
+            weighed += for_program.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
         choices += got
     # the small-size design: the variant of each function, then the thresholds
     # weighed over the levels, with the chosen variants forced
@@ -303,14 +304,14 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     scores, level_scores = [], {}
     if over is None or over:
         scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}", data, over)
-    got = tune.decide_variants(scores, fp.get("variants") or {})
+    got = level_choice.decide_variants(scores, fp.get("variants") or {})
     decisions += [evidence.decision_record("variant", c) for c in got]
     choices += got
     if scores:
         variants = dict(fp.get("variants") or {}, **{c.name: c.value for c in got})
         level_scores = measure_thresholds(timer, args.quick, progress, f"{stages}/{stages}", variants,
-                                          tune.level_incumbents(choices, defaults), data, over)
-        decided, choices = tune.decide_levels(level_scores, choices, defaults)
+                                          level_choice.level_incumbents(choices, defaults), data, over)
+        decided, choices = level_choice.decide_levels(level_scores, choices, defaults)
         decisions += [evidence.decision_record("levels", c) for c in decided]
     if plan:
         print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
@@ -337,9 +338,9 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     method = method_text(s, grid, bool(plan))
     if plan:
         method += (f"; for the program recorded in {args.for_recording}: only the sizes holding >= "
-                   f"{tune.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
+                   f"{for_program.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
                    "if it saves time on the recorded calls")
-    tune.write_profile(out, choices, fp, method)
+    profile_file.write_profile(out, choices, fp, method)
     check_loads(timer, out)
     moved = sum(c.moved for c in choices)
     print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
@@ -354,7 +355,7 @@ def tune_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     return 0
 
 
-def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: tune.Paths,
+def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: catalogue.Paths,
                   progress, levels_decided: bool) -> list:
     """Every threshold move timed again against the defaults, in fresh
     processes, interleaved, on the tuning grid and the sizes between its
@@ -362,7 +363,7 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     that does not hold goes back to its default, and tune says so.  The
     variants and the thresholds the levels decided are not re-timed here:
     a timing in cache is not what chose them."""
-    skip = set(tune.VARIANT_FUNCTIONS) | (set(tune.LEVEL_TUNABLES) if levels_decided else set())
+    skip = set(level_choice.VARIANT_FUNCTIONS) | (set(level_choice.LEVEL_TUNABLES) if levels_decided else set())
     moved = [c for c in choices if c.moved and c.name not in skip]
     if not moved:
         return choices
@@ -370,10 +371,10 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     # a threshold placed between two grid points can fall on a cliff neither
     # showed (Intel Xeon 6/167: rep_movsb_threshold 22.6 KiB, chosen on 2.8-16
     # KiB, made aligned 19 KiB copies 0.42x)
-    between = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
+    between = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
     sizes = sorted(set(grid) | set(between))
     cells = tune.workload_cells(paths, sizes)
-    p = plan({"defaults": "", "tuned": tune.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
+    p = plan({"defaults": "", "tuned": catalogue.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
     print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "confirm "))
@@ -413,29 +414,29 @@ def check_loads(timer: Path, path: Path) -> tune_experiment.Loaded:
 
 
 def with_pool(got: tune_experiment.Loaded) -> dict:
-    """Its tunables (tune.parse_tunables) and the default pool's size."""
-    return dict(tune.parse_tunables(got.tunables), pool_threads=got.pool_threads)
+    """Its tunables (catalogue.parse_tunables) and the default pool's size."""
+    return dict(catalogue.parse_tunables(got.tunables), pool_threads=got.pool_threads)
 
 
-def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
+def check_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     path = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if args.for_recording
-            else tune.default_profile_path(dict(os.environ)))
+            else profile_file.default_profile_path(dict(os.environ)))
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)
     profile = check_loads(timer, path)
     tuned, defaults = with_pool(profile), with_pool(tune_experiment.loaded(timer))
     # Sizes between the tuning grid's: the check is not the data the profile came from.
-    grid = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
+    grid = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
     # the profile as the library read it, put in force over the defaults; a
     # variant is chosen at load time, not between batches: its thresholds
     # are checked with the defaults' variants
     forced = [x for x in profile.tunables.split(":")
-              if x.partition("=")[0] in tune.VARIANT_FUNCTIONS and not x.endswith("=auto")]
+              if x.partition("=")[0] in level_choice.VARIANT_FUNCTIONS and not x.endswith("=auto")]
     if forced:
         print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
               "distributions; --check times its thresholds with the variants the defaults run", flush=True)
-    p = plan({"defaults": "", "profile": tune.tunables_text(tune.parse_tunables(profile.tunables))},
+    p = plan({"defaults": "", "profile": catalogue.tunables_text(catalogue.parse_tunables(profile.tunables))},
              tune.workload_cells(paths, grid), s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
     changed = {c for c in p.cells if tuned_paths[c] != default_paths[c]}
@@ -491,5 +492,5 @@ def main(args) -> int:
     bench_dir = lab.find_bench_dir(args.build)
     timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
     fp = tune_experiment.fingerprint(timer)
-    paths = tune.Paths(bench_dir)   # what the library runs where: asked of it
+    paths = catalogue.Paths(bench_dir)   # what the library runs where: asked of it
     return check_main(args, timer, fp, paths) if args.check else tune_main(args, timer, fp, paths)

@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Judging: does a difference count (constants, statistics), two runs compared, a fleet's hosts compared."""
+"""Judging: does a difference count (the constants of every rule, the statistics)."""

@@ -18,12 +18,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
 from memkit.errors import MemkitError, UsageError
-from memkit.lab import glibc, records
+from memkit.lab import glibc
+from memkit.results import records
+from memkit.results.result import Progress, Result
 
 PREFIX = "memkit-exp-"
 PRELOAD_NAME = "libmemkit_preload.so"   # the preload library, beside the experiments
@@ -322,15 +324,6 @@ def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
 PROGRESS_RE = re.compile(r"^progress: (\S+) (\d+)/(\d+) ([0-9.]+)s ?(.*)$")
 
 
-@dataclass
-class Progress:
-    experiment: str
-    done: int
-    total: int
-    seconds: float
-    what: str
-
-
 def parse_progress(line: str) -> Optional[Progress]:
     m = PROGRESS_RE.match(line.rstrip("\n"))
     if not m:
@@ -338,25 +331,9 @@ def parse_progress(line: str) -> Optional[Progress]:
     return Progress(m[1], int(m[2]), int(m[3]), float(m[4]), m[5])
 
 
-@dataclass
-class Result:
-    """What one experiment produced; status "ok", "failed" or "crashed"."""
-    name: str
-    seed: str
-    description: str
-    status: str
-    seconds: float
-    args: list[str] = field(default_factory=list)
-    fingerprint: Optional[dict] = None
-    measurements: list[dict] = field(default_factory=list)
-    verdicts: list[dict] = field(default_factory=list)   # {"text", "kind"} (memkit.lab.records)
-    output: str = ""
-    error: str = ""
-
-
 def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool]:
     """(fingerprint, measurements, verdicts, saw the end record); the
-    measurements and verdicts in memkit.lab.records' normalised shape."""
+    measurements and verdicts in memkit.results.records' normalised shape."""
     fp, ms, vs, ended = None, [], [], False
     fmt = 1
     for n, line in enumerate(text.splitlines(), 1):

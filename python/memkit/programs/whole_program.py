@@ -50,7 +50,8 @@ from typing import Optional
 from memkit.errors import MemkitError
 from memkit.judging import deploy, stats
 from memkit.judging.judge import TRY_CONFIDENCE as CONFIDENCE, TRY_MIN_PAIRS as MIN_PAIRS, TRY_PRECISION as PRECISION
-from memkit.lab import glibc, records
+from memkit.lab import glibc
+from memkit.results import records
 from memkit.lab.experiments import describe_exit
 
 EXPERIMENT = "try"
@@ -310,7 +311,7 @@ def program_name(argv: list[str]) -> str:
 def measurement(series: str, params: dict, metric: str, unit: str, values: list[float],
                 baseline: Optional[tuple[str, dict, list[float]]]) -> dict:
     """One configuration's per-pair values as a format 2 record
-    (memkit.lab.records): every run is a process of its own, so the values are
+    (memkit.results.records): every run is a process of its own, so the values are
     per-process samples as much as per-round ones, and compare judges them
     as such."""
     ms = sorted(values)

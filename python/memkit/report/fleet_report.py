@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from memkit.judging import fleet
+from memkit.comparison import fleet
 from memkit.lab import glibc
 from memkit.lab.fingerprint import LOUD_FIELDS
 from memkit.report.run_report import CSS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkit.programs import recording
+from memkit.programs import recording, ws_estimate
 
 
 def _bins(sizes: dict):
@@ -74,7 +74,7 @@ def plot(rec_dir: Path, ups: dict, path: Path, prediction: recording.Prediction)
     fig.savefig(path, dpi=90)
     plt.close(fig)
     cmd = " ".join(summary.get("command", []))
-    working_sets = "; ".join(f"{op} {recording.ws_text((summary.get('working_set') or {}).get(op))}"
+    working_sets = "; ".join(f"{op} {ws_estimate.ws_text((summary.get('working_set') or {}).get(op))}"
                              for op, _ in ops)
     return (f"recorded by memkit record from `{cmd}` ({summary.get('processes', '?')} processes): "
             "calls and bytes by size, with memkit's speed-up when size-distributions replayed them. "

@@ -25,7 +25,7 @@ memkit_schema):
   experiments   one row per experiment per run
     run_id, name, seed, description, status ('ok', 'failed', 'crashed'),
     seconds, args (JSON list), error, output (the experiment's table)
-  measurements  one row per number (see memkit.lab.records for the record format)
+  measurements  one row per number (see memkit.results.records for the record format)
     run_id, experiment, series (method/variant), params (canonical JSON
     object, e.g. {"size": 4096, "value": 0}), metric, unit, stat (which
     statistic value is), value, min, median, max, samples (the count), and
@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab import records
+from memkit.results import records
 from memkit.store.backends import CorruptDatabase, open_backend
 
 SCHEMA_VERSION = 7
@@ -171,7 +171,7 @@ TABLES = ("fingerprints", "runs", "experiments", "measurements", "verdicts")
 MEASUREMENT_FIELDS = ("series", "metric", "unit", "stat", "value", "min", "median", "max",
                       "samples", "ratio_to", "ratio", "ratio_min", "ratio_max")
 NUMERIC_FIELDS = ("value", "min", "median", "max", "samples", "ratio", "ratio_min", "ratio_max")
-# The columns from version 2 on and how a normalised measurement (memkit.lab.records) fills them.
+# The columns from version 2 on and how a normalised measurement (memkit.results.records) fills them.
 MEASUREMENT_NEWER_COLUMNS = (
     ("record_format", lambda m: m.get("format") or 1),
     ("axis_name", lambda m: (m.get("axis") or {}).get("name")),
@@ -319,7 +319,7 @@ class Database:
     def store_run(self, *, started_at: str, finished_at: str, quick: bool, fingerprint: Optional[dict],
                   results: list, hostname: str = "", command: str = "", load: Optional[dict] = None,
                   incomplete: Optional[str] = None, replaces: Optional[int] = None, once: bool = False) -> int:
-        """Writes one run (a list of experiments.Result) in a single transaction.
+        """Writes one run (a list of memkit.results.result.Result) in a single transaction.
         `load`: {"load_avg", "steal_pct", "busy"} as memkit.lab.load measured it;
         `incomplete`: why the run did not finish (None: it did);
         `replaces`: an incomplete run holding part of this one (an imported
@@ -515,7 +515,7 @@ class Database:
 
 
 def row_to_measurement(d: dict) -> dict:
-    """A measurements row in memkit.lab.records' normalised shape."""
+    """A measurements row in memkit.results.records' normalised shape."""
     d["params"] = json.loads(d["params"])
     d["format"] = d.pop("record_format", 1) or 1
     name, unit = d.pop("axis_name", None), d.pop("axis_unit", None)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab.experiments import Result
+from memkit.results.result import Result
 from memkit.store import db as database
 from memkit.store.backends import url_scheme
 from memkit.store.outdir import starts_with, write_file

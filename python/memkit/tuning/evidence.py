@@ -17,7 +17,7 @@ from typing import Optional
 from memkit.errors import MemkitError
 from memkit.lab.fingerprint import runnable_variants
 from memkit.store.outdir import write_file
-from memkit.tuning import tune
+from memkit.tuning import catalogue, level_choice, tune
 
 FORMAT = "memkit-tune-evidence"
 VERSION = 1
@@ -72,7 +72,7 @@ def decision_record(family: str, c: tune.Choice) -> dict:
 
 
 def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: list,
-             paths: tune.Paths, source: str = MEASURED, note: str = "",
+             paths: catalogue.Paths, source: str = MEASURED, note: str = "",
              variants: list = (), levels: Optional[dict] = None) -> dict:
     return {
         "format": FORMAT, "version": VERSION, "source": source, "note": note,
@@ -82,19 +82,19 @@ def document(fp: dict, rule: dict, defaults: dict, families: dict, decisions: li
         "families": families,
         "decisions": decisions,
         "paths": paths_record(paths),
-        "variants": {"levels": list(tune.VARIANT_LEVELS), "floor": tune.VARIANT_FLOOR,
-                     "defaults": {fn: (fp.get("variants") or {}).get(fn) for fn in tune.VARIANT_FUNCTIONS},
+        "variants": {"levels": list(level_choice.VARIANT_LEVELS), "floor": level_choice.VARIANT_FLOOR,
+                     "defaults": {fn: (fp.get("variants") or {}).get(fn) for fn in level_choice.VARIANT_FUNCTIONS},
                      "scores": [{"variant": sc.candidate, "function": sc.function, "levels": sc.levels}
                                 for sc in variants]},
-        # tune.LEVEL_TUNABLES: each threshold's candidates, scored with the chosen variants
+        # level_choice.LEVEL_TUNABLES: each threshold's candidates, scored with the chosen variants
         "levels": {name: [{"candidate": sc.candidate, "function": sc.function, "levels": sc.levels}
                           for sc in scores] for name, scores in (levels or {}).items()},
     }
 
 
-def paths_record(paths: tune.Paths) -> list:
+def paths_record(paths: catalogue.Paths) -> list:
     """The library's answers: which strategy a cell runs under a set of
-    tunables (tune.Paths), so the file re-derives without the library."""
+    tunables (catalogue.Paths), so the file re-derives without the library."""
     return [{"tunables": spec, "op": op, "size": size, "path": path}
             for (spec, op, size), path in sorted(paths.known.items())]
 
@@ -124,7 +124,7 @@ def load(path: Path) -> dict:
 
 # ---- re-deriving the defaults, with tune's own deciders ----
 
-class RecordedPaths(tune.Paths):
+class RecordedPaths(catalogue.Paths):
     """The library's answers as the evidence recorded them."""
 
     def __init__(self, doc: dict):
@@ -173,7 +173,7 @@ def times_of(family: str, fam: dict) -> tune.Times:
     return times
 
 
-def derive(doc: dict, paths: Optional[tune.Paths] = None) -> list[tuple[str, tune.Choice]]:
+def derive(doc: dict, paths: Optional[catalogue.Paths] = None) -> list[tuple[str, tune.Choice]]:
     """(family, Choice) for every tunable tune decides, from the evidence
     alone: its times through tune's pick where it has them, else its
     recorded picks; then tune's windows.  paths: the library's answers
@@ -191,12 +191,12 @@ def derive(doc: dict, paths: Optional[tune.Paths] = None) -> list[tuple[str, tun
         out += [(family, c) for c in got]
     var = doc.get("variants") or {}
     if var.get("scores"):
-        scores = [tune.LevelScore(sc["variant"], sc["function"], sc["levels"]) for sc in var["scores"]]
-        out += [("variant", c) for c in tune.decide_variants(scores, var["defaults"])]
-    lv = {name: [tune.LevelScore(sc["candidate"], sc["function"], sc["levels"]) for sc in scores]
+        scores = [level_choice.LevelScore(sc["variant"], sc["function"], sc["levels"]) for sc in var["scores"]]
+        out += [("variant", c) for c in level_choice.decide_variants(scores, var["defaults"])]
+    lv = {name: [level_choice.LevelScore(sc["candidate"], sc["function"], sc["levels"]) for sc in scores]
           for name, scores in (doc.get("levels") or {}).items()}
     if lv:
-        decided, _ = tune.decide_levels(lv, [c for _, c in out], defaults)
+        decided, _ = level_choice.decide_levels(lv, [c for _, c in out], defaults)
         out += [("levels", c) for c in decided]
     return out
 
@@ -252,7 +252,7 @@ def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:
         if family == "variant" or name not in row["defaults"]:
             continue   # the variant below; not a per-CPU tunable (the pool's)
         grid = ((doc["families"].get(family) or {}).get("grid")
-                or list(tune.LEVEL_TUNABLES.get(name, (None, ()))[1]))
+                or list(level_choice.LEVEL_TUNABLES.get(name, (None, ()))[1]))
         if not agrees(value, row["defaults"][name], rules.get(name, ""), grid):
             out.append(f"{name}: the row gives {row['defaults'][name]} ({rules.get(name, '?')}), "
                        f"the evidence implies {value}")

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from memkit.errors import MemkitError
 from memkit.lab import experiments
-from memkit.lab.experiments import Progress
+from memkit.results.result import Progress
 
 PROGRAM = "memkit-tune-experiment"
 

@@ -6,7 +6,7 @@ memkit.programs.whole_program.previous_comparable, the rule `compare` uses).
 
 For each host: what changed in its fingerprint (microcode, kernel, glibc,
 tunables, profile, CPU) and which measurements moved beyond the noise
-(flagged by memkit.judging.compare, as `memkit compare` flags them).  Hosts are
+(flagged by memkit.comparison.compare, as `memkit compare` flags them).  Hosts are
 grouped by CPU model, and within a group the hosts that took the same change
 are put side by side with what moved on all of them: the Downs seed's
 microcode update, seen across machines, is one line.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judging import compare as cmp
+from memkit.comparison import compare as cmp
 from memkit.lab.fingerprint import LOUD_FIELDS, changed_keys, describe_change
 from memkit.programs import whole_program
 from memkit.terminal import printable

@@ -21,7 +21,7 @@ from memkit.store import spill
 from memkit.store.backends import safe_url
 from memkit.store.db import Database
 from memkit.terminal import ProgressLine, printable
-from memkit.tuning import tune
+from memkit.tuning import level_choice
 
 
 def _now() -> str:
@@ -35,11 +35,11 @@ def _trade_lines(results) -> list[str]:
     """What memkit gains in the caches and gives up beyond them on this CPU:
     size-distributions' speed-ups over glibc per working set."""
     ms = [m for r in results if r.name == "size-distributions" for m in r.measurements]
-    by_fn = tune.level_scores(ms)
-    levels = [lv for lv in WS_ORDER if all(lv in by_fn.get(fn, {}) for fn in tune.VARIANT_FUNCTIONS)]
+    by_fn = level_choice.level_scores(ms)
+    levels = [lv for lv in WS_ORDER if all(lv in by_fn.get(fn, {}) for fn in level_choice.VARIANT_FUNCTIONS)]
     if not levels:
         return []
-    fns = tune.VARIANT_FUNCTIONS
+    fns = level_choice.VARIANT_FUNCTIONS
     out = [f"the trade on this CPU (memkit's speed-up over glibc on the production size distributions, "
            f"{' / '.join(fns)}):"]
     out.append("  " + "; ".join(f"{lv} " + " / ".join(f"{by_fn[fn][lv]:.2f}" for fn in fns) for lv in levels))

@@ -1,124 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Comparing two runs, measurement by measurement, on their raw samples.
 
-One headline metric per measurement: an experiment that reports the same
-thing twice (ns per call and GB/s of one size) is compared on the metric it
-wrote first, so a change is never counted twice through its reciprocal.
-
-The evidence for a measurement is one of two kinds:
-
-- **paired**: where the record has a baseline (another measurement timed in
-  the same process and rounds, interleaved) and its per-round speed-ups over
-  it, the ratio of the median speed-ups B/A, turned into the metric's
-  direction (x2.0 ns per call: twice as slow relative to the baseline).  A
-  busy or drifting machine slows both sides of a pair alike, so this ratio
-  stays near 1 where the absolute times of a loaded machine scatter by 20%
-  and more; that is why it comes first.  It misleads only when the baseline
-  itself changed (a new glibc, or one slow round of the baseline in one
-  run): a measurement whose baseline strayed, on its own absolute samples,
-  beyond its shifts (step 3) by more than half the measurement's minimum
-  effect is judged on its absolute samples instead.
-- **absolute**: the measurement's own samples, for a series that is the
-  baseline (no speed-ups, or all of them 1) and records without speed-ups.
-
-A change is decided in these steps (every p-value, interval and robust scale
-by memkit.judging.stats, on scipy.stats):
-
-1. The samples: one value per process where the measurement ran in several
-   processes (that spread includes code and data placement, which moves
-   small sizes by up to ±15% between processes of one binary), else one per
-   round; for paired evidence likewise, of the speed-ups (a process's value
-   is the median of its rounds).  A record of the old format has no samples: its min, median
-   and max stand in for them.
-2. A bootstrap interval of the ratio of medians B/A (BOOTSTRAP resamples,
-   fixed seed) and its two-sided p-value; where no resample crosses 1, the
-   normal approximation of the resampled log-ratios, so that a clear change
-   is not held at the resolution of the resampling (2/BOOTSTRAP: not enough
-   once Benjamini-Hochberg divides by hundreds of measurements).
-3. The runs' own noise between them (an empirical null), per experiment of
-   at least NULL_MIN measurements: a measurement's p-value is also taken
-   against a Student t with 3 degrees of freedom (a busy machine's noise has
-   heavy tails) scaled by that noise, and the larger of the two p-values
-   counts.  The scale is at least the minimum effect (step 5) / EFFECT_SDS:
-   the minimum effect stands for the noise between processes and runs that
-   the samples cannot show (a quiet machine's quantised timer makes most
-   log-ratios exactly 0, yet identical quick runs still put one pair of a
-   few hundred 1.4x apart in all its rounds), and a change the size of the
-   minimum effect alone is no more than a few of its SDs.
-   - Absolute evidence: on a shared machine a whole run can be 20% slower
-     than the one before, and a loaded spell slows the few sizes timed
-     during it.  A measurement's shift is the median log-ratio of the other
-     measurements timed with it (same params, every other series: the lab
-     interleaves them in the same rounds), where there are LOCAL_MIN, else
-     the experiment's median log-ratio.  A measurement is judged by how far
-     it lies beyond both, the experiment's and its local shift: a
-     machine-wide slowdown is reported once, as the experiment's shift, not
-     as hundreds of changes, a loaded spell is absorbed by the local shift,
-     and a local shift taken from a few others of which two moved (memkit
-     and glibc together) cannot make a steady measurement look moved.  The
-     scatter is 1.4826 x the median absolute deviation from the local
-     shifts, or from the experiment's if that is smaller (each is widened
-     by what the other removes), estimated again over the measurements
-     within NULL_CLIP scatters until that set stops changing: the measurements that really moved (40% of an experiment
-     after a threshold change) are set aside instead of widening the noise
-     the rest are judged against.
-   - Paired evidence has no shift to remove: the machine cancels out of a
-     pair, and a change of every pair (memkit slower at every size) is what
-     compare must find, not a shift.  Its scatter is that of neighbours along
-     the series' axis, 1.4826 x the median |difference| / sqrt 2: a change
-     moves a stretch of sizes together and so hardly makes neighbours
-     disagree, while noise does; a shift or even a whole series moving
-     cannot widen it.  (Raw absolute times cannot use that: a loaded spell
-     moves neighbouring sizes, measured one after the other, together.)
-4. Coherence: a change that moves COHERENT neighbouring sizes of one
-   series the same way is stronger evidence than any one of them (their
-   noise is independent once a loaded spell over a few sizes is removed, by
-   the pairs or by the local shift).  For every window of COHERENT
-   consecutive sizes holding the measurement, the chance that all of them
-   lean that way at least as far as the weakest does is
-   2 x (largest one-sided p)^COHERENT; a measurement's p-value is the smaller
-   of its own and that of its best window, Bonferroni-corrected for the looks
-   taken.  Then the p-values are corrected for the number of measurements
-   compared by Benjamini-Hochberg (false discovery rate FDR).
-   A record without raw samples (the old format) must also leave its own
-   min..max range, and its p-value is at least that of all its rounds falling
-   apart by chance (3 rounds against 3: 0.1, so an old quick run flags
-   nothing).
-5. A minimum effect on the ratio against the shift: MIN_EFFECT on
-   per-process samples (SHORT_CALL_PROCESS_EFFECT for times under
-   SHORT_CALL_NS, which move by up to 15% between processes);
-   PLACEMENT_EFFECT on per-round samples, which cannot see the placement
-   noise between processes and so are read conservatively.  A time under SHORT_CALL_NS (by the record's unit) with
-   per-round samples only is not judged at all: two processes of one binary
-   were seen 1.8x apart there (memset-sizes avx2, 32 bytes, 1.35 vs 2.44 ns,
-   AMD EPYC Zen 4, busy machine), more than any change memkit could make.
-   When either run recorded a busy machine (memkit.lab.load), every minimum
-   effect of one measurement is multiplied by BUSY_FACTOR: on a 2-CPU VM with other work
-   running, identical runs were seen 22% apart on 68 ns calls.
-
-A change is flagged when its corrected p-value is below FDR, its ratio is
-beyond the minimum effect and its interval leaves out what it is judged
-against (1, or the shift): no verdict is printed beside an interval that
-contradicts it.  It is "better" or "worse" by the record's own `better`
-field ("changed" where an old record does not say).
-
-6. A series as a whole: a series of at least SERIES_MIN sizes with paired
-   evidence at every size (or, for records without an axis, all the
-   measurements of one series together: memset-random's rows) is also
-   judged on its paired changes over its sizes (the short calls included,
-   which no step above judges alone on per-round samples) by one statistic:
-   Wilcoxon's signed-rank test over the sizes, Benjamini-Hochberg over the
-   series, and the estimate that test judges, the Hodges-Lehmann estimate
-   (the median of the Walsh averages), with the interval inverted from the
-   same test at the level Benjamini-Hochberg held it to.  Flagged when
-   rejected and its interval leaves out 1 (the same test inverted; required both, since ties at 0 can part them) and
-   the estimate is beyond SERIES_EFFECT.  (A bootstrap interval of the
-   median beside a signed-rank verdict once said "worse, x1.544, 0.945-1.823"
-   on Zen 3: two statistics that disagreed.)  A regression that moves most of a series (sse2
-   forced) is caught so however much of the experiment it moves: each pair
-   was timed with its baseline, and the machine's drift cancels out of it.
-
-The constants are memkit.judging.judge's; docs/judging.md says why each.
+How a change is decided, step by step, and why each step: docs/judging.md,
+"How compare decides a change"; the constants are memkit.judging.judge's.
 """
 
 from __future__ import annotations
@@ -130,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from memkit.judging import stats
-from memkit.lab import records
+from memkit.results import records
 
 from memkit.judging.judge import (BOOTSTRAP, BUSY_FACTOR, COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT,  # noqa: F401
                           NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,
