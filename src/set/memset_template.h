@@ -229,12 +229,11 @@ MK_INLINE void set_small(char *d, size_t n, int c)
 #if !MK_SET_MASKED_BYTES
 /* n <= 64 without masks: false for n > 64.  The 16-64 class is tested
  * first, by one range test that falls through into its four stores: behind
- * a test at 64 and another at 16 it took two taken branches, and random
- * 32/48/64-byte memsets (memset-random, offsets 0..4095) ran 1.25x slower
- * than glibc's AVX2 code on an Intel Xeon 6/167, 1.42-1.53x on Zen 3; with
- * two 32-byte stores from 32 bytes, random 1-64 and 1-128-byte calls
- * mispredicted the test at 32 (docs/strategy.md, small sizes without
- * masks). */
+ * tests at 64 and 16 (two taken branches) AVX2 fills of 32-64 B ran
+ * 0.81-1.00x glibc's AVX2 code, after 1.50x (Xeon 6/167; Zen 3 reported
+ * 0.64-0.67x before).  Two 32-byte stores from 32 B, glibc's shape, add a
+ * test at 32 that random 1-128 B sizes mispredict (docs/strategy.md, small
+ * sizes without masks). */
 MK_INLINE bool set_upto64_nomask(char *d, size_t n, int c)
 {
     if (MK_LIKELY(n - 16 <= 64 - 16)) {
