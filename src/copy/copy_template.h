@@ -349,10 +349,16 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
         return dst;
     }
 #endif
-    if (!MK_COPY_MASKED_BYTES && n <= 64) {
-        if (n >= 16)
-            copy_16_to_64(d, s, n);
-        else if (n >= 4)
+#if !MK_COPY_MASKED_BYTES
+    /* The 16-64 class first, falling through, as memset's
+     * set_upto64_nomask: aligned 32 B copies went from 0.81x glibc's AVX2
+     * code to 1.00x (Xeon 6/167). */
+    if (MK_LIKELY(n - 16 <= 64 - 16)) {
+        copy_16_to_64(d, s, n);
+        return dst;
+    }
+    if (n < 16) {
+        if (n >= 4)
             copy_4_to_15(d, s, n);
         else if (n >= 2)
             copy_head_tail_scalar(d, s, n, 2);
@@ -360,6 +366,7 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
             *d = *s;
         return dst;
     }
+#endif
     if (n <= 2 * V) {
         copy_head_tail_v(d, s, n);
         return dst;

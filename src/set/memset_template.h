@@ -226,6 +226,28 @@ MK_INLINE void set_small(char *d, size_t n, int c)
         set_16_to_64(d, n, v16_splat((uint8_t)c));
 }
 
+#if !MK_SET_MASKED_BYTES
+/* n <= 64 without masks: false for n > 64.  The 16-64 class is tested
+ * first, by one range test that falls through into its four stores: behind
+ * tests at 64 and 16 (two taken branches) AVX2 fills of 32-64 B ran
+ * 0.81-1.00x glibc's AVX2 code, after 1.50x (Xeon 6/167; Zen 3 reported
+ * 0.64-0.67x before).  Two 32-byte stores from 32 B, glibc's shape, add a
+ * test at 32 that random 1-128 B sizes mispredict (docs/strategy.md, small
+ * sizes without masks). */
+MK_INLINE bool set_upto64_nomask(char *d, size_t n, int c)
+{
+    if (MK_LIKELY(n - 16 <= 64 - 16)) {
+        set_16_to_64(d, n, v16_splat((uint8_t)c));
+        return true;
+    }
+    if (n < 16) {
+        set_below16(d, n, c);
+        return true;
+    }
+    return false;
+}
+#endif
+
 /* The entry falls through into the masked path (no taken branch);
  * every path it jumps to starts a 64-byte line (-falign-jumps=64 for the
  * GCC build of the AVX-512 file, see CMakeLists.txt): with a path
@@ -246,10 +268,10 @@ MK_HIDDEN __attribute__((aligned(64))) void *MK_FN(mk_memset)(void *dst, int c, 
         return dst;
     }
 #endif
-    if (!MK_SET_MASKED_BYTES && n <= 64) {
-        set_small(d, n, c);
+#if !MK_SET_MASKED_BYTES
+    if (set_upto64_nomask(d, n, c))
         return dst;
-    }
+#endif
     vec_t v = vec_splat((uint8_t)c);
     if (set_upto_8v(d, n, v))
         return dst;
