@@ -92,7 +92,8 @@ static const row table[] = {
       "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=); copies read right "
       "after (copy-read): non-temporal from 10-20 MiB with the destination not cached, "
       "20-32 MiB with it cached (a draw at 16 MiB); copied alone they win from L3/2 "
-      "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays"},
+      "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays; no evidence file: these runs predate them, "
+      "and the row gets one from memkit tune --evidence on the next Zen 4 drawn (docs/evidence.md)"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
      .needs_erms = 0, .needs_fsrm = 0,
      T(rep_stosb_threshold) = NEVER,
