@@ -3,7 +3,8 @@
 MEMKIT_TUNABLES settings put in force in turn, the lab's interleave), move a threshold off the
 built-in table only with a stated confidence, write the profile the library
 reads.  --check: the profile against the defaults, on sizes between the
-tuning grid's, and where it helped or hurt."""
+tuning grid's, and where it helped or hurt.  --glibc: the C library's own
+thresholds instead (tuning/glibc_tune.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
-from memkit.tuning import evidence, tune, tune_experiment
+from memkit.tuning import evidence, glibc_tune, tune, tune_experiment
 
 NAME = "tune"
 HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
@@ -51,6 +52,12 @@ def add_arguments(p):
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
                         "the profile to DIR/profile (unless --out)")
+    p.add_argument("--glibc", action="store_true",
+                   help="tune the C library instead: glibc's own x86_non_temporal_threshold, "
+                        "x86_rep_movsb_threshold and x86_rep_stosb_threshold by the same rule and "
+                        "confirmation, each strategy a process under its GLIBC_TUNABLES; prints the "
+                        "GLIBC_TUNABLES= line and writes it to DIR/glibc-tunables (--out DIR; default: "
+                        "the profile's directory), with its evidence beside it (or at --evidence FILE)")
     p.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
@@ -487,9 +494,23 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     return 0
 
 
+def glibc_main(args, timer: Path) -> int:
+    if args.check or args.for_recording:
+        raise MemkitError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
+                          "whose line `memkit try --glibc-tunables @FILE` checks")
+    out = None if args.dry_run else (Path(args.out) if args.out else tune.default_profile_path(dict(os.environ)).parent)
+    if out is not None and out.exists() and not out.is_dir():
+        raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)")
+    fp = tune_experiment.fingerprint(timer)
+    return glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
+                          ProgressLine(), dict(os.environ))
+
+
 def main(args) -> int:
     bench_dir = lab.find_bench_dir(args.build)
     timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
+    if args.glibc:
+        return glibc_main(args, timer)
     fp = tune_experiment.fingerprint(timer)
     paths = tune.Paths(bench_dir)   # what the library runs where: asked of it
     return check_main(args, timer, fp, paths) if args.check else tune_main(args, timer, fp, paths)

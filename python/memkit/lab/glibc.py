@@ -97,8 +97,10 @@ def parse(text: str) -> dict:
     return {f: found[f] for f in FIELDS if f in found}
 
 
-def read(loader: Optional[Path] = None) -> Union[dict, str]:
-    """glibc's view on this machine (parse), or why it cannot be had."""
+def read(loader: Optional[Path] = None, env: Optional[dict] = None) -> Union[dict, str]:
+    """glibc's view on this machine (parse), or why it cannot be had; under
+    `env` (default: this process's environment), so a GLIBC_TUNABLES there
+    shows whether glibc took it."""
     why = ""
     if loader is None:
         loader, why = find_loader()
@@ -107,7 +109,7 @@ def read(loader: Optional[Path] = None) -> Union[dict, str]:
     command = f"{loader} --list-diagnostics"
     try:
         p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
-                           errors="replace", timeout=10)
+                           errors="replace", timeout=10, env=env)
     except (OSError, subprocess.SubprocessError) as e:
         return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
     view = parse(p.stdout) if p.returncode == 0 else {}
