@@ -209,12 +209,13 @@ def by_family(times: tune.Times) -> tune.Times:
     return {f"{family}:{label}": cells for family in FAMILIES for label, cells in times.items()}
 
 
-def decide(times: tune.Times, grid: list[int], view: dict, strategies: dict) -> tuple[list[tune.Choice], dict]:
+def decide(times: tune.Times, grid: list[int], paths: GlibcPaths, strategies: dict) -> tuple[list[tune.Choice], dict]:
     """The three thresholds by tune's rule.  times' labels are
     "memset:vec", "memcpy:rep", ... (tune.pick's), strategies: the forced
     views, strategy -> glibc's view under it (which sizes it really runs
     its path at: a strategy is a challenger only there).  Returns (the
     Choices, in glibc's values; {label: [Pick per size]})."""
+    view = paths.view({})
     now = values_of(view)
     # windows are "from S": glibc's values shifted (ABOVE)
     start = {t: now[t] + ABOVE[t] for t in TUNABLES}
@@ -241,7 +242,13 @@ def decide(times: tune.Times, grid: list[int], view: dict, strategies: dict) -> 
         choices += tune.window((MOVSB,), start, rep_copy, REP, "glibc's rep movsb (aligned and misaligned together)")
     fill = picks("memset", FAMILIES["memset"], grid, [VEC, REP], view)
     choices += tune.window((STOSB,), start, fill, REP, "glibc's rep stosb (zero and non-zero fills)")
-    out = [tune.Choice(c.name, now[c.name], glibc_value(c.name, c.value), c.why, c.moved) for c in choices]
+    values = {c.name: glibc_value(c.name, c.value) for c in choices}
+    if choices[1:] and choices[1].name == MOVSB and choices[1].value is None:
+        # glibc takes rep movsb only below its stop: a threshold at the stop
+        # (under the non-temporal threshold chosen) leaves no size to it
+        tuned = paths.view({NT: values[NT]})
+        values[MOVSB] = tuned.get("rep_movsb_stop_threshold", tuned["non_temporal_threshold"])
+    out = [tune.Choice(c.name, now[c.name], values[c.name], c.why, c.moved) for c in choices]
     return out, {"memcpy": copy, "rep movsb": rep_copy, "memset": fill}
 
 
@@ -345,7 +352,7 @@ def confirmation_record(conf: tune.Confirmation) -> dict:
 
 def describe(c: tune.Choice) -> str:
     def show(v):
-        return "never" if v is not None and v >= NEVER[c.name] else fmt_size(v + ABOVE[c.name])
+        return "never" if v is not None and v >= NEVER[c.name] else fmt_size(v)
     return f"{c.name:<28} {show(c.default):>10} {(show(c.value) if c.moved else '(as is)'):>10}  {c.why}"
 
 
@@ -388,8 +395,8 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     times = measure(program, configs, cells, rounds, s["batch_ns"], base_env,
                     on_progress=lambda pr: progress.update(pr, "glibc "))
     progress.clear()
-    choices, picks = decide(times, grid, view, strategies)
-    print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (sizes as 'from')")
+    choices, picks = decide(times, grid, paths, strategies)
+    print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (glibc's values; the sizes in the why are where each strategy starts)")
     for c in choices:
         print(describe(c))
     confirmations = []
