@@ -203,3 +203,5 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     assert {d["tunable"] for d in doc["decisions"]} == {gt.NAMESPACE + t for t in gt.TUNABLES}
     assert {label for c in doc["cells"] for label in c["ns"]} == {"vec", "rep", "nt"}
     assert all(len(ns) == doc["rule"]["rounds"] for c in doc["cells"] for ns in c["ns"].values())
+    # a strategy times only where it runs its own path: 2.36's memset has no non-temporal one
+    assert not any("nt" in c["ns"] for c in doc["cells"] if c["op"] in ("set0", "set"))

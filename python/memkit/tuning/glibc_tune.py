@@ -164,22 +164,29 @@ def size_grid(lo: int, hi: int, per_octave: int, view: dict, caches: dict, cpus:
 
 def measure(program: Path, configs: dict, cells: list, rounds: int, batch_ns: float,
             base_env: dict, on_progress: Optional[Callable[[Progress], None]] = None,
-            seed: Optional[int] = None) -> tune.Times:
+            seed: Optional[int] = None, views: Optional[dict] = None) -> tune.Times:
     """{label: {(op, size): [ns per call, one per round]}}: per round and
     size band, one process per configuration (label -> {tunable: value}),
     in a shuffled order, each under its GLIBC_TUNABLES; a process's value
-    for a cell is the median of its own samples (two rounds inside it)."""
+    for a cell is the median of its own samples (two rounds inside it).
+    views (label -> glibc's view under it): a strategy's process times only
+    the cells where it runs its own path (elsewhere it repeats another's)."""
     order = random.Random(seed)
-    times: tune.Times = {label: {c: [] for c in cells} for label in configs}
+    mine = {label: [c for c in cells if views is None or glibc_path(views[label], *c) == label] for label in configs}
+    times: tune.Times = {label: {c: [] for c in mine[label]} for label in configs}
     bands = [b for b in ([c for c in cells if tune_experiment.band_of(c[1]) == k]
                          for k in range(len(tune_experiment.BANDS) + 1)) if b]
     exp = tune_experiment.experiment(program)
     total, done, t0 = rounds * len(bands) * len(configs), 0, time.monotonic()
     for _ in range(rounds):
-        for band in bands:
+        for whole in bands:
             labels = list(configs)
             order.shuffle(labels)
             for label in labels:
+                band = [c for c in whole if c in times[label]]
+                done += not band
+                if not band:
+                    continue
                 plan = tune_experiment.Plan({label: ""}, band, rounds=2, processes=1, batch_ns=batch_ns)
                 env = tune_experiment.clean_env()
                 env.pop("GLIBC_TUNABLES", None)
@@ -391,9 +398,10 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     print(f"method: {method}")
     cells = [(op, size) for ops in FAMILIES.values() for op in ops for size in grid]
     print(f"== glibc's strategies: {', '.join(f'{n} ({spec_of(c)})' for n, c in configs.items())}; "
-          f"{len(cells)} cells x {len(configs)} processes x {rounds} rounds", flush=True)
+          f"{len(cells)} cells (each timed by the strategies that run their own path there) x "
+          f"{rounds} rounds", flush=True)
     times = measure(program, configs, cells, rounds, s["batch_ns"], base_env,
-                    on_progress=lambda pr: progress.update(pr, "glibc "))
+                    on_progress=lambda pr: progress.update(pr, "glibc "), views=strategies)
     progress.clear()
     choices, picks = decide(times, grid, paths, strategies)
     print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (glibc's values; the sizes in the why are where each strategy starts)")
