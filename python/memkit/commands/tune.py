@@ -27,7 +27,8 @@ from memkit.terminal import ProgressLine
 from memkit.tuning import evidence, glibc_tune, tune, tune_experiment
 
 NAME = "tune"
-HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
+HELP = ("measure memkit's own thresholds on this machine and write the profile libmemkit reads "
+        "(--glibc: glibc's own, as a GLIBC_TUNABLES line)")
 
 # (per-octave sizes, rounds in all, processes they are spread over, batch length in ns)
 FULL = dict(per_octave=2, rounds=12, processes=3, batch_ns=7e5)
@@ -43,11 +44,13 @@ def add_arguments(p):
     p.add_argument("--out", metavar="PATH", type=given("a file path"),
                    help="the profile to write (or --check): a new path or a profile memkit wrote, never "
                         "another file, a link or a device (default: $MEMKIT_PROFILE, else "
-                        "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
+                        "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile); with --glibc, "
+                        "the directory of the line and its evidence (default: that profile's directory)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write no profile")
     p.add_argument("--evidence", metavar="FILE", type=given("a file path"),
                    help="also write what was measured (the CPU, the rule, every cell's per-round times, "
-                        "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too")
+                        "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too; with "
+                        "--glibc, glibc's (default: beside the line)")
     p.add_argument("--for", dest="for_recording", metavar="DIR", type=given("a directory"),
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
