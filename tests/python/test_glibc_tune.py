@@ -6,6 +6,7 @@ command's refusals; and one short real run, for its shape (never its speed)."""
 
 import json
 import random
+import subprocess
 
 import pytest
 
@@ -205,3 +206,13 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     assert all(len(ns) == doc["rule"]["rounds"] for c in doc["cells"] for ns in c["ns"].values())
     # a strategy times only where it runs its own path: 2.36's memset has no non-temporal one
     assert not any("nt" in c["ns"] for c in doc["cells"] if c["op"] in ("set0", "set"))
+
+
+def test_the_timing_program_times_glibc_only_on_its_workloads():
+    program = real_bench_dir() / "memkit-tune-experiment"
+    p = subprocess.run([str(program), "routines=glibc", "configs=glibc@", "cells=pcopy:4096"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "routines=glibc times set0, set, copy and copy3, not pcopy" in p.stderr
+    p = subprocess.run([str(program), "routines=libc", "configs=glibc@", "cells=copy:4096"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "memkit|glibc" in p.stderr, p.stderr
