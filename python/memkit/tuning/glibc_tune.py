@@ -217,10 +217,10 @@ def by_family(times: tune.Times) -> tune.Times:
 
 
 def decide(times: tune.Times, grid: list[int], paths: GlibcPaths, strategies: dict) -> tuple[list[tune.Choice], dict]:
-    """The three thresholds by tune's rule.  times' labels are
-    "memset:vec", "memcpy:rep", ... (tune.pick's), strategies: the forced
-    views, strategy -> glibc's view under it (which sizes it really runs
-    its path at: a strategy is a challenger only there).  Returns (the
+    """The three thresholds by tune's rule.  times' labels are the
+    strategies (vec, rep, nt); strategies: strategy -> glibc's view under
+    the settings forcing it (where it really runs its path: a strategy is a
+    challenger only there).  Returns (the
     Choices, in glibc's values; {label: [Pick per size]})."""
     view = paths.view({})
     now = values_of(view)
