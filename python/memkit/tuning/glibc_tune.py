@@ -296,12 +296,18 @@ def line_file_text(line: str, moved: bool, fp: dict, method: str) -> str:
         line, ""])
 
 
-def evidence_document(fp: dict, rule: dict, view: dict, strategies: dict, times: tune.Times,
-                      picks: dict, choices: list[tune.Choice], confirmations: list, line: str) -> dict:
+def cell_records(times: tune.Times) -> list:
+    """[{op, size, ns: {label: [per round]}}], sorted by cell."""
     by_cell: dict = {}
     for label, cells in times.items():
         for (op, size), ns in cells.items():
             by_cell.setdefault((op, size), {})[label] = [float(x) for x in ns]
+    return [{"op": op, "size": size, "ns": ns} for (op, size), ns in sorted(by_cell.items())]
+
+
+def evidence_document(fp: dict, rule: dict, view: dict, strategies: dict, times: tune.Times,
+                      picks: dict, choices: list[tune.Choice], confirmations: list, line: str,
+                      confirm_times: Optional[tune.Times] = None) -> dict:
     return {
         "format": EVIDENCE_FORMAT, "version": 1,
         "cpu": {k: fp.get(k) for k in ("vendor", "family", "model", "stepping", "microcode", "cpu_model",
@@ -310,7 +316,7 @@ def evidence_document(fp: dict, rule: dict, view: dict, strategies: dict, times:
         "rule": dict(rule, alpha=tune.ALPHA, margin=tune.MARGIN),
         "strategies": {name: {"GLIBC_TUNABLES": spec_of(forced_settings), "view": strategies[name]}
                        for name, forced_settings in rule["forced"].items()},
-        "cells": [{"op": op, "size": size, "ns": ns} for (op, size), ns in sorted(by_cell.items())],
+        "cells": cell_records(times),
         "picks": {label: [{"size": p.size, "default": p.default, "chosen": p.chosen,
                            "evidence": None if p.evidence is None else {
                                "speedups": p.evidence.speedups, "median": p.evidence.median,
@@ -319,6 +325,7 @@ def evidence_document(fp: dict, rule: dict, view: dict, strategies: dict, times:
         "decisions": [{"tunable": NAMESPACE + c.name, "default": c.default, "value": c.value,
                        "moved": c.moved, "why": c.why} for c in choices],
         "confirmation": confirmations,
+        "confirmation_cells": cell_records(confirm_times or {}),
         "line": line,
     }
 
@@ -407,7 +414,7 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (glibc's values; the sizes in the why are where each strategy starts)")
     for c in choices:
         print(describe(c))
-    confirmations = []
+    confirmations, ctimes = [], None
     moved = [c for c in choices if c.moved]
     if moved:
         between = tune.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
@@ -440,7 +447,7 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     print(line)
     rule = {"rounds": rounds, "per_octave": s["per_octave"], "lo": s["lo"], "hi": s["hi"],
             "batch_ns": s["batch_ns"], "grid": grid, "forced": configs, "method": method}
-    doc = evidence_document(fp, rule, view, strategies, times, picks, choices, confirmations, line)
+    doc = evidence_document(fp, rule, view, strategies, times, picks, choices, confirmations, line, ctimes)
     written = write_outputs(out_dir, line_file_text(line, any_moved, fp, method), doc, evidence)
     if out_dir is None:
         print("\n--dry-run: no line written" + (f"; the evidence: {written[0]}" if written else ""))
