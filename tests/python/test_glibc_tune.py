@@ -194,13 +194,17 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     bench = real_bench_dir()
     if not isinstance(glibc.read(), dict):
         pytest.skip("no glibc diagnostics on this machine")
-    p = cli("tune", "--glibc", "--quick", "--build", bench.parent, "--out", tmp_path, timeout=300)
+    # a GLIBC_TUNABLES of the user's is left out: glibc is measured as shipped
+    p = cli("tune", "--glibc", "--quick", "--build", bench.parent, "--out", tmp_path, timeout=300,
+            env=cli_env(GLIBC_TUNABLES="glibc.cpu.x86_rep_stosb_threshold=1"))
     assert p.returncode == 0, p.stderr
+    assert "note: the GLIBC_TUNABLES in this environment" in p.stdout
     [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("GLIBC_TUNABLES=")]
     assert "nothing moved" in p.stdout or "tuned for this machine" in p.stdout
     assert one_line((tmp_path / gt.LINE_FILE).read_text()) == [line]
     doc = json.loads((tmp_path / gt.EVIDENCE_FILE).read_text())
     assert doc["format"] == gt.EVIDENCE_FORMAT and doc["line"] == line
+    assert doc["glibc_view"] == glibc.read(env={})
     assert {d["tunable"] for d in doc["decisions"]} == {gt.NAMESPACE + t for t in gt.TUNABLES}
     assert {label for c in doc["cells"] for label in c["ns"]} == {"vec", "rep", "nt"}
     assert all(len(ns) == doc["rule"]["rounds"] for c in doc["cells"] for ns in c["ns"].values())

@@ -60,9 +60,11 @@ ABOVE = {NT: 0, MOVSB: 1, STOSB: 1}
 # "never", as glibc 2.36 takes it: its largest non-temporal threshold is
 # SIZE_MAX >> 4 (a larger one is ignored), the rep thresholds SIZE_MAX.
 NEVER = {NT: (1 << 60) - 1, MOVSB: (1 << 64) - 1, STOSB: (1 << 64) - 1}
-# The smallest non-temporal threshold glibc 2.36 takes is above 0x4040; rep
-# movsb's is above 8 vectors (512 B with AVX-512), rep stosb's any.
+# The smallest thresholds glibc 2.36 takes (it ignores a smaller one):
+# non-temporal above 0x4040; rep movsb above 8 vectors, 512 B with AVX-512,
+# so 1 KiB under every variant; rep stosb any.
 NT_LOWEST = 0x4041
+MOVSB_LOWEST = 1024
 
 # The workloads glibc runs (tools/tune_workloads.def's, without the pool).
 FAMILIES = {"memset": ("set0", "set"), "memcpy": ("copy", "copy3")}
@@ -77,9 +79,9 @@ def spec_of(settings: dict) -> str:
 
 def forced(lo: int) -> dict:
     """strategy -> the settings that make glibc take it at every measured
-    size from lo (rep movsb from above 8 vectors, non-temporal stores from
-    NT_LOWEST: below those it stays the vector loop, which glibc_path says)."""
-    rep_from = max(lo - 1, 1024)
+    size from lo it can (below MOVSB_LOWEST and NT_LOWEST it stays the
+    vector loop, which glibc_path says)."""
+    rep_from = max(lo - 1, MOVSB_LOWEST)
     return {VEC: {MOVSB: NEVER[MOVSB], STOSB: NEVER[STOSB], NT: NEVER[NT]},
             REP: {MOVSB: rep_from, STOSB: 1, NT: NEVER[NT]},
             NTS: {MOVSB: NEVER[MOVSB], STOSB: NEVER[STOSB], NT: NT_LOWEST}}
@@ -163,7 +165,7 @@ def size_grid(lo: int, hi: int, per_octave: int, view: dict, caches: dict, cpus:
 # ---- measuring: a process per strategy, rounds of them interleaved ----
 
 def measure(program: Path, configs: dict, cells: list, rounds: int, batch_ns: float,
-            base_env: dict, on_progress: Optional[Callable[[Progress], None]] = None,
+            on_progress: Optional[Callable[[Progress], None]] = None,
             seed: Optional[int] = None, views: Optional[dict] = None) -> tune.Times:
     """{label: {(op, size): [ns per call, one per round]}}: per round and
     size band, one process per configuration (label -> {tunable: value}),
@@ -189,8 +191,7 @@ def measure(program: Path, configs: dict, cells: list, rounds: int, batch_ns: fl
                     continue
                 plan = tune_experiment.Plan({label: ""}, band, rounds=2, processes=1, batch_ns=batch_ns)
                 env = tune_experiment.clean_env()
-                env.pop("GLIBC_TUNABLES", None)
-                env.update(base_env)
+                env.pop("GLIBC_TUNABLES", None)   # glibc as shipped, or as forced
                 if configs[label]:
                     env["GLIBC_TUNABLES"] = spec_of(configs[label])
                 if on_progress:
@@ -402,12 +403,15 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     method = method_text(rounds, grid)
     print(f"tuning glibc {fp.get('glibc', '?')} on {fp.get('cpu_model', '?')} ({tune.cpu_line(fp)[4:]})")
     print(f"glibc holds: {glibc.view_text(view)}")
+    if base_env.get("GLIBC_TUNABLES"):
+        print(f"note: the GLIBC_TUNABLES in this environment ({base_env['GLIBC_TUNABLES']}) is left out: "
+              "glibc is measured as shipped and against it")
     print(f"method: {method}")
     cells = [(op, size) for ops in FAMILIES.values() for op in ops for size in grid]
     print(f"== glibc's strategies: {', '.join(f'{n} ({spec_of(c)})' for n, c in configs.items())}; "
           f"{len(cells)} cells (each timed by the strategies that run their own path there) x "
           f"{rounds} rounds", flush=True)
-    times = measure(program, configs, cells, rounds, s["batch_ns"], base_env,
+    times = measure(program, configs, cells, rounds, s["batch_ns"],
                     on_progress=lambda pr: progress.update(pr, "glibc "), views=strategies)
     progress.clear()
     choices, picks = decide(times, grid, paths, strategies)
@@ -423,7 +427,7 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
         tuned = {c.name: c.value for c in moved}
         print(f"\n== confirming {len(moved)} move(s): glibc tuned ({spec_of(tuned)}) against glibc as it is, "
               f"a process each, {rounds} interleaved rounds, {len(ccells)} cells", flush=True)
-        ctimes = measure(program, {"defaults": {}, "tuned": tuned}, ccells, rounds, s["batch_ns"], base_env,
+        ctimes = measure(program, {"defaults": {}, "tuned": tuned}, ccells, rounds, s["batch_ns"],
                          on_progress=lambda pr: progress.update(pr, "confirm "))
         progress.clear()
         dropped = set()
