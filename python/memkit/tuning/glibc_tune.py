@@ -446,8 +446,9 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
         print("glibc tuned for this machine (give it to a program's environment; memkit try --glibc-tunables "
               "takes it):")
     else:
-        print("nothing moved: glibc's own thresholds held on every measured size; its values as they are "
-              "(setting them changes nothing):")
+        why = ("no move held when timed again" if moved else
+               "glibc's own choice held wherever the rule could move a threshold")
+        print(f"nothing moved: {why}; glibc's values as they are (setting them changes nothing):")
     print(line)
     rule = {"rounds": rounds, "per_octave": s["per_octave"], "lo": s["lo"], "hi": s["hi"],
             "batch_ns": s["batch_ns"], "grid": grid, "forced": configs, "method": method}
