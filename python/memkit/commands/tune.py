@@ -505,8 +505,11 @@ def glibc_main(args, timer: Path) -> int:
     if out is not None and out.exists() and not out.is_dir():
         raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)")
     fp = tune_experiment.fingerprint(timer)
-    return glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
-                          ProgressLine(), dict(os.environ))
+    watch = load.Watch()
+    rc = glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
+                        ProgressLine(), dict(os.environ))
+    say_load(watch.result())
+    return rc
 
 
 def main(args) -> int:

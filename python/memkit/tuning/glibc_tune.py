@@ -415,7 +415,8 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
                     on_progress=lambda pr: progress.update(pr, "glibc "), views=strategies)
     progress.clear()
     choices, picks = decide(times, grid, paths, strategies)
-    print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (glibc's values; the sizes in the why are where each strategy starts)")
+    print(f"\n{'glibc tunable':<28} {'glibc':>10} {'tuned':>10}  why (the values glibc takes; the sizes "
+          "in the why are where a strategy starts)")
     for c in choices:
         print(describe(c))
     confirmations, ctimes = [], None
