@@ -399,11 +399,11 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
             if c.name in dropped else c for c in choices]
 
 
-def say_load(seen: load.Load) -> None:
+def say_load(seen: load.Load, check: str = "`memkit tune --check` the profile") -> None:
     """Whether the machine was busy while tune measured (system-check's figures)."""
     if seen.busy:
         print(f"\nnote: the machine was busy while tune measured ({seen.busy}): its figures carry that "
-              "noise; run it again on a quiet machine, or `memkit tune --check` the profile")
+              f"noise; run it again on a quiet machine, or {check}")
     else:
         print(f"\nthe machine while tune measured: {seen.describe()}")
 
@@ -458,7 +458,7 @@ def check_main(args, timer: Path, fp: dict, paths: tune.Paths) -> int:
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "check "))
     progress.clear()
     rc = report_check(p, times, changed, tuned, defaults, paths)
-    say_load(watch.result())
+    say_load(watch.result(), "time a program with the line (`memkit try --glibc-tunables`)")
     return rc
 
 
@@ -508,7 +508,7 @@ def glibc_main(args, timer: Path) -> int:
     watch = load.Watch()
     rc = glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
                         ProgressLine(), dict(os.environ))
-    say_load(watch.result())
+    say_load(watch.result(), "time a program with the line (`memkit try --glibc-tunables`)")
     return rc
 
 
