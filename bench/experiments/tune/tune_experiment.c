@@ -9,6 +9,7 @@
  *
  *   memkit-tune-experiment [--jsonl FILE] configs='LABEL@SPEC;...' cells=OP:SIZE,...
  *                          [rounds=N] [batch=NS] [best_of=K] [processes=N]
+ *                          [routines=memkit|glibc]
  *   memkit-tune-experiment --loaded   the library as the environment set it up:
  *       {"tunables": "name=value:...", "profile": PATH or "", "pool_threads": N}
  *
@@ -16,6 +17,10 @@
  * copy (mk_memcpy, both 64-byte aligned), copy3 (the destination 3 bytes
  * off), pset, pcopy (mk_parallel_memset/memcpy on a pool of the
  * configuration's `threads`).
+ * routines=glibc times the C library's memset and memcpy on the same
+ * workloads instead (set0, set, copy, copy3): `memkit tune --glibc` starts
+ * a process per GLIBC_TUNABLES setting, which glibc reads only at start-up,
+ * and gives it one configuration with no settings.
  * Records: series LABEL, params {"op", "size"}, ns per call, one sample per
  * round, each the fastest of best_of batches of ~batch ns: the machine is
  * shared, and a batch the scheduler interrupted says nothing of the code. */
@@ -120,6 +125,18 @@ static int parse_configs(const char *v, char *err, size_t errlen)
     return nconfigs ? 0 : lab_fail(err, errlen, "no configuration");
 }
 
+/* The C library's routines at the addresses their ifuncs chose, through
+ * volatile pointers (not inlined, not folded), as the lab's glibc methods
+ * call them (bench/lab/memset_methods.c). */
+static void *(*volatile glibc_memset)(void *, int, size_t) = memset;
+static void *(*volatile glibc_memcpy)(void *, const void *, size_t) = memcpy;
+static int time_glibc;   /* routines=glibc */
+
+static int check_routines(const char *v, char *err, size_t errlen)
+{
+    return lab_one_of(v, "memkit|glibc", err, errlen);
+}
+
 static int parse_cells(const char *v, char *err, size_t errlen)
 {
     ncells = 0;
@@ -157,6 +174,9 @@ static const lab_arg args[] = {
     {"rounds", LAB_INT, "4", "2", "interleaved rounds per process", 2, 1000},
     {"batch", LAB_REAL, "7e5", "1e5", "the length of a timed batch, ns", 1e3, 1e9},
     {"best_of", LAB_INT, "3", NULL, "each sample: the fastest of this many batches", 1, 100},
+    {"routines", LAB_TEXT, "memkit", NULL,
+     "whose memset/memcpy: memkit (under each configuration) or glibc (as GLIBC_TUNABLES set it up)", 0, 0,
+     check_routines},
 };
 
 typedef struct {
@@ -176,12 +196,20 @@ static double batch_ns(const config *cfg, const job *j, unsigned long reps)
     double t0 = lab_now_ns();
     switch (j->c.op) {
     case OP_set0: case OP_set:
-        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-            mk_memset(d, value, n);
+        if (time_glibc)
+            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+                glibc_memset(d, value, n);
+        else
+            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+                mk_memset(d, value, n);
         break;
     case OP_copy: case OP_copy3:
-        for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-            mk_memcpy(d, s, n);
+        if (time_glibc)
+            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+                glibc_memcpy(d, s, n);
+        else
+            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+                mk_memcpy(d, s, n);
         break;
     case OP_pset:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))
@@ -234,6 +262,7 @@ static int run(lab_ctx *ctx)
 {
     size_t rounds = (size_t)lab_int(ctx, "rounds"), max = 0;
     double batch = lab_real(ctx, "batch");
+    time_glibc = !strcmp(lab_text(ctx, "routines"), "glibc");
     lab_method methods[MAX_CONFIGS];
     for (size_t i = 0; i < nconfigs; i++)
         methods[i] = (lab_method){.name = configs[i].label, .data = &configs[i]};
@@ -289,6 +318,13 @@ static int check(lab_ctx *ctx)
         fprintf(stderr, "error: tune: configs= and cells= are needed (see --help)\n");
         return 2;
     }
+    /* glibc has no thread pool: its workloads are memset's and memcpy's */
+    for (size_t c = 0; !strcmp(lab_text(ctx, "routines"), "glibc") && c < ncells; c++)
+        if (cells[c].op == OP_pset || cells[c].op == OP_pcopy) {
+            fprintf(stderr, "error: tune: routines=glibc times set0, set, copy and copy3, not %s\n",
+                    op_names[cells[c].op]);
+            return 2;
+        }
     return 0;
 }
 

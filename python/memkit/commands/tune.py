@@ -3,7 +3,8 @@
 MEMKIT_TUNABLES settings put in force in turn, the lab's interleave), move a threshold off the
 built-in table only with a stated confidence, write the profile the library
 reads.  --check: the profile against the defaults, on sizes between the
-tuning grid's, and where it helped or hurt."""
+tuning grid's, and where it helped or hurt.  --glibc: the C library's own
+thresholds instead (tuning/glibc_tune.py)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
-from memkit.tuning import catalogue, evidence, for_program, level_choice, profile_file, tune, tune_experiment
+from memkit.tuning import catalogue, evidence, for_program, glibc_tune, level_choice, profile_file, tune, tune_experiment
 
 NAME = "tune"
-HELP = "measure memkit's own thresholds on this machine and write the profile libmemkit reads"
+HELP = ("measure memkit's own thresholds on this machine and write the profile libmemkit reads "
+        "(--glibc: glibc's own, as a GLIBC_TUNABLES line)")
 
 # (per-octave sizes, rounds in all, processes they are spread over, batch length in ns)
 FULL = dict(per_octave=2, rounds=12, processes=3, batch_ns=7e5)
@@ -42,15 +44,23 @@ def add_arguments(p):
     p.add_argument("--out", metavar="PATH", type=given("a file path"),
                    help="the profile to write (or --check): a new path or a profile memkit wrote, never "
                         "another file, a link or a device (default: $MEMKIT_PROFILE, else "
-                        "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile)")
+                        "$XDG_CONFIG_HOME/memkit/profile, else ~/.config/memkit/profile); with --glibc, "
+                        "the directory of the line and its evidence (default: that profile's directory)")
     p.add_argument("--dry-run", action="store_true", help="measure and explain, write no profile")
     p.add_argument("--evidence", metavar="FILE", type=given("a file path"),
                    help="also write what was measured (the CPU, the rule, every cell's per-round times, "
-                        "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too")
+                        "every pick and decision) as one JSON file (docs/evidence.md); with --dry-run too; with "
+                        "--glibc, glibc's (default: beside the line)")
     p.add_argument("--for", dest="for_recording", metavar="DIR", type=given("a directory"),
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
                         "the profile to DIR/profile (unless --out)")
+    p.add_argument("--glibc", action="store_true",
+                   help="tune the C library instead: glibc's own x86_non_temporal_threshold, "
+                        "x86_rep_movsb_threshold and x86_rep_stosb_threshold by the same rule and "
+                        "confirmation, each strategy a process under its GLIBC_TUNABLES; prints the "
+                        "GLIBC_TUNABLES= line and writes it to DIR/glibc-tunables (--out DIR; default: "
+                        "the profile's directory), with its evidence beside it (or at --evidence FILE)")
     p.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
@@ -390,11 +400,11 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
             if c.name in dropped else c for c in choices]
 
 
-def say_load(seen: load.Load) -> None:
+def say_load(seen: load.Load, check: str = "`memkit tune --check` the profile") -> None:
     """Whether the machine was busy while tune measured (system-check's figures)."""
     if seen.busy:
         print(f"\nnote: the machine was busy while tune measured ({seen.busy}): its figures carry that "
-              "noise; run it again on a quiet machine, or `memkit tune --check` the profile")
+              f"noise; run it again on a quiet machine, or {check}")
     else:
         print(f"\nthe machine while tune measured: {seen.describe()}")
 
@@ -449,7 +459,7 @@ def check_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "check "))
     progress.clear()
     rc = report_check(p, times, changed, tuned, defaults, paths)
-    say_load(watch.result())
+    say_load(watch.result(), "time a program with the line (`memkit try --glibc-tunables`)")
     return rc
 
 
@@ -488,9 +498,26 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
     return 0
 
 
+def glibc_main(args, timer: Path) -> int:
+    if args.check or args.for_recording:
+        raise MemkitError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
+                          "whose line `memkit try --glibc-tunables @FILE` checks")
+    out = None if args.dry_run else (Path(args.out) if args.out else profile_file.default_profile_path(dict(os.environ)).parent)
+    if out is not None and out.exists() and not out.is_dir():
+        raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)")
+    fp = tune_experiment.fingerprint(timer)
+    watch = load.Watch()
+    rc = glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
+                        ProgressLine(), dict(os.environ))
+    say_load(watch.result(), "time a program with the line (`memkit try --glibc-tunables`)")
+    return rc
+
+
 def main(args) -> int:
     bench_dir = lab.find_bench_dir(args.build)
     timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
+    if args.glibc:
+        return glibc_main(args, timer)
     fp = tune_experiment.fingerprint(timer)
     paths = catalogue.Paths(bench_dir)   # what the library runs where: asked of it
     return check_main(args, timer, fp, paths) if args.check else tune_main(args, timer, fp, paths)
