@@ -137,15 +137,21 @@ void lab_reexec(lab_ctx *ctx)
     exit(2);
 }
 
-int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
+/* The driver's own words of the command line; the experiment's key=value
+ * words are left in rest for lab_parse_args. */
+typedef struct {
+    char **rest;
+    int nrest;
+    long processes;   /* -1: not given */
+    const char *peer_list, *jsonl_path;
+    int check_only;
+} driver_args;
+
+/* -1: go on and run; else the exit status (0 after --help and the like). */
+static int parse_driver_args(int argc, char **argv, lab_ctx *ctx, driver_args *da)
 {
-    lab_ctx ctx = {.info = info, .full_argv = argv, .started_ns = lab_now_ns(), .nprocesses = 1};
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nrest = 0;
-    long processes = -1;
-    const char *peer_list = NULL, *jsonl_path = NULL;
-    int check_only = 0;
-    rest[nrest++] = argv[0];
+    const lab_info *info = ctx->info;
+    da->rest[da->nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -161,18 +167,18 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
             lab_write_schema();
             return 0;
         } else if (!strcmp(a, "--quick")) {
-            ctx.quick = 1;
+            ctx->quick = 1;
         } else if (!strcmp(a, "--check-args")) {
-            check_only = 1;
+            da->check_only = 1;
         } else if (info->peer_ops && !strncmp(a, "peer=", 5)) {
-            if (peer_list) {
+            if (da->peer_list) {
                 fprintf(stderr, "error: %s: peer given twice: give it once\n", info->name);
                 return 2;
             }
-            peer_list = a + 5;
+            da->peer_list = a + 5;
         } else if (info->races_glibc && !strncmp(a, "glibc_tunables=", 15)) {
             char err[1024];
-            if (ctx.glibc_tunables) {
+            if (ctx->glibc_tunables) {
                 fprintf(stderr, "error: %s: glibc_tunables given twice: give it once\n", info->name);
                 return 2;
             }
@@ -180,62 +186,101 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
                 fprintf(stderr, "error: %s: glibc_tunables: %s\n", info->name, err);
                 return 2;
             }
-            ctx.glibc_tunables = a + 15;
+            ctx->glibc_tunables = a + 15;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
                 return 2;
             }
-            jsonl_path = argv[++i];
+            da->jsonl_path = argv[++i];
         } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
             char *end;
-            if (processes >= 0) {
+            if (da->processes >= 0) {
                 fprintf(stderr, "error: %s: processes given twice: give it once\n", info->name);
                 return 2;
             }
-            processes = strtol(a + 10, &end, 10);
-            if (!a[10] || *end || processes < 1 || processes > 64) {
+            da->processes = strtol(a + 10, &end, 10);
+            if (!a[10] || *end || da->processes < 1 || da->processes > 64) {
                 fprintf(stderr, "error: %s: processes must be 1..64\n", info->name);
                 return 2;
             }
         } else {
-            rest[nrest++] = argv[i];
+            da->rest[da->nrest++] = argv[i];
         }
     }
+    return -1;
+}
+
+/* glibc read its tunables from this very environment as it started: a
+ * glibc-tuned process must have been started under them, and glibc as
+ * shipped must not run under any.  0 when it holds. */
+static int check_glibc_environment(const lab_ctx *ctx, int helper)
+{
+    const char *in_force = getenv("GLIBC_TUNABLES"), *name = ctx->info->name;
+    if (ctx->tuned && (!in_force || !ctx->glibc_tunables || strcmp(in_force, ctx->glibc_tunables))) {
+        fprintf(stderr, "error: %s: a glibc-tuned process started without GLIBC_TUNABLES=%s\n",
+                name, ctx->glibc_tunables ? ctx->glibc_tunables : "");
+        return 2;
+    }
+    if (!helper && ctx->glibc_tunables && in_force) {
+        fprintf(stderr, "error: %s: GLIBC_TUNABLES is set (%s): glibc would not run as shipped; "
+                        "unset it to race glibc_tunables= against glibc as shipped\n",
+                name, in_force);
+        return 2;
+    }
+    return 0;
+}
+
+/* The notes every run ends with, then its end record. */
+static void finish_run(lab_ctx *ctx)
+{
+    if (ctx->ntuned)
+        lab_verdict_kind(ctx, "note", "%s: glibc under GLIBC_TUNABLES=%s, timed in %u processes of "
+                         "its own, paired round by round with the methods beside it there; against "
+                         "glibc as shipped it is compared across processes, not paired",
+                         LAB_GLIBC_TUNED, ctx->glibc_tunables, ctx->ntuned);
+    lab_peer_notes(ctx);
+    lab_spread_note(ctx);
+    if (ctx->jsonl) {
+        LAB_RECORD_START(ctx->jsonl, end);
+        LAB_MEMBER(ctx->jsonl, end, experiment);
+        lab_json_string(ctx->jsonl, ctx->info->name);
+        LAB_MEMBER(ctx->jsonl, end, processes);
+        fprintf(ctx->jsonl, "%u", ctx->nprocesses);
+        LAB_MEMBER(ctx->jsonl, end, seconds);
+        fprintf(ctx->jsonl, "%.3f}\n", (lab_now_ns() - ctx->started_ns) / 1e9);
+    }
+}
+
+static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run)(lab_ctx *))
+{
+    const lab_info *info = ctx->info;
+    int rc = parse_driver_args(argc, argv, ctx, da);
+    if (rc >= 0)
+        return rc;
     char arg_err[1024];
-    if (lab_parse_args(info, ctx.quick, nrest - 1, rest + 1, ctx.arg_value, arg_err,
+    if (lab_parse_args(info, ctx->quick, da->nrest - 1, da->rest + 1, ctx->arg_value, arg_err,
                        sizeof arg_err)) {
         fprintf(stderr, "error: %s\n", arg_err);
         return 2;
     }
-    int helper = lab_helper_setup(&ctx);
-    /* glibc read its tunables from this very environment as it started */
-    const char *in_force = getenv("GLIBC_TUNABLES");
-    if (ctx.tuned && (!in_force || !ctx.glibc_tunables || strcmp(in_force, ctx.glibc_tunables))) {
-        fprintf(stderr, "error: %s: a glibc-tuned process started without GLIBC_TUNABLES=%s\n",
-                info->name, ctx.glibc_tunables ? ctx.glibc_tunables : "");
+    int helper = lab_helper_setup(ctx);
+    if (check_glibc_environment(ctx, helper))
         return 2;
-    }
-    if (!helper && ctx.glibc_tunables && in_force) {
-        fprintf(stderr, "error: %s: GLIBC_TUNABLES is set (%s): glibc would not run as shipped; "
-                        "unset it to race glibc_tunables= against glibc as shipped\n",
-                info->name, in_force);
-        return 2;
-    }
-    if (peer_list) {   /* before anything runs, in every process */
+    if (da->peer_list) {   /* before anything runs, in every process */
         char err[4352];
         lab_peer *peers;
-        if (lab_peers_load(peer_list, info->peer_ops, &peers, &ctx.npeers, err, sizeof err)) {
+        if (lab_peers_load(da->peer_list, info->peer_ops, &peers, &ctx->npeers, err, sizeof err)) {
             fprintf(stderr, "error: %s: %s\n", info->name, err);
             return 2;
         }
-        ctx.peers = peers;
+        ctx->peers = peers;
     }
     /* once, before any helper starts: the helpers run what the main process
      * checked, and a refusal is one line, not one per process */
-    if (!helper && info->check && info->check(&ctx))
+    if (!helper && info->check && info->check(ctx))
         return 2;
-    if (check_only)
+    if (da->check_only)
         return 0;
     if (info->pinned) {   /* before the helpers: they inherit it, and pin themselves anyway */
         char why[160];
@@ -244,53 +289,46 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
                             "CPUs while it times\n", info->name, why);
     }
     /* opened once the arguments hold: a refused run leaves no file */
-    if (jsonl_path) {
-        ctx.jsonl = strcmp(jsonl_path, "-") ? fopen(jsonl_path, "w") : stdout;
-        if (!ctx.jsonl) {
-            fprintf(stderr, "error: cannot write %s: %s\n", jsonl_path, strerror(errno));
+    if (da->jsonl_path) {
+        ctx->jsonl = strcmp(da->jsonl_path, "-") ? fopen(da->jsonl_path, "w") : stdout;
+        if (!ctx->jsonl) {
+            fprintf(stderr, "error: cannot write %s: %s\n", da->jsonl_path, strerror(errno));
             return 2;
         }
     }
+    long processes = da->processes;
     if (info->processes > 1 && processes < 0)
-        processes = ctx.quick && info->quick_processes ? info->quick_processes : info->processes;
-    ctx.rng = 0x6c61622d6d656d6bull;
+        processes = ctx->quick && info->quick_processes ? info->quick_processes : info->processes;
+    ctx->rng = 0x6c61622d6d656d6bull;
     if (processes < 1)
         processes = 1;
-    if (!helper && ctx.glibc_tunables)
-        ctx.ntuned = (unsigned)processes;   /* as many, so both are judged alike */
-    if (!helper && (processes > 1 || ctx.ntuned)) {
-        ctx.nprocesses = (unsigned)processes;
-        ctx.process = ctx.nprocesses - 1 + ctx.ntuned;   /* the helpers are the ones before */
-        if (lab_run_helpers(&ctx, argc, argv))
+    if (!helper && ctx->glibc_tunables)
+        ctx->ntuned = (unsigned)processes;   /* as many, so both are judged alike */
+    if (!helper && (processes > 1 || ctx->ntuned)) {
+        ctx->nprocesses = (unsigned)processes;
+        ctx->process = ctx->nprocesses - 1 + ctx->ntuned;   /* the helpers are the ones before */
+        if (lab_run_helpers(ctx, argc, argv))
             return 2;
     }
-    ctx.rng ^= 0x9e3779b97f4a7c15ull * (ctx.process + 1);
-    if (!ctx.raw) {
-        ctx.fingerprint = fingerprint_text();
-        if (ctx.jsonl) {
-            write_fingerprint_record(ctx.jsonl, ctx.fingerprint, ctx.glibc_tunables);
-            fflush(ctx.jsonl);
+    ctx->rng ^= 0x9e3779b97f4a7c15ull * (ctx->process + 1);
+    if (!ctx->raw) {
+        ctx->fingerprint = fingerprint_text();
+        if (ctx->jsonl) {
+            write_fingerprint_record(ctx->jsonl, ctx->fingerprint, ctx->glibc_tunables);
+            fflush(ctx->jsonl);
         }
     }
-    int rc = run(&ctx);
-    if (rc == 0 && ctx.ntuned)
-        lab_verdict_kind(&ctx, "note", "%s: glibc under GLIBC_TUNABLES=%s, timed in %u processes of "
-                         "its own, paired round by round with the methods beside it there; against "
-                         "glibc as shipped it is compared across processes, not paired",
-                         LAB_GLIBC_TUNED, ctx.glibc_tunables, ctx.ntuned);
-    if (rc == 0) {
-        lab_peer_notes(&ctx);
-        lab_spread_note(&ctx);
-    }
-    if (rc == 0 && ctx.jsonl) {
-        LAB_RECORD_START(ctx.jsonl, end);
-        LAB_MEMBER(ctx.jsonl, end, experiment);
-        lab_json_string(ctx.jsonl, info->name);
-        LAB_MEMBER(ctx.jsonl, end, processes);
-        fprintf(ctx.jsonl, "%u", ctx.nprocesses);
-        LAB_MEMBER(ctx.jsonl, end, seconds);
-        fprintf(ctx.jsonl, "%.3f}\n", (lab_now_ns() - ctx.started_ns) / 1e9);
-    }
+    rc = run(ctx);
+    if (rc == 0)
+        finish_run(ctx);
+    return rc;
+}
+
+int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
+{
+    lab_ctx ctx = {.info = info, .full_argv = argv, .started_ns = lab_now_ns(), .nprocesses = 1};
+    driver_args da = {.rest = calloc((size_t)argc + 1, sizeof *da.rest), .processes = -1};
+    int rc = drive(argc, argv, &ctx, &da, run);
     if (ctx.jsonl && ctx.jsonl != stdout)
         fclose(ctx.jsonl);
     if (ctx.raw && fclose(ctx.raw) != 0)
@@ -298,6 +336,6 @@ int lab_main(int argc, char **argv, const lab_info *info, int (*run)(lab_ctx *))
     lab_pool_free(&ctx);
     free((void *)ctx.peers);
     free(ctx.fingerprint);
-    free(rest);
+    free(da.rest);
     return rc;
 }
