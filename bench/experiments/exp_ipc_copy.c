@@ -578,8 +578,13 @@ static size_t copier_at(const method *ms, size_t nm, const char *name)
     return 0;
 }
 
-/* The ring, and what the system gave it (page kind, its settings), said. */
-static int open_ring(const options *o, ipc_ring *ring, char *pages, char *thp, char *reserved)
+/* What the system gave the ring: its page kind and the settings behind it. */
+typedef struct {
+    char pages[64], thp[128], reserved[32];
+} ring_pages;
+
+/* The ring, and what the system gave it, said. */
+static int open_ring(const options *o, ipc_ring *ring, ring_pages *rp)
 {
     int err = ipc_ring_create(ring, o->slots, o->max, o->pages, o->backing);
     if (err) {
@@ -587,13 +592,13 @@ static int open_ring(const options *o, ipc_ring *ring, char *pages, char *thp, c
                 strerror(err));
         return 2;
     }
-    read_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled", thp, 128);
-    read_setting("/proc/sys/vm/nr_hugepages", reserved, 32);
-    snprintf(pages, 64, "%s", ipc_page_kind_name(ring->pages));
+    read_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled", rp->thp, sizeof rp->thp);
+    read_setting("/proc/sys/vm/nr_hugepages", rp->reserved, sizeof rp->reserved);
+    snprintf(rp->pages, sizeof rp->pages, "%s", ipc_page_kind_name(ring->pages));
     printf("ring: %u slots of up to %zu bytes in a %s, on %s pages (%.0f%% huge; shmem THP: %s; "
            "hugetlb pages reserved: %s)\n",
            o->slots, o->max, o->backing == IPC_BACKING_MEMFD ? "memfd" : "POSIX shm object",
-           pages, 100 * ring->huge_fraction, thp, reserved);
+           rp->pages, 100 * ring->huge_fraction, rp->thp, rp->reserved);
     return 0;
 }
 
@@ -681,8 +686,8 @@ static int run(lab_ctx *ctx)
            memkit = copier_at(ms, nm, "memkit");
     size_t sizes[MAX_SIZES], ns = size_grid(&o, ctx->quick, sizes);
     ipc_ring ring;
-    char thp[128], reserved[32], pages[64];
-    if (open_ring(&o, &ring, pages, thp, reserved))
+    ring_pages rp;
+    if (open_ring(&o, &ring, &rp))
         return 2;
     pid_t pid = ipc_ring_fork(&ring);
     if (pid < 0) {
@@ -704,7 +709,7 @@ static int run(lab_ctx *ctx)
         printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
                mk_pool_threads(pub.pool), lab_tunable("parallel_threshold"));
         lab_ranking *rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
-        rc = sweep(ctx, &o, pages, &pub, ms, nm, sizes, ns, &srun, rk, sum);
+        rc = sweep(ctx, &o, rp.pages, &pub, ms, nm, sizes, ns, &srun, rk, sum);
         if (!rc) {
             lab_progress(ctx, ns + 1, ns + 1, "done");
             print_tables(ms, nm, sizes, ns, sum);
@@ -712,7 +717,7 @@ static int run(lab_ctx *ctx)
             verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
             lab_verdict_kind(ctx, "note",
                              "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
-                             "reserved: %s)", pages, thp, reserved);
+                             "reserved: %s)", rp.pages, rp.thp, rp.reserved);
         }
     }
     rc = join_subscriber(&ring, &pub, rc);
