@@ -30,6 +30,7 @@
  * Arguments: see --help. */
 #include "lab.h"
 #include "memset_methods.h"
+#include "sweep.h"
 #include "working_set.h"
 
 #include "memkit.h"
@@ -286,19 +287,12 @@ static int run(lab_ctx *ctx)
     lab_ws ws[LAB_WS_MAX];
     int nws = lab_ws_arg(ctx, ws);
 
-    size_t nm;
-    const memset_method *table = memset_methods(&nm);
     lab_method methods[MAX_METHODS];
-    for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
-                                  .glibc = i == 0};
-    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
+    unsigned char skip[MAX_METHODS];
+    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
     int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
         i_old = memset_method_index("old_nt"),
         i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
-    unsigned char skip[MAX_METHODS] = {0};
-    if (i_same >= 0)   /* mk_memset's own code under its variant name: no rival */
-        skip[i_same] = 1;
 
     uint32_t *sizes = malloc(nsizes * sizeof *sizes);
     uint16_t *page_offs = malloc(nsizes * sizeof *page_offs);
@@ -392,9 +386,7 @@ static int run(lab_ctx *ctx)
                 lab_ws_params(&ws[w], HOT_BYTES, lab_pages_of(hot, HOT_BYTES), ws_params,
                               sizeof ws_params);
             }
-            lab_interleave(ctx, methods, nm, reps, pass, &d, samples);
-
-            char params[384];
+            char params[384], words[128];
             snprintf(params, sizeof params,
                      "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
                      "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu%s",
@@ -402,14 +394,14 @@ static int run(lab_ctx *ctx)
                      r->clear_l1 ? "true" : "false", nsizes, ws_params);
             lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns",
                                .stat = "mean_fastest_10pct"};
-            lab_emit_methods(ctx, &tmpl, methods, nm, reps, samples, 0, sums);   /* vs glibc */
-            double value[MAX_METHODS];
-            for (size_t s = 0; s < nm; s++)
-                value[s] = sums[s].value;
-            char words[128];
             row_words(r, words, sizeof words);
             level_tally *t = &tallies[w];
-            lab_ranking_add(t->rk, words, methods, nm, (size_t)i_mk, sums, skip);
+            lab_point point = {methods, nm, reps, pass, &d, &tmpl, 0 /* glibc */, t->rk, words,
+                               (size_t)i_mk, skip, NULL};
+            lab_sweep_point(ctx, &point, samples, sums);
+            double value[MAX_METHODS] = {0};   /* nm >= 1: glibc */
+            for (size_t s = 0; s < nm; s++)
+                value[s] = sums[s].value;
 
             printf("%4u %5zu %5zu %4u %4u %3s %-5s |", r->gran, r->min, r->max, r->off_min,
                    r->off_max, r->clear_l1 ? "yes" : "no", ws[w].name);
@@ -433,8 +425,7 @@ static int run(lab_ctx *ctx)
                 tally_add(&same_code, lab_stat_value(up, n, "median", 1), ri);
                 free(up);
             }
-            for (size_t s = 0; s < nm; s++)
-                lab_summary_free(&sums[s]);
+            lab_summaries_free(sums, nm);
             t->new_old_sum += new_old;
             t->seed_sum += r->seed_pct;
             t->rows++;

@@ -54,17 +54,9 @@ static int run(lab_ctx *ctx)
 {
     unsigned reps = (unsigned)lab_int(ctx, "reps");
     size_t max = lab_size(ctx, "max");
-    size_t nm;
-    const memset_method *table = memset_methods(&nm);
     lab_method methods[MAX_METHODS];
-    unsigned char skip[MAX_METHODS] = {0};
-    for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
-                                  .glibc = i == 0};
-    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
-    int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
-    if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
-        skip[same] = 1;
+    unsigned char skip[MAX_METHODS];
+    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
     size_t i_mk = (size_t)memset_method_index("mk_memset");
     double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
     lab_summary sums[MAX_METHODS];

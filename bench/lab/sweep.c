@@ -4,6 +4,9 @@
 #include "sweep.h"
 
 #include "copy_methods.h"
+#include "memset_methods.h"
+
+#include "memkit.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +30,21 @@ size_t lab_copier_methods(const char *only, const char *always, lab_method *out,
             out[k++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL,
                                     .glibc = !strcmp(all[i].name, "libc")};
     return k;
+}
+
+size_t lab_memset_contestants(lab_ctx *ctx, lab_method *out, size_t cap, unsigned char *skip)
+{
+    size_t n;
+    const memset_method *table = memset_methods(&n);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
+                              .glibc = i == 0};
+    n = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, out, n < cap ? n : cap, cap);
+    memset(skip, 0, cap);
+    int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
+    if (same >= 0)
+        skip[same] = 1;
+    return n;
 }
 
 size_t lab_method_index(const lab_method *methods, size_t n, const char *name)

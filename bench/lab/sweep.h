@@ -20,6 +20,12 @@ int lab_listed(const char *list, const char *name);
  * cap of them.  The count. */
 size_t lab_copier_methods(const char *only, const char *always, lab_method *out, size_t cap);
 
+/* The memset methods (memset_methods(): glibc first, the baseline every
+ * ratio is against) and the peers' memset, into out[cap]; skip[cap] set
+ * only on the method that is mk_memset's own code under its variant's
+ * name: no rival to it.  The count. */
+size_t lab_memset_contestants(lab_ctx *ctx, lab_method *out, size_t cap, unsigned char *skip);
+
 /* The index of the method called name in methods[n]; SIZE_MAX: none. */
 size_t lab_method_index(const lab_method *methods, size_t n, const char *name);
 /* The index of the first glibc method (lab_method.glibc); SIZE_MAX: none. */
