@@ -28,6 +28,7 @@
  * in both tables.  Arguments: see --help. */
 #include "copy_methods.h"
 #include "lab.h"
+#include "sweep.h"
 #include "memkit.h"
 
 #include <errno.h>
@@ -72,18 +73,6 @@ static void get_options(lab_ctx *ctx, options *o)
 {
     *o = (options){lab_size(ctx, "min"), lab_size(ctx, "max"), lab_text(ctx, "only"),
                    !strcmp(lab_text(ctx, "offsets"), "all")};
-}
-
-/* only=a,b,c: is name one of them? */
-static int selected(const options *o, const char *name)
-{
-    if (!o->only)
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = o->only; (p = strstr(p, name)); p += len)
-        if ((p == o->only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-    return 0;
 }
 
 /* The contestants are methods: a copier (data: its mk_copier) or a peer's
@@ -192,152 +181,141 @@ static double pass(const lab_method *m, void *arg, int warm)
     return (double)p->n / batch(m, p->dst, p->src, p->n, reps);
 }
 
-static int run(lab_ctx *ctx)
+/* The contestants: the copiers only= names and the peers' memcpy; each
+ * copier with an alignment carries its contract (its text in contract_text).
+ * Whether any has one, in *restricted. */
+static size_t contestants(lab_ctx *ctx, const options *o, lab_method *cs,
+                          char (*contract_text)[80], int *restricted)
 {
-    options o;
-    get_options(ctx, &o);
-    size_t count;
-    const mk_copier *all = lab_copiers(&count);
-    lab_method cs[MAX_COPIERS];
-    size_t nc = 0;
-    for (size_t i = 0; i < count && nc < MAX_COPIERS; i++)
-        if (all[i].usable && selected(&o, all[i].name))
-            cs[nc++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL,
-                                    .glibc = !strcmp(all[i].name, "libc")};
+    size_t nc = lab_copier_methods(o->only, NULL, cs, MAX_COPIERS);
     nc = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, cs, nc, MAX_COPIERS);
-
-    /* What the copiers with an alignment need (NULL: any input). */
-    char contract_text[MAX_COPIERS][80];
-    int restricted = 0;
+    *restricted = 0;
     for (size_t c = 0; c < nc; c++)
         if (align_of(&cs[c]) > 1) {
             snprintf(contract_text[c], sizeof contract_text[c],
                      "buffers aligned to %zu B, sizes a multiple of it", align_of(&cs[c]));
             cs[c].contract = contract_text[c];
-            restricted = 1;
+            *restricted = 1;
         }
+    return nc;
+}
 
-    size_t cap = o.max + 4096;
-    char *src = lab_alloc(cap), *dst = lab_alloc(cap);
-    memset(src, 0x5a, cap);
-    size_t nsizes = 0;
-    for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2)
-        nsizes++;
-    lab_ranking *rk = lab_ranking_new("copy, aligned buffers", 1, 1);
+static int fits(const lab_method *m, size_t n) { return n % align_of(m) == 0; }
 
-    /* aligned throughput, the seed's table */
+static int column_width(const lab_method *m)
+{
+    return (int)(strlen(m->name) > 9 ? strlen(m->name) : 9);
+}
+
+/* The aligned table, the seed's: per size, the copiers whose contract holds
+ * race (libc the baseline) and the point is ranked. */
+static void aligned_sweep(lab_ctx *ctx, const options *o, const lab_method *cs, size_t nc,
+                          char *dst, const char *src, size_t nsizes, lab_ranking *rk)
+{
     printf("copy throughput, GB/s (median of interleaved rounds, one size per batch: a trained "
            "predictor; '-': size not a multiple of the copier's alignment)\n%10s", "size");
     for (size_t c = 0; c < nc; c++)
-        printf(" %*s", (int)(strlen(cs[c].name) > 9 ? strlen(cs[c].name) : 9), cs[c].name);
+        printf(" %*s", column_width(&cs[c]), cs[c].name);
     if (ctx->ntuned)   /* in processes of its own: libc there, under glibc_tunables= */
         printf(" %11s", LAB_GLIBC_TUNED);
     printf("\n");
     double *gbps = malloc(MAX_COPIERS * 64 * sizeof *gbps);
     size_t done = 0;
-    for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2, done++) {
-        char sz[32];
+    for (size_t n = o->min; n <= o->max; n *= ctx->quick ? 8 : 2, done++) {
+        char sz[32], params[96];
         lab_progress(ctx, done, nsizes, lab_fmt_size(n, sz, sizeof sz));
-        size_t rounds = rounds_for(ctx, n);
-        /* the copiers whose contract holds at this size; libc first, the baseline */
         lab_method ms[MAX_COPIERS];
-        unsigned char unranked[MAX_COPIERS] = {0};
-        size_t nm = 0, at[MAX_COPIERS], i_mk = SIZE_MAX;
-        for (size_t c = 0; c < nc; c++)
-            if (n % align_of(&cs[c]) == 0) {
-                if (!strcmp(cs[c].name, "memkit"))
-                    i_mk = nm;
-                at[c] = nm;
-                ms[nm] = cs[c];
-                unranked[nm] = !lab_ranked_at(&ms[nm], n);
-                nm++;
-            } else
-                at[c] = SIZE_MAX;
+        unsigned char unranked[MAX_COPIERS];
+        size_t at[MAX_COPIERS], nm = lab_methods_at(cs, nc, n, fits, ms, at, unranked);
         sweep_point pt = {dst, src, n, reps_for(n)};
-        lab_interleave(ctx, ms, nm, rounds, pass, &pt, gbps);
-        char params[96];
         snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":0", n);
         lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
                            .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+        size_t base = lab_glibc_index(ms, nm);
+        lab_point point = {ms, nm, rounds_for(ctx, n), pass, &pt, &tmpl, base, rk, sz,
+                           lab_method_index(ms, nm, "memkit"), unranked, NULL};
         lab_summary sums[MAX_COPIERS];
-        size_t base = 0;
-        while (base < nm && !ms[base].glibc)
-            base++;
-        lab_emit_methods(ctx, &tmpl, ms, nm, rounds, gbps, base < nm ? base : SIZE_MAX, sums);
-        if (i_mk != SIZE_MAX)
-            lab_ranking_add(rk, sz, ms, nm, i_mk, sums, unranked);
+        lab_sweep_point(ctx, &point, gbps, sums);
         printf("%10s", sz);
         for (size_t c = 0; c < nc; c++) {
-            int w = (int)(strlen(cs[c].name) > 9 ? strlen(cs[c].name) : 9);
             if (at[c] == SIZE_MAX)
-                printf(" %*s", w, "-");
+                printf(" %*s", column_width(&cs[c]), "-");
             else
-                printf(" %*.2f", w, sums[at[c]].value);
+                printf(" %*.2f", column_width(&cs[c]), sums[at[c]].value);
         }
-        if (base < nm && sums[base].tuned)
+        if (base != SIZE_MAX && sums[base].tuned)
             printf(" %11.2f", sums[base].tuned->value);
         printf("\n");
         fflush(stdout);
-        for (size_t i = 0; i < nm; i++)
-            lab_summary_free(&sums[i]);
+        lab_summaries_free(sums, nm);
     }
+    free(gbps);
+}
 
-    if (restricted)
-        printf("copiers with an alignment need aligned buffers and whole blocks and run their loop "
-               "inline: ranked against memkit from %d KiB up\n", LAB_CONTRACT_RANKED_FROM >> 10);
-
-    /* misaligned destination: each unaligned copier, worst offset per size */
+/* A copier's worst misaligned destination at n bytes: every offset screened,
+ * the worst few confirmed with three times the rounds (a confirmation's
+ * median must not be as noisy as the screening it corrects); its record's
+ * summary, the offset in *worst_k. */
+static lab_summary worst_offset(lab_ctx *ctx, const options *o, const lab_method *m, char *dst,
+                                const char *src, size_t n, int *worst_k)
+{
     static const int few[] = {1, 3, 8, 17, 32, 63};
+    size_t rounds = misaligned_rounds(ctx, n), reps = reps_for(n);
+    double off_gbps[64], al_gbps[64], worst_off[64], worst_al[64], median_of[63];
+    double worst_up = INFINITY;
+    int offsets[63], confirm[CONFIRMED_OFFSETS];
+    size_t noff = o->all_offsets ? 63 : sizeof few / sizeof few[0];
+    *worst_k = 1;
+    for (size_t i = 0; i < noff; i++) {
+        offsets[i] = o->all_offsets ? (int)i + 1 : few[i];
+        median_of[i] = offset_speedup(m, dst, src, n, offsets[i], rounds, reps, off_gbps,
+                                      al_gbps).median;
+    }
+    size_t nconfirm = worst_offsets(median_of, offsets, noff, confirm, CONFIRMED_OFFSETS),
+           confirm_rounds = 3 * rounds < 63 ? 3 * rounds : 63;
+    for (size_t i = 0; i < nconfirm; i++) {
+        lab_stats up = offset_speedup(m, dst, src, n, confirm[i], confirm_rounds, reps, off_gbps,
+                                      al_gbps);
+        if (up.median < worst_up) {
+            *worst_k = confirm[i], worst_up = up.median;
+            memcpy(worst_off, off_gbps, confirm_rounds * sizeof *worst_off);
+            memcpy(worst_al, al_gbps, confirm_rounds * sizeof *worst_al);
+        }
+    }
+    char series[64], params[96], base_params[96];
+    snprintf(series, sizeof series, "%s misaligned-dst", m->name);
+    snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, *worst_k);
+    snprintf(base_params, sizeof base_params, "\"size\":%zu,\"dst_offset\":0", n);
+    lab_record r = {.series = series, .params_json = params, .axis = "size", .axis_unit = "B",
+                    .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1,
+                    .samples = worst_off, .n = confirm_rounds, .baseline = m->name,
+                    .baseline_params_json = base_params, .baseline_samples = worst_al};
+    return lab_record_emit(ctx, &r);
+}
+
+/* The misaligned table: each unaligned copier's worst offset per size; the
+ * slowest of 4 KiB .. 1 MiB per copier kept in worst_of (at worst_size). */
+static void misaligned_sweep(lab_ctx *ctx, const options *o, const lab_method *cs, size_t nc,
+                             char *dst, const char *src, size_t nsizes, lab_summary *worst_of,
+                             size_t *worst_size)
+{
     printf("\nmisaligned destination (source page-aligned): worst time / aligned time (> 1: "
            "slower) over dst offsets %s (the %d worst measured again)\n%10s",
-           o.all_offsets ? "1..63" : "1,3,8,17,32,63", CONFIRMED_OFFSETS, "size");
+           o->all_offsets ? "1..63" : "1,3,8,17,32,63", CONFIRMED_OFFSETS, "size");
     for (size_t c = 0; c < nc; c++)
         if (align_of(&cs[c]) == 1)
             printf(" %16s", cs[c].name);
     printf("\n");
-    lab_summary worst_of[MAX_COPIERS] = {0};   /* the slowest, 4 KiB .. 1 MiB */
-    size_t worst_size[MAX_COPIERS] = {0};
-    done = 0;
-    for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2, done++) {
+    size_t done = 0;
+    for (size_t n = o->min; n <= o->max; n *= ctx->quick ? 8 : 2, done++) {
         char sz[32];
         lab_progress(ctx, done, nsizes, "misaligned destination");
-        size_t rounds = misaligned_rounds(ctx, n), reps = reps_for(n);
         printf("%10s", lab_fmt_size(n, sz, sizeof sz));
         for (size_t c = 0; c < nc; c++) {
             if (align_of(&cs[c]) != 1)
                 continue;
-            double off_gbps[64], al_gbps[64], worst_off[64], worst_al[64], median_of[63];
-            double worst_up = INFINITY;
-            int worst_k = 1, offsets[63], confirm[CONFIRMED_OFFSETS];
-            size_t noff = o.all_offsets ? 63 : sizeof few / sizeof few[0];
-            for (size_t i = 0; i < noff; i++) {
-                offsets[i] = o.all_offsets ? (int)i + 1 : few[i];
-                median_of[i] = offset_speedup(&cs[c], dst, src, n, offsets[i], rounds, reps,
-                                              off_gbps, al_gbps).median;
-            }
-            /* three times the rounds: a confirmation's median must not be
-             * as noisy as the screening it corrects */
-            size_t nconfirm = worst_offsets(median_of, offsets, noff, confirm, CONFIRMED_OFFSETS),
-                   confirm_rounds = 3 * rounds < 63 ? 3 * rounds : 63;
-            for (size_t i = 0; i < nconfirm; i++) {
-                lab_stats up = offset_speedup(&cs[c], dst, src, n, confirm[i], confirm_rounds,
-                                              reps, off_gbps, al_gbps);
-                if (up.median < worst_up) {
-                    worst_k = confirm[i], worst_up = up.median;
-                    memcpy(worst_off, off_gbps, confirm_rounds * sizeof *worst_off);
-                    memcpy(worst_al, al_gbps, confirm_rounds * sizeof *worst_al);
-                }
-            }
-            char series[64], params[96], base_params[96];
-            snprintf(series, sizeof series, "%s misaligned-dst", cs[c].name);
-            snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, worst_k);
-            snprintf(base_params, sizeof base_params, "\"size\":%zu,\"dst_offset\":0", n);
-            lab_record r = {.series = series, .params_json = params, .axis = "size",
-                            .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
-                            .higher_is_better = 1, .samples = worst_off, .n = confirm_rounds,
-                            .baseline = cs[c].name, .baseline_params_json = base_params,
-                            .baseline_samples = worst_al};
-            lab_summary s = lab_record_emit(ctx, &r);
+            int worst_k;
+            lab_summary s = worst_offset(ctx, o, &cs[c], dst, src, n, &worst_k);
             printf(" %9.2fx @%-+4d", 1 / s.ratio, worst_k);   /* the time ratio: a cliff reads big */
             if (n >= 4096 && n <= ((size_t)1 << 20) &&
                 (!worst_of[c].has_ratio || s.ratio < worst_of[c].ratio)) {
@@ -349,15 +327,19 @@ static int run(lab_ctx *ctx)
         printf("\n");
         fflush(stdout);
     }
-    lab_progress(ctx, nsizes, nsizes, "done");
+}
+
+/* Per unaligned copier: how much its worst misaligned destination costs. */
+static void misaligned_verdicts(lab_ctx *ctx, const lab_method *cs, size_t nc,
+                                lab_summary *worst_of, const size_t *worst_size)
+{
     for (size_t c = 0; c < nc; c++) {
         const lab_summary *w = &worst_of[c];
         if (align_of(&cs[c]) != 1 || !w->has_ratio)
             continue;
-        char sz[32];
+        char sz[32], iv[80];
         double slow = 1 / w->ratio;
         int j = lab_judge(w->ratio_lo, w->ratio_hi);
-        char iv[80];
         lab_verdict(ctx, "%s: a misaligned destination costs at most %.2fx the aligned time for "
                          "4 KiB..1 MiB (at %s; speed-up %s)%s", cs[c].name, slow,
                     lab_fmt_size(worst_size[c], sz, sizeof sz),
@@ -368,8 +350,34 @@ static int run(lab_ctx *ctx)
                                     : ": slower, but no cliff (under 2x)");
         lab_summary_free(&worst_of[c]);
     }
+}
+
+static int run(lab_ctx *ctx)
+{
+    options o;
+    get_options(ctx, &o);
+    lab_method cs[MAX_COPIERS];
+    char contract_text[MAX_COPIERS][80];
+    int restricted;
+    size_t nc = contestants(ctx, &o, cs, contract_text, &restricted);
+    size_t cap = o.max + 4096;
+    char *src = lab_alloc(cap), *dst = lab_alloc(cap);
+    memset(src, 0x5a, cap);
+    size_t nsizes = 0;
+    for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2)
+        nsizes++;
+
+    lab_ranking *rk = lab_ranking_new("copy, aligned buffers", 1, 1);
+    aligned_sweep(ctx, &o, cs, nc, dst, src, nsizes, rk);
+    if (restricted)
+        printf("copiers with an alignment need aligned buffers and whole blocks and run their loop "
+               "inline: ranked against memkit from %d KiB up\n", LAB_CONTRACT_RANKED_FROM >> 10);
+    lab_summary worst_of[MAX_COPIERS] = {0};   /* the slowest, 4 KiB .. 1 MiB */
+    size_t worst_size[MAX_COPIERS] = {0};
+    misaligned_sweep(ctx, &o, cs, nc, dst, src, nsizes, worst_of, worst_size);
+    lab_progress(ctx, nsizes, nsizes, "done");
+    misaligned_verdicts(ctx, cs, nc, worst_of, worst_size);
     lab_ranking_verdicts(ctx, rk);
-    free(gbps);
     lab_free(src, cap);
     lab_free(dst, cap);
     return 0;

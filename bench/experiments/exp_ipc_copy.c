@@ -28,6 +28,7 @@
 #include "copy_methods.h"
 #include "lab.h"
 #include "memkit.h"
+#include "sweep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,15 +101,6 @@ typedef struct {
 } method;
 
 /* ---- arguments ---- */
-
-static int name_in_list(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; p && (p = strstr(p, name)); p += len)
-        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-    return 0;
-}
 
 /* The arguments, checked before the run (args[], check). */
 static void get_options(lab_ctx *ctx, options *o)
@@ -234,7 +226,10 @@ static int batch(publisher *p, const method *m, size_t n, size_t count, int chec
     return 0;
 }
 
-static int fits(const method *m, size_t n) { return n % m->c->align == 0; }
+static int fits(const lab_method *lm, size_t n)
+{
+    return n % ((const method *)lm->data)->c->align == 0;
+}
 
 /* One size's interleaved rounds: the lab calls pass() per method, a warm-up
  * lap then a timed batch; the batch's parts are kept per method and round. */
@@ -278,19 +273,10 @@ static size_t messages_per_batch(lab_ctx *ctx, const options *o, size_t n)
 /* The methods that can copy n-byte messages, as the lab's method table. */
 static size_t methods_for(const method *ms, size_t nm, size_t n, lab_method *lm)
 {
-    size_t k = 0;
+    lab_method all[MAX_METHODS];
     for (size_t i = 0; i < nm; i++)
-        if (fits(&ms[i], n))
-            lm[k++] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i], NULL};
-    return k;
-}
-
-static size_t index_of(const lab_method *lm, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(lm[i].name, name))
-            return i;
-    return SIZE_MAX;
+        all[i] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i], NULL};
+    return lab_methods_at(all, nm, n, fits, lm, NULL, NULL);
 }
 
 /* The best single-threaded copier: a short interleaved pilot at 1 MiB. */
@@ -328,22 +314,14 @@ typedef struct {
     double pub_copy[MAX_METHODS], sub_copy[MAX_METHODS], pub_wait[MAX_METHODS];
 } size_summary;
 
-/* Records of one size: GB/s with the speed-up over libc, and per method
- * the time per message and each side's shares of the batch time. */
-static void report_size(lab_ctx *ctx, const options *o, const char *pages, const method *ms,
+/* Records of one size beside its GB/s (lab_sweep_point wrote those, sums):
+ * per method the time per message and each side's shares of the batch
+ * time; what the tables and verdicts need into sum. */
+static void report_size(lab_ctx *ctx, const options *o, const char *params, const method *ms,
                         const lab_method *lm, size_t k, size_t n, const double *gbps,
-                        size_run *s, lab_ranking *rk, size_summary *sum)
+                        size_run *s, const lab_summary *sums, size_summary *sum)
 {
-    size_t rounds = o->rounds, libc = index_of(lm, k, "libc");
-    char params[160], label[32];
-    snprintf(params, sizeof params, "\"size\":%zu,\"slots\":%u,\"pages\":\"%s\"", n, o->slots,
-             pages);
-    lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
-                       .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-    lab_summary sums[MAX_METHODS];
-    lab_emit_methods(ctx, &tmpl, lm, k, rounds, gbps, libc, sums);
-    lab_ranking_add(rk, lab_fmt_size(n, label, sizeof label), lm, k, index_of(lm, k, "memkit"),
-                    sums, NULL);
+    size_t rounds = o->rounds, libc = lab_method_index(lm, k, "libc");
     static const struct {
         const char *metric, *unit;
         int higher;
@@ -391,8 +369,6 @@ static void report_size(lab_ctx *ctx, const options *o, const char *pages, const
             }
         }
     }
-    for (size_t i = 0; i < k; i++)
-        lab_summary_free(&sums[i]);
 }
 
 static int width(const method *m) { return strlen(m->name) > 9 ? (int)strlen(m->name) : 9; }
@@ -582,43 +558,137 @@ static void read_setting(const char *path, char *buf, size_t len)
         fclose(f);
 }
 
+/* The single-threaded copiers: those only= names, libc and memkit always. */
+static size_t choose_copiers(const options *o, method *ms)
+{
+    size_t count, nm = 0;
+    const mk_copier *all = lab_copiers(&count);
+    lab_method chosen[MAX_METHODS / 2];
+    size_t k = lab_copier_methods(o->only, "libc,memkit", chosen, MAX_METHODS / 2);
+    for (size_t i = 0; i < k; i++)
+        nm = add_method(ms, nm, all, (size_t)((const mk_copier *)chosen[i].data - all), 0);
+    return nm;
+}
+
+static size_t copier_at(const method *ms, size_t nm, const char *name)
+{
+    for (size_t i = 0; i < nm; i++)
+        if (!ms[i].mt && !strcmp(ms[i].c->name, name))
+            return i;
+    return 0;
+}
+
+/* What the system gave the ring: its page kind and the settings behind it. */
+typedef struct {
+    char pages[64], thp[128], reserved[32];
+} ring_pages;
+
+/* The ring, and what the system gave it, said. */
+static int open_ring(const options *o, ipc_ring *ring, ring_pages *rp)
+{
+    int err = ipc_ring_create(ring, o->slots, o->max, o->pages, o->backing);
+    if (err) {
+        fprintf(stderr, "error: cannot map the ring (%u x %zu bytes): %s\n", o->slots, o->max,
+                strerror(err));
+        return 2;
+    }
+    read_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled", rp->thp, sizeof rp->thp);
+    read_setting("/proc/sys/vm/nr_hugepages", rp->reserved, sizeof rp->reserved);
+    snprintf(rp->pages, sizeof rp->pages, "%s", ipc_page_kind_name(ring->pages));
+    printf("ring: %u slots of up to %zu bytes in a %s, on %s pages (%.0f%% huge; shmem THP: %s; "
+           "hugetlb pages reserved: %s)\n",
+           o->slots, o->max, o->backing == IPC_BACKING_MEMFD ? "memfd" : "POSIX shm object",
+           rp->pages, 100 * ring->huge_fraction, rp->thp, rp->reserved);
+    return 0;
+}
+
+/* The MT adapters: over the copiers mt= names, "best" found by a pilot.
+ * The new count; SIZE_MAX: the ring failed in the pilot. */
+static size_t add_mt_adapters(lab_ctx *ctx, publisher *pub, const options *o, method *ms,
+                              size_t nm, size_t ns, size_run *srun)
+{
+    size_t count, singles = nm;
+    const mk_copier *all = lab_copiers(&count);
+    if (!strcmp(o->mt, "none"))
+        return nm;
+    for (size_t i = 0; i < singles; i++)
+        if (lab_listed(o->mt, ms[i].c->name))
+            nm = add_method(ms, nm, all, ms[i].index, 1);
+    if (lab_listed(o->mt, "best")) {
+        lab_progress(ctx, 0, ns + 1, "pilot: the best single-threaded copier at 1 MiB");
+        const method *best = pilot_best(ctx, pub, o, ms, singles, srun);
+        if (!best)
+            return SIZE_MAX;
+        printf("pilot at %zu KiB: the best single-threaded copier is %s\n",
+               (PILOT_SIZE < o->max ? PILOT_SIZE : o->max) >> 10, best->name);
+        nm = add_method(ms, nm, all, best->index, 1);
+    }
+    return nm;
+}
+
+/* Every size: the methods that fit race through the ring (lab_sweep_point),
+ * then each one's parts of the batch.  0, or 1 when the ring failed. */
+static int sweep(lab_ctx *ctx, const options *o, const char *pages, publisher *pub,
+                 const method *ms, size_t nm, const size_t *sizes, size_t ns, size_run *srun,
+                 lab_ranking *rk, size_summary *sum)
+{
+    double *gbps = malloc(MAX_METHODS * MAX_ROUNDS * sizeof *gbps);
+    int rc = 0;
+    for (size_t k = 0; k < ns && !rc; k++) {
+        char sz[32], params[160];
+        lab_progress(ctx, k + 1, ns + 1, lab_fmt_size(sizes[k], sz, sizeof sz));
+        lab_method lm[MAX_METHODS];
+        size_t n = sizes[k], nk = methods_for(ms, nm, n, lm);
+        *srun = (size_run){.p = pub, .lm = lm, .n = n, .count = messages_per_batch(ctx, o, n),
+                           .laps = o->slots};
+        snprintf(params, sizeof params, "\"size\":%zu,\"slots\":%u,\"pages\":\"%s\"", n, o->slots,
+                 pages);
+        lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
+                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+        lab_point point = {lm, nk, o->rounds, pass, srun, &tmpl, lab_method_index(lm, nk, "libc"),
+                           rk, sz, lab_method_index(lm, nk, "memkit"), NULL, &pub->failed};
+        lab_summary sums[MAX_METHODS];
+        rc = lab_sweep_point(ctx, &point, gbps, sums) ? 1 : 0;
+        if (!rc) {
+            report_size(ctx, o, params, ms, lm, nk, n, gbps, srun, sums, &sum[k]);
+            lab_summaries_free(sums, nk);
+        }
+    }
+    free(gbps);
+    return rc;
+}
+
+/* The subscriber's end: rc, or 1 where it failed or messages arrived damaged. */
+static int join_subscriber(ipc_ring *ring, const publisher *pub, int rc)
+{
+    ipc_ring_close(ring);
+    int status = ipc_ring_join(ring);
+    if (rc) {
+        fprintf(stderr, "error: the subscriber %s\n",
+                WIFSIGNALED(status) ? "was killed" : "stopped answering");
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+        fprintf(stderr, "error: the subscriber failed (status %d)\n", status);
+        rc = 1;
+    } else if (pub->damaged) {
+        fprintf(stderr, "error: %llu messages arrived damaged\n",
+                (unsigned long long)pub->damaged);
+        rc = 1;
+    }
+    return rc;
+}
+
 static int run(lab_ctx *ctx)
 {
     options o;
     get_options(ctx, &o);
-    size_t count;
-    const mk_copier *all = lab_copiers(&count);
     method ms[MAX_METHODS];
-    size_t nm = 0;
-    for (size_t i = 0; i < count && nm < MAX_METHODS / 2; i++)
-        if (all[i].usable && (!o.only || name_in_list(o.only, all[i].name) ||
-                              !strcmp(all[i].name, "libc") || !strcmp(all[i].name, "memkit")))
-            nm = add_method(ms, nm, all, i, 0);
-    size_t libc = 0, memkit = 0;
-    for (size_t i = 0; i < nm; i++) {
-        if (!strcmp(ms[i].c->name, "libc"))
-            libc = i;
-        if (!strcmp(ms[i].c->name, "memkit"))
-            memkit = i;
-    }
+    size_t nm = choose_copiers(&o, ms), libc = copier_at(ms, nm, "libc"),
+           memkit = copier_at(ms, nm, "memkit");
     size_t sizes[MAX_SIZES], ns = size_grid(&o, ctx->quick, sizes);
-
     ipc_ring ring;
-    int err = ipc_ring_create(&ring, o.slots, o.max, o.pages, o.backing);
-    if (err) {
-        fprintf(stderr, "error: cannot map the ring (%u x %zu bytes): %s\n", o.slots, o.max,
-                strerror(err));
+    ring_pages rp;
+    if (open_ring(&o, &ring, &rp))
         return 2;
-    }
-    char thp[128], reserved[32], pages[64];
-    read_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled", thp, sizeof thp);
-    read_setting("/proc/sys/vm/nr_hugepages", reserved, sizeof reserved);
-    snprintf(pages, sizeof pages, "%s", ipc_page_kind_name(ring.pages));
-    printf("ring: %u slots of up to %zu bytes in a %s, on %s pages (%.0f%% huge; shmem THP: %s; "
-           "hugetlb pages reserved: %s)\n",
-           o.slots, o.max, o.backing == IPC_BACKING_MEMFD ? "memfd" : "POSIX shm object",
-           pages, 100 * ring.huge_fraction, thp, reserved);
-
     pid_t pid = ipc_ring_fork(&ring);
     if (pid < 0) {
         fprintf(stderr, "error: fork: %s\n", strerror(errno));
@@ -632,69 +702,25 @@ static int run(lab_ctx *ctx)
     static size_summary sum[MAX_SIZES];
     pub = (publisher){.r = &ring, .pool = mk_pool_create(o.threads), .max = o.max};
     int rc = 0;
-    lab_ranking *rk = NULL;
-
-    /* the MT adapters: over the named copiers, "best" found by a pilot */
-    if (strcmp(o.mt, "none")) {
-        size_t singles = nm;
-        for (size_t i = 0; i < singles; i++)
-            if (name_in_list(o.mt, ms[i].c->name))
-                nm = add_method(ms, nm, all, ms[i].index, 1);
-        if (name_in_list(o.mt, "best")) {
-            lab_progress(ctx, 0, ns + 1, "pilot: the best single-threaded copier at 1 MiB");
-            const method *best = pilot_best(ctx, &pub, &o, ms, singles, &srun);
-            if (!best) {
-                rc = 1;
-                goto out;
-            }
-            printf("pilot at %zu KiB: the best single-threaded copier is %s\n",
-                   (PILOT_SIZE < o.max ? PILOT_SIZE : o.max) >> 10, best->name);
-            nm = add_method(ms, nm, all, best->index, 1);
+    nm = add_mt_adapters(ctx, &pub, &o, ms, nm, ns, &srun);
+    if (nm == SIZE_MAX)
+        rc = 1;
+    else {
+        printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
+               mk_pool_threads(pub.pool), lab_tunable("parallel_threshold"));
+        lab_ranking *rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
+        rc = sweep(ctx, &o, rp.pages, &pub, ms, nm, sizes, ns, &srun, rk, sum);
+        if (!rc) {
+            lab_progress(ctx, ns + 1, ns + 1, "done");
+            print_tables(ms, nm, sizes, ns, sum);
+            lab_ranking_verdicts(ctx, rk);
+            verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
+            lab_verdict_kind(ctx, "note",
+                             "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
+                             "reserved: %s)", rp.pages, rp.thp, rp.reserved);
         }
     }
-    printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
-           mk_pool_threads(pub.pool), lab_tunable("parallel_threshold"));
-
-    rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
-    double *gbps = malloc(MAX_METHODS * MAX_ROUNDS * sizeof *gbps);
-    for (size_t k = 0; k < ns && !rc; k++) {
-        char sz[32];
-        lab_progress(ctx, k + 1, ns + 1, lab_fmt_size(sizes[k], sz, sizeof sz));
-        lab_method lm[MAX_METHODS];
-        size_t n = sizes[k], nk = methods_for(ms, nm, n, lm);
-        srun = (size_run){.p = &pub, .lm = lm, .n = n, .count = messages_per_batch(ctx, &o, n),
-                          .laps = o.slots};
-        lab_interleave(ctx, lm, nk, o.rounds, pass, &srun, gbps);
-        if (pub.failed)
-            rc = 1;
-        else
-            report_size(ctx, &o, pages, ms, lm, nk, n, gbps, &srun, rk, &sum[k]);
-    }
-    free(gbps);
-    if (!rc) {
-        lab_progress(ctx, ns + 1, ns + 1, "done");
-        print_tables(ms, nm, sizes, ns, sum);
-        lab_ranking_verdicts(ctx, rk);
-        rk = NULL;
-        verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
-        lab_verdict_kind(ctx, "note",
-                         "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
-                         "reserved: %s)", pages, thp, reserved);
-    }
-out:
-    ipc_ring_close(&ring);
-    int status = ipc_ring_join(&ring);
-    if (rc) {
-        fprintf(stderr, "error: the subscriber %s\n",
-                WIFSIGNALED(status) ? "was killed" : "stopped answering");
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-        fprintf(stderr, "error: the subscriber failed (status %d)\n", status);
-        rc = 1;
-    } else if (pub.damaged) {
-        fprintf(stderr, "error: %llu messages arrived damaged\n",
-                (unsigned long long)pub.damaged);
-        rc = 1;
-    }
+    rc = join_subscriber(&ring, &pub, rc);
     mk_pool_destroy(pub.pool);
     ipc_ring_destroy(&ring);
     return rc;

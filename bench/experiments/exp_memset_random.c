@@ -30,6 +30,7 @@
  * Arguments: see --help. */
 #include "lab.h"
 #include "memset_methods.h"
+#include "sweep.h"
 #include "working_set.h"
 
 #include "memkit.h"
@@ -278,6 +279,50 @@ static void level_verdicts(lab_ctx *ctx, const level_tally *t, const lab_ws *w)
                     t->new_old_sum / (double)t->rows, w->name, t->seed_sum / (double)t->rows);
 }
 
+/* Where a row's calls land: their offsets (room grown for the windows of
+ * the cold working sets), the generator that picks their pages, the hot
+ * buffer. */
+typedef struct {
+    uint32_t *offs;
+    size_t room;
+    uint64_t rng;
+    unsigned char *hot;
+} call_sites;
+
+/* The calls of d (their sizes, page_offs their offsets in a page) placed
+ * for working set w: on random pages of its arena, as many windows of them
+ * as its size needs, or in the hot buffer; its params into ws_params.
+ * 0, or -1 out of memory. */
+static int place_calls(call_sites *cs, const lab_ws *w, lab_arena *arena,
+                       const uint16_t *page_offs, row_data *d, char *ws_params, size_t len)
+{
+    size_t nsizes = d->count;
+    if (!w->bytes) {
+        for (size_t i = 0; i < nsizes; i++)
+            cs->offs[i] = page_offs[i];
+        d->windows = 1;
+        d->buf = cs->hot;
+        lab_ws_params(w, HOT_BYTES, lab_pages_of(cs->hot, HOT_BYTES), ws_params, len);
+        return 0;
+    }
+    size_t touched = 0;
+    for (size_t i = 0; i < nsizes; i++)
+        touched += lab_lines_touched(d->sizes[i], page_offs[i] & 63);
+    d->windows = lab_arena_windows(arena, 1, touched);
+    if (d->windows * nsizes > cs->room) {
+        cs->room = d->windows * nsizes;
+        d->offs = cs->offs = realloc(cs->offs, cs->room * sizeof *cs->offs);
+    }
+    if (!cs->offs)
+        return -1;
+    for (size_t i = 0; i < d->windows * nsizes; i++)
+        cs->offs[i] = (uint32_t)lab_arena_place(arena, 0, 4096, page_offs[i % nsizes], 0,
+                                                d->sizes[i % nsizes], &cs->rng);
+    d->buf = (unsigned char *)arena->base;
+    lab_ws_params(w, w->bytes, arena->pages, ws_params, len);
+    return 0;
+}
+
 static int run(lab_ctx *ctx)
 {
     size_t nsizes = (size_t)lab_int(ctx, "sizes"), step = (size_t)lab_int(ctx, "step");
@@ -286,35 +331,27 @@ static int run(lab_ctx *ctx)
     lab_ws ws[LAB_WS_MAX];
     int nws = lab_ws_arg(ctx, ws);
 
-    size_t nm;
-    const memset_method *table = memset_methods(&nm);
     lab_method methods[MAX_METHODS];
-    for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
-                                  .glibc = i == 0};
-    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
+    unsigned char skip[MAX_METHODS];
+    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
     int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
         i_old = memset_method_index("old_nt"),
         i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
-    unsigned char skip[MAX_METHODS] = {0};
-    if (i_same >= 0)   /* mk_memset's own code under its variant name: no rival */
-        skip[i_same] = 1;
 
     uint32_t *sizes = malloc(nsizes * sizeof *sizes);
     uint16_t *page_offs = malloc(nsizes * sizeof *page_offs);
-    size_t offs_room = nsizes;   /* grown for the windows of the cold working sets */
-    uint32_t *offs = malloc(offs_room * sizeof *offs);
+    call_sites sites = {malloc(nsizes * sizeof(uint32_t)), nsizes, 0x706c616365ull,
+                        lab_alloc(HOT_BYTES + 4096 + 64)};
     double *samples = malloc(nm * reps * sizeof *samples);
     lab_summary sums[MAX_METHODS];
-    unsigned char *hot = lab_alloc(HOT_BYTES + 4096 + 64);
     lab_arena arenas[LAB_WS_MAX] = {0};
     for (int w = 0; w < nws; w++)   /* the largest call: 4 KiB */
         if (ws[w].bytes)
             lab_arena_new(&arenas[w], ws[w].bytes, 1, 4096, lab_pages_huge(lab_text(ctx, "pages")));
-    row_data d = {NULL, sizes, offs, nsizes, nsizes < 5000 ? nsizes : 5000, 1, 0, 0};
+    row_data d = {NULL, sizes, sites.offs, nsizes, nsizes < 5000 ? nsizes : 5000, 1, 0, 0};
     evict_buf = lab_alloc(L1_EVICT_BYTES);
     calibrate_tsc();
-    if (!sizes || !page_offs || !offs || !samples) {
+    if (!sizes || !page_offs || !sites.offs || !samples) {
         fprintf(stderr, "error: out of memory\n");
         return 2;
     }
@@ -324,7 +361,6 @@ static int run(lab_ctx *ctx)
         snprintf(what, sizeof what, "memset, random sizes, ws=%s", ws[w].name);
         tallies[w] = (level_tally){.rk = lab_ranking_new(what, 0, 0)};
     }
-    uint64_t place_rng = 0x706c616365ull;
 
     printf("memset-random: %zu random sizes per row (%s), %u passes per method x %u "
            "processes, zero fill; %% = time saved against glibc (positive: faster); ws: the "
@@ -366,35 +402,12 @@ static int run(lab_ctx *ctx)
             snprintf(progress, sizeof progress, "%s ws=%s", label, ws[w].name);
             lab_progress(ctx, ri * (size_t)nws + (size_t)w, NROWS * (size_t)nws, progress);
             char ws_params[96];
-            if (ws[w].bytes) {
-                size_t touched = 0;
-                for (size_t i = 0; i < nsizes; i++)
-                    touched += lab_lines_touched(sizes[i], page_offs[i] & 63);
-                d.windows = lab_arena_windows(&arenas[w], 1, touched);
-                if (d.windows * nsizes > offs_room) {
-                    offs_room = d.windows * nsizes;
-                    d.offs = offs = realloc(offs, offs_room * sizeof *offs);
-                }
-                if (!offs) {
-                    fprintf(stderr, "error: out of memory\n");
-                    return 2;
-                }
-                for (size_t i = 0; i < d.windows * nsizes; i++)
-                    offs[i] = (uint32_t)lab_arena_place(&arenas[w], 0, 4096, page_offs[i % nsizes],
-                                                        0, sizes[i % nsizes], &place_rng);
-                d.buf = (unsigned char *)arenas[w].base;
-                lab_ws_params(&ws[w], ws[w].bytes, arenas[w].pages, ws_params, sizeof ws_params);
-            } else {
-                for (size_t i = 0; i < nsizes; i++)
-                    offs[i] = page_offs[i];
-                d.windows = 1;
-                d.buf = hot;
-                lab_ws_params(&ws[w], HOT_BYTES, lab_pages_of(hot, HOT_BYTES), ws_params,
-                              sizeof ws_params);
+            if (place_calls(&sites, &ws[w], &arenas[w], page_offs, &d, ws_params,
+                            sizeof ws_params)) {
+                fprintf(stderr, "error: out of memory\n");
+                return 2;
             }
-            lab_interleave(ctx, methods, nm, reps, pass, &d, samples);
-
-            char params[384];
+            char params[384], words[128];
             snprintf(params, sizeof params,
                      "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
                      "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu%s",
@@ -402,14 +415,14 @@ static int run(lab_ctx *ctx)
                      r->clear_l1 ? "true" : "false", nsizes, ws_params);
             lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns",
                                .stat = "mean_fastest_10pct"};
-            lab_emit_methods(ctx, &tmpl, methods, nm, reps, samples, 0, sums);   /* vs glibc */
-            double value[MAX_METHODS];
-            for (size_t s = 0; s < nm; s++)
-                value[s] = sums[s].value;
-            char words[128];
             row_words(r, words, sizeof words);
             level_tally *t = &tallies[w];
-            lab_ranking_add(t->rk, words, methods, nm, (size_t)i_mk, sums, skip);
+            lab_point point = {methods, nm, reps, pass, &d, &tmpl, 0 /* glibc */, t->rk, words,
+                               (size_t)i_mk, skip, NULL};
+            lab_sweep_point(ctx, &point, samples, sums);
+            double value[MAX_METHODS] = {0};   /* nm >= 1: glibc */
+            for (size_t s = 0; s < nm; s++)
+                value[s] = sums[s].value;
 
             printf("%4u %5zu %5zu %4u %4u %3s %-5s |", r->gran, r->min, r->max, r->off_min,
                    r->off_max, r->clear_l1 ? "yes" : "no", ws[w].name);
@@ -433,8 +446,7 @@ static int run(lab_ctx *ctx)
                 tally_add(&same_code, lab_stat_value(up, n, "median", 1), ri);
                 free(up);
             }
-            for (size_t s = 0; s < nm; s++)
-                lab_summary_free(&sums[s]);
+            lab_summaries_free(sums, nm);
             t->new_old_sum += new_old;
             t->seed_sum += r->seed_pct;
             t->rows++;
@@ -458,7 +470,7 @@ static int run(lab_ctx *ctx)
             lab_arena_free(&arenas[w]);
     free(sizes);
     free(page_offs);
-    free(offs);
+    free(sites.offs);
     free(samples);
     return 0;
 }

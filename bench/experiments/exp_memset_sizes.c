@@ -9,6 +9,7 @@
  * so it runs in several processes and pools them. */
 #include "lab.h"
 #include "memset_methods.h"
+#include "sweep.h"
 
 #include "memkit.h"
 
@@ -53,17 +54,9 @@ static int run(lab_ctx *ctx)
 {
     unsigned reps = (unsigned)lab_int(ctx, "reps");
     size_t max = lab_size(ctx, "max");
-    size_t nm;
-    const memset_method *table = memset_methods(&nm);
     lab_method methods[MAX_METHODS];
-    unsigned char skip[MAX_METHODS] = {0};
-    for (size_t i = 0; i < nm; i++)
-        methods[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
-                                  .glibc = i == 0};
-    nm = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, nm, MAX_METHODS);
-    int same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
-    if (same >= 0)   /* mk_memset's own code under its variant name: no rival */
-        skip[same] = 1;
+    unsigned char skip[MAX_METHODS];
+    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
     size_t i_mk = (size_t)memset_method_index("mk_memset");
     double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
     lab_summary sums[MAX_METHODS];
@@ -95,12 +88,13 @@ static int run(lab_ctx *ctx)
             lab_progress(ctx, done, total, "sizes");
         b.n = n;
         b.calls = 200000 / (n / 32 + 4) + 1;   /* ~200 us: the clock and interrupts fade */
-        lab_interleave(ctx, methods, nm, reps, pass, &b, samples);
         char params[64], hs[32];
         snprintf(params, sizeof params, "\"size\":%zu,\"value\":0", n);
         lab_record ns = {.params_json = params, .axis = "size", .axis_unit = "B",
                          .metric = "ns_per_call", .unit = "ns", .stat = "mean_fastest_10pct"};
-        lab_emit_methods(ctx, &ns, methods, nm, reps, samples, 0, sums);
+        lab_point point = {methods, nm, reps, pass, &b, &ns, 0, rk,
+                           lab_fmt_size(n, hs, sizeof hs), i_mk, skip, NULL};
+        lab_sweep_point(ctx, &point, samples, sums);
         for (size_t s = 0; n && s < nm; s++) {   /* throughput: the same rounds, no ratio */
             for (unsigned k = 0; k < reps; k++)
                 gbps[k] = (double)n / samples[s * reps + k];
@@ -111,7 +105,6 @@ static int run(lab_ctx *ctx)
             lab_summary gs = lab_record_emit(ctx, &g);
             lab_summary_free(&gs);
         }
-        lab_ranking_add(rk, lab_fmt_size(n, hs, sizeof hs), methods, nm, i_mk, sums, skip);
         printf("%10s", hs);
         for (size_t s = 0; s < nm; s++)
             printf(" %10.2f", sums[s].value);
@@ -120,8 +113,7 @@ static int run(lab_ctx *ctx)
             printf(" %11.2f %10.3fx", sums[0].tuned->value, sums[i_mk].tuned->ratio);
         printf("\n");
         fflush(stdout);
-        for (size_t s = 0; s < nm; s++)
-            lab_summary_free(&sums[s]);
+        lab_summaries_free(sums, nm);
     }
     lab_ranking_verdicts(ctx, rk);
     free(samples);
