@@ -7,7 +7,7 @@ import math
 import random
 
 from conftest import FINGERPRINT, run_cli
-from memkit.commands.compare import fingerprint_banner
+from memkit.comparison.two_runs import fingerprint_banner
 from memkit.comparison import compare as cmp
 from memkit.results.result import Result
 from memkit.lab.fingerprint import changed_keys, differences

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
 from memkit.errors import MemkitError
@@ -354,7 +355,8 @@ class Trial:
         return out
 
 
-def main(args) -> int:
+def _program_argv(args) -> list[str]:
+    """The program's command line, and the numbers that bound its pairs checked."""
     argv = list(args.program)
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -364,6 +366,44 @@ def main(args) -> int:
         raise MemkitError("--runs takes at least 1 pair")
     if args.budget < 0:
         raise MemkitError("--budget takes a number of seconds, 0 or more")
+    return argv
+
+
+def _recording_dir(args, profile: Optional[Path]) -> Optional[Path]:
+    """The recording whose prediction the answer is set against, if any."""
+    if args.recording:
+        rec_dir = Path(args.recording)
+        if not recording.is_recording(rec_dir):
+            raise MemkitError(f"--recording {rec_dir}: not a `memkit record` directory")
+        return rec_dir
+    # tune --for writes the profile into the recording
+    return profile.parent if profile and recording.is_recording(profile.parent) else None
+
+
+def _say_pairs_plan(say, pair_seconds: float, args) -> None:
+    minimum = wp.MIN_PAIRS if args.runs is None else min(wp.MIN_PAIRS, args.runs)
+    if minimum * pair_seconds > args.budget:
+        say(f"a pair takes about {pair_seconds:.1f} s: the {minimum} pairs an interval needs take about "
+            f"{minimum * pair_seconds:.0f} s, beyond the budget of {args.budget:g} s (--runs N for fewer)")
+    else:
+        say(f"a pair takes about {pair_seconds:.2f} s; pairs until the interval is within "
+            f"+-{100 * wp.PRECISION:g}%, at most {args.budget:g} s"
+            + (f" or {args.runs} pairs" if args.runs else ""))
+
+
+def _trial_result(argv: list[str], glibc_tuned: bool, seconds: float, fingerprint, trial: "Trial",
+                  printed: list[str]) -> Result:
+    """The trial as the runs database stores it; printed: the lines the user
+    read, the bottom line last."""
+    return Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
+                  "memkit's preload library" + (", and glibc tuned" if glibc_tuned else "")
+                  + ", interleaved pairs", "ok", seconds, argv,
+                  fingerprint=fingerprint, measurements=trial.measurements(),
+                  verdicts=trial.verdicts(printed[-1]), output="\n".join(printed) + "\n")
+
+
+def main(args) -> int:
+    argv = _program_argv(args)
     # A setting glibc would ignore without a word fails before anything runs.
     tunables = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables else ""
     so = find_preload(args.preload, args.build)
@@ -373,12 +413,7 @@ def main(args) -> int:
         raise MemkitError(f"{argv[0]} is statically linked: the preload cannot reach a statically linked "
                           f"program (there is no dynamic loader to preload memkit into); nothing was timed")
     profile = _readable(args.profile, "the profile") if args.profile else None
-    if args.recording:
-        rec_dir = Path(args.recording)
-        if not recording.is_recording(rec_dir):
-            raise MemkitError(f"--recording {rec_dir}: not a `memkit record` directory")
-    else:   # tune --for writes the profile into the recording
-        rec_dir = profile.parent if profile and recording.is_recording(profile.parent) else None
+    rec_dir = _recording_dir(args, profile)
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
     configs = _configs(argv, so, profile, stdin, tunables)
 
@@ -409,15 +444,7 @@ def main(args) -> int:
                 if glibc_note:
                     trial.notes.append(glibc_note)
                     say(f"note: {glibc_note}")
-            pair_seconds = trial.warm_up(show_output=not args.no_output)
-            minimum = wp.MIN_PAIRS if args.runs is None else min(wp.MIN_PAIRS, args.runs)
-            if minimum * pair_seconds > args.budget:
-                say(f"a pair takes about {pair_seconds:.1f} s: the {minimum} pairs an interval needs take about "
-                    f"{minimum * pair_seconds:.0f} s, beyond the budget of {args.budget:g} s (--runs N for fewer)")
-            else:
-                say(f"a pair takes about {pair_seconds:.2f} s; pairs until the interval is within "
-                    f"+-{100 * wp.PRECISION:g}%, at most {args.budget:g} s"
-                    + (f" or {args.runs} pairs" if args.runs else ""))
+            _say_pairs_plan(say, trial.warm_up(show_output=not args.no_output), args)
             trial.run_pairs(t0, args.budget, args.runs)
             seconds = time.monotonic() - t0
             lines = trial.summary(seconds)
@@ -433,11 +460,7 @@ def main(args) -> int:
         for text in lines + [line]:
             print(text)
         sys.stdout.flush()
-        result = Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
-                            "memkit's preload library" + (", and glibc tuned" if tunables else "")
-                            + ", interleaved pairs", "ok", seconds, argv,
-                            fingerprint=fingerprint, measurements=trial.measurements(),
-                            verdicts=trial.verdicts(line), output="\n".join(lines + [line]) + "\n")
+        result = _trial_result(argv, bool(tunables), seconds, fingerprint, trial, lines + [line])
         during = watch.result()
         busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
         run_id = db.store_run(started_at=started, finished_at=_now(), quick=False, fingerprint=fingerprint,

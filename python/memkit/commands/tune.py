@@ -25,6 +25,7 @@ from memkit.programs import recording
 from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
 from memkit.tuning import catalogue, evidence, for_program, glibc_tune, level_choice, profile_file, tune, tune_experiment
+from memkit.tuning.outcome import TuneOutcome
 
 NAME = "tune"
 HELP = ("measure memkit's own thresholds on this machine and write the profile libmemkit reads "
@@ -277,16 +278,38 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     s = settings(args, fp)
     grid = (sorted(set().union(*plan.grids.values(), set())) if plan
             else catalogue.size_grid(s["lo"], s["hi"], s["per_octave"]))
-    cpus = int(fp.get("cpus_online") or 1)
     print(f"tuning on {fp.get('cpu_model', '?')} ({profile_file.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
     print(f"method: {method_text(s, grid, bool(plan))}", flush=True)
     progress = ProgressLine()
     watch = load.Watch()
-    choices = []
+    result = TuneOutcome()
+    stages = measure_families(result, timer, fp, s, grid, plan, defaults, paths, progress)
+    choose_small_design(result, args, timer, fp, plan and recorded_levels(summary), stages, defaults, progress)
+    if plan:
+        print("\n".join(result.weighed_lines()))
+    print("\n".join(result.table_lines()))
+    if not args.dry_run and not plan:
+        result.choices = confirm_moves(timer, result.choices, defaults, grid, s, paths, progress,
+                                       bool(result.level_scores))
+    say_load(watch.result())
+    if args.evidence:
+        write_evidence(Path(args.evidence), result, fp, s, grid, defaults, paths)
+    if args.dry_run:
+        print("\n--dry-run: no profile written")
+        return 0
+    write_checked_profile(timer, out, result, fp, method_text(s, grid, bool(plan)), args.for_recording)
+    print("\n".join(result.written_lines(out, (summary.get("command") or []) if plan else None)))
+    return 0
+
+
+def measure_families(result: TuneOutcome, timer: Path, fp: dict, s: dict, grid: list[int], plan,
+                     defaults: dict, paths: catalogue.Paths, progress) -> int:
+    """Each family's thresholds timed and decided into result, its picks
+    printed as they come; the number of stages, the variant's the last."""
+    cpus = int(fp.get("cpus_online") or 1)
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
-    weighed, measured, decisions = [], {}, []
     stages = len(families) + 1   # and the variant's
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else catalogue.family_grid(family, grid)
@@ -297,72 +320,58 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
             continue
         picks_of = tune.TimedPicks(times)
         got, picks = tune.DECIDERS[family](picks_of, fgrid, defaults, paths)
-        measured[family] = evidence.family_record(fgrid, times, picks_of.made)
-        decisions += [evidence.decision_record(family, c) for c in got]
+        result.measured[family] = evidence.family_record(fgrid, times, picks_of.made)
+        result.decisions += [evidence.decision_record(family, c) for c in got]
         for key, ps in picks.items():
             print(describe_picks(PICK_LABELS.get(key, key), ps))
         if plan:
-            weighed += for_program.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
-        choices += got
-    # the small-size design: the variant of each function, then the thresholds
-    # weighed over the levels, with the chosen variants forced
-    data, over = None, None
-    if plan:       # the program's own sizes at its own working sets weigh them
-        data, over = args.for_recording, recorded_levels(summary)
-        if not over:
-            print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
-    scores, level_scores = [], {}
-    if over is None or over:
-        scores = measure_variants(timer, fp, args.quick, progress, f"{stages}/{stages}", data, over)
-    got = level_choice.decide_variants(scores, fp.get("variants") or {})
-    decisions += [evidence.decision_record("variant", c) for c in got]
-    choices += got
-    if scores:
-        variants = dict(fp.get("variants") or {}, **{c.name: c.value for c in got})
-        level_scores = measure_thresholds(timer, args.quick, progress, f"{stages}/{stages}", variants,
-                                          level_choice.level_incumbents(choices, defaults), data, over)
-        decided, choices = level_choice.decide_levels(level_scores, choices, defaults)
-        decisions += [evidence.decision_record("levels", c) for c in decided]
-    if plan:
-        print("\nweighed by the recording's calls (a threshold moves only if it saves time on them):")
-        for line in weighed or ["no threshold moved on the measured sizes"]:
-            print(f"  {line}")
+            result.weighed += for_program.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
+        result.choices += got
+    return stages
 
-    print()
-    print(f"{'tunable':<22} {'default':>10} {'tuned':>10}  why")
-    for c in choices:
-        print(f"{c.name:<22} {c.show(c.default):>10} {(c.show(c.value) if c.moved else '(default)'):>10}  {c.why}")
-    if not args.dry_run and not plan:
-        choices = confirm_moves(timer, choices, defaults, grid, s, paths, progress,
-                                bool(level_scores))
-    say_load(watch.result())
-    if args.evidence:
-        rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
-        rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
-        evidence.write(Path(args.evidence), evidence.document(fp, rule, defaults, measured, decisions, paths,
-                                                              variants=scores, levels=level_scores))
-        print(f"\nwrote the evidence to {args.evidence} (docs/evidence.md)")
-    if args.dry_run:
-        print("\n--dry-run: no profile written")
-        return 0
-    method = method_text(s, grid, bool(plan))
-    if plan:
-        method += (f"; for the program recorded in {args.for_recording}: only the sizes holding >= "
+
+def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, stages: int,
+                        defaults: dict, progress) -> None:
+    """The small-size design: the variant of each function, then the
+    thresholds weighed over the levels, with the chosen variants forced.
+    over: under --for, the recording's levels (the program's own sizes at its
+    own working sets weigh them); None otherwise."""
+    data = args.for_recording if over is not None else None
+    if over is not None and not over:
+        print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
+    step = f"{stages}/{stages}"
+    if over is None or over:
+        result.scores = measure_variants(timer, fp, args.quick, progress, step, data, over)
+    got = level_choice.decide_variants(result.scores, fp.get("variants") or {})
+    result.decisions += [evidence.decision_record("variant", c) for c in got]
+    result.choices += got
+    if result.scores:
+        variants = dict(fp.get("variants") or {}, **{c.name: c.value for c in got})
+        result.level_scores = measure_thresholds(timer, args.quick, progress, step, variants,
+                                                 level_choice.level_incumbents(result.choices, defaults),
+                                                 data, over)
+        decided, result.choices = level_choice.decide_levels(result.level_scores, result.choices, defaults)
+        result.decisions += [evidence.decision_record("levels", c) for c in decided]
+
+
+def write_evidence(path: Path, result: TuneOutcome, fp: dict, s: dict, grid: list[int], defaults: dict,
+                   paths: catalogue.Paths) -> None:
+    rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
+    rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
+    evidence.write(path, evidence.document(fp, rule, defaults, result.measured, result.decisions, paths,
+                                           variants=result.scores, levels=result.level_scores))
+    print(f"\nwrote the evidence to {path} (docs/evidence.md)")
+
+
+def write_checked_profile(timer: Path, out: Path, result: TuneOutcome, fp: dict, method: str,
+                          for_recording: Optional[str]) -> None:
+    """The profile written, then loaded by the library to see it reads."""
+    if for_recording:
+        method += (f"; for the program recorded in {for_recording}: only the sizes holding >= "
                    f"{for_program.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
                    "if it saves time on the recorded calls")
-    profile_file.write_profile(out, choices, fp, method)
+    profile_file.write_profile(out, result.choices, fp, method)
     check_loads(timer, out)
-    moved = sum(c.moved for c in choices)
-    print(f"\nwrote {out} ({moved} setting(s) off the defaults); libmemkit loads it at start-up "
-          "(MEMKIT_TUNABLES still overrides it).")
-    if plan and not moved:
-        print("it changes nothing for this program: memkit runs its calls as the defaults do.")
-    elif plan:
-        print("check it on the program:")
-        print(f"  memkit try --profile {shlex.quote(str(out))} -- {shlex.join(summary.get('command') or ['PROGRAM'])}")
-    else:
-        print("`memkit tune --check` measures it against the defaults.")
-    return 0
 
 
 def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: catalogue.Paths,

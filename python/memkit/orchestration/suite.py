@@ -136,16 +136,10 @@ def _keep_unfinished(store, how: str, total: int, fingerprint, watch) -> str:
             f"(`memkit runs` shows it)")
 
 
-def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick: bool, db_path,
-              host: str, build: Optional[str], glibc_tunables: Optional[str] = None) -> int:
-    """Runs the experiments named (all, in the suite's order, when none),
-    found in the build directory `build` (None: the usual places), each with
-    its key=value words from experiment_args, else the suite's (none when
-    `quick`: each experiment's reduced grid); stores them in the database at
-    db_path (a file or a URL) under `host` and prints the summary.  Returns
-    the run's id.  Raises MemkitError when an experiment did not finish (the
-    run keeps the others) or the run could only be spilled to a file."""
-    exps = experiments.select(experiments.discover(experiments.find_bench_dir(build)), names)
+def _checked_arguments(exps: list, experiment_args: dict[str, list[str]], quick: bool,
+                       glibc_tunables: Optional[str]) -> dict[str, list[str]]:
+    """Each experiment's key=value words: its own, else the suite's (none
+    when quick), a recording's working sets, glibc tuned raced beside."""
     extra_args = {e.name: experiment_args.get(e.name) or ([] if quick else experiments.SUITE_ARGS.get(e.name, []))
                   for e in exps}
     if "size-distributions" in extra_args:   # a recording replays at its own working sets
@@ -161,17 +155,60 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
     # given no arguments ($MEMKIT_DATA may name bad files).
     for e in exps:
         experiments.check_arguments(e, quick, extra_args[e.name])
+    return extra_args
+
+
+def _fingerprint(exps: list, glibc_tunables: Optional[str]) -> Optional[dict]:
+    """The machine as the user's environment sets it up (an experiment may
+    re-execute itself with other tunables: its record is not the run's);
+    None when it cannot be read, and a result's is taken later."""
+    try:
+        fingerprint = experiments.fingerprint(exps)
+    except MemkitError:
+        return None
+    if glibc_tunables:   # what compare shows beside the machine
+        fingerprint[glibc.TUNABLES_KEY] = glibc_tunables
+    return fingerprint
+
+
+def _run_each(exps: list, extra_args: dict[str, list[str]], quick: bool, store, progress: ProgressLine) -> None:
+    """The experiments one after another, each's output passed through and
+    stored as it finishes."""
+    for i, e in enumerate(exps, 1):
+        extra = extra_args[e.name]
+        print(f"== {e.name} ({i}/{len(exps)}){' --quick' if quick else ''}"
+              f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
+
+        def on_stderr(line, name=e.name):
+            progress.clear()
+            print(f"   {name}: {printable(line)}", file=sys.stderr, flush=True)
+
+        r = experiments.run_experiment(e, quick, extra, on_stderr=on_stderr,
+                                       on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))
+        progress.clear()
+        sys.stdout.write(r.output)
+        if r.error:
+            print(f"memkit: error: {r.error}", file=sys.stderr, flush=True)
+        print(f"-- {e.name}: {r.status}, {r.seconds:.1f} s, {len(r.measurements)} measurements",
+              flush=True)
+        store.add(r)
+
+
+def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick: bool, db_path,
+              host: str, build: Optional[str], glibc_tunables: Optional[str] = None) -> int:
+    """Runs the experiments named (all, in the suite's order, when none),
+    found in the build directory `build` (None: the usual places), each with
+    its key=value words from experiment_args, else the suite's (none when
+    `quick`: each experiment's reduced grid); stores them in the database at
+    db_path (a file or a URL) under `host` and prints the summary.  Returns
+    the run's id.  Raises MemkitError when an experiment did not finish (the
+    run keeps the others) or the run could only be spilled to a file."""
+    exps = experiments.select(experiments.discover(experiments.find_bench_dir(build)), names)
+    extra_args = _checked_arguments(exps, experiment_args, quick, glibc_tunables)
     # Open (and create) the database before spending minutes on experiments:
     # an unusable path fails now.
     with Database(db_path, create=True) as db:
-        # The machine as the user's environment sets it up (an experiment
-        # may re-execute itself with other tunables: its record is not the run's).
-        try:
-            fingerprint = experiments.fingerprint(exps)
-        except MemkitError:
-            fingerprint = None
-        if fingerprint is not None and glibc_tunables:   # what compare shows beside the machine
-            fingerprint[glibc.TUNABLES_KEY] = glibc_tunables
+        fingerprint = _fingerprint(exps, glibc_tunables)
         # First, before anything runs: how long this will take (memkit.lab.estimate).
         guess = estimate.estimate(exps, quick, extra_args, fingerprint,
                                   estimate.history(db, host))
@@ -190,24 +227,7 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
         results = store.results
         try:
             with _sigterm_interrupts():
-                for i, e in enumerate(exps, 1):
-                    extra = extra_args[e.name]
-                    print(f"== {e.name} ({i}/{len(exps)}){' --quick' if quick else ''}"
-                          f"{' ' + ' '.join(extra) if extra else ''}: {e.description}", flush=True)
-
-                    def on_stderr(line):
-                        progress.clear()
-                        print(f"   {e.name}: {printable(line)}", file=sys.stderr, flush=True)
-
-                    r = experiments.run_experiment(e, quick, extra, on_stderr=on_stderr,
-                                                   on_progress=lambda p, tag=f"[{i}/{len(exps)}] ": progress.update(p, tag))
-                    progress.clear()
-                    sys.stdout.write(r.output)
-                    if r.error:
-                        print(f"memkit: error: {r.error}", file=sys.stderr, flush=True)
-                    print(f"-- {e.name}: {r.status}, {r.seconds:.1f} s, {len(r.measurements)} measurements",
-                          flush=True)
-                    store.add(r)
+                _run_each(exps, extra_args, quick, store, progress)
         except BaseException as stop:
             progress.clear()
             how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped by an error"

@@ -287,40 +287,59 @@ def _write_report(db, run: dict, out: Path):
     parts.append("</table>")
 
     for x in exps:
-        name = x["name"]
-        parts.append(f"<h2 id='{slug(name)}'>{e(name)}</h2>")
-        parts.append(f"<p>{e(x['description'] or '')}<br><span class='meta'>seed: {e(x['seed'] or '-')}"
-                     f" &middot; {x['seconds'] or 0:.1f} s</span></p>")
-        if x["status"] != "ok":
-            parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
-        vs = db.verdict_records(run_id, name)
-        if vs:
-            items = "".join(f"<li{' class=loss' if v.get('kind') == 'loss' else ''}>{e(v['text'])}</li>" for v in vs)
-            lst = f"<ul class='verdicts'>{items}</ul>"
-            parts.append(lst if len(vs) <= FOLD_ROWS else
-                         f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
-        ms = db.measurements(run_id, name)
-        parts += working_set_html(name, ms, ranking.memkit_series(db.verdict_records(run_id, name)))
-        if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
-            figures, rows = try_figures(name, ms, plot_dir), ms
-        else:
-            figures, rows = experiment_figures(name, ms, levels, plot_dir)
-            figures += recorded_figures(name, ms, plot_dir)
-        for src, caption in figures:
-            parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
-                         "</figure>")
-        if rows:
-            parts.append(_table(rows))
-        if x["output"]:
-            parts.append(f"<details><summary>the experiment's own table</summary><pre>{e(x['output'])}</pre>"
-                         "</details>")
+        parts += _experiment_html(db, run_id, x, levels, plot_dir)
+    parts += _machine_html(fp, levels)
+    parts.append(_history_html(db))
+    (out / "index.html").write_text("\n".join(parts))
 
-    parts.append("<h2>Machine</h2><table>")
+
+def _experiment_html(db, run_id: int, x: dict, levels, plot_dir: Path) -> list[str]:
+    """One experiment's section: its verdicts, figures, table and own output."""
+    e = html.escape
+    name = x["name"]
+    parts = [f"<h2 id='{slug(name)}'>{e(name)}</h2>",
+             f"<p>{e(x['description'] or '')}<br><span class='meta'>seed: {e(x['seed'] or '-')}"
+             f" &middot; {x['seconds'] or 0:.1f} s</span></p>"]
+    if x["status"] != "ok":
+        parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
+    vs = db.verdict_records(run_id, name)
+    if vs:
+        items = "".join(f"<li{' class=loss' if v.get('kind') == 'loss' else ''}>{e(v['text'])}</li>" for v in vs)
+        lst = f"<ul class='verdicts'>{items}</ul>"
+        parts.append(lst if len(vs) <= FOLD_ROWS else
+                     f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
+    ms = db.measurements(run_id, name)
+    parts += working_set_html(name, ms, ranking.memkit_series(db.verdict_records(run_id, name)))
+    if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
+        figures, rows = try_figures(name, ms, plot_dir), ms
+    else:
+        figures, rows = experiment_figures(name, ms, levels, plot_dir)
+        figures += recorded_figures(name, ms, plot_dir)
+    for src, caption in figures:
+        parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
+                     "</figure>")
+    if rows:
+        parts.append(_table(rows))
+    if x["output"]:
+        parts.append(f"<details><summary>the experiment's own table</summary><pre>{e(x['output'])}</pre>"
+                     "</details>")
+    return parts
+
+
+def _machine_html(fp: dict, levels) -> list[str]:
+    e = html.escape
+    parts = ["<h2>Machine</h2><table>"]
     parts += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in describe_lines(fp)]
     parts.append("</table>")
     if levels:
         parts.append("<p class='meta'>Plot bands: " + ", ".join(f"{n} up to {fmt_size(b)}" for n, b in levels) +
                      ", RAM beyond.</p>")
+    return parts
+
+
+def _history_html(db) -> str:
+    """Every run of the database, folded, and how to compare two."""
+    e = html.escape
     history = ["<table><tr><th>run</th><th>started</th><th>grid</th><th>CPU</th><th>microcode</th>"
                "<th>kernel</th><th>glibc</th><th>commit</th><th>profile</th><th>busy</th></tr>"]
     all_runs = db.runs()
@@ -331,6 +350,5 @@ def _write_report(db, run: dict, out: Path):
             f.get("microcode", "?"), f.get("kernel", "?"), f.get("glibc", "?"), f.get("memkit_commit", "?"),
             r["profile"] or "-", r.get("busy") or "")) + "</tr>")
     history.append("</table>")
-    parts.append(f"<h2>History</h2><details><summary>{len(all_runs)} runs</summary>{''.join(history)}</details>"
-                 "<p class='meta'>Compare two runs: <code>memkit compare A B</code>.</p></body></html>")
-    (out / "index.html").write_text("\n".join(parts))
+    return (f"<h2>History</h2><details><summary>{len(all_runs)} runs</summary>{''.join(history)}</details>"
+            "<p class='meta'>Compare two runs: <code>memkit compare A B</code>.</p></body></html>")

@@ -385,6 +385,37 @@ def method_text(rounds: int, grid: list[int]) -> str:
             f"{fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}")
 
 
+def confirm_moves(program: Path, moved: list, choices: list, view, grid: list[int], s: dict, paths,
+                  progress) -> tuple[list, list, Optional[dict]]:
+    """Every move timed again against glibc as it is, on the grid and the
+    sizes between its points; a move that does not hold goes back to glibc's
+    value.  (choices, the confirmations' records, their times or None.)"""
+    confirmations, ctimes = [], None
+    if not moved:
+        return choices, confirmations, ctimes
+    rounds = s["rounds"]
+    between = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
+    sizes = sorted(set(grid) | set(between))
+    ccells = [(op, size) for ops in FAMILIES.values() for op in ops for size in sizes]
+    tuned = {c.name: c.value for c in moved}
+    print(f"\n== confirming {len(moved)} move(s): glibc tuned ({spec_of(tuned)}) against glibc as it is, "
+          f"a process each, {rounds} interleaved rounds, {len(ccells)} cells", flush=True)
+    ctimes = measure(program, {"defaults": {}, "tuned": tuned}, ccells, rounds, s["batch_ns"],
+                     on_progress=lambda pr: progress.update(pr, "confirm "))
+    progress.clear()
+    dropped = set()
+    for conf in tune.confirm(moved, values_of(view), ccells, ctimes, paths):
+        print(f"  {conf.says()}")
+        confirmations.append(confirmation_record(conf))
+        if not conf.holds:
+            dropped.add(conf.choice.name)
+    if dropped:
+        print(f"  back to glibc's value: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
+    choices = [tune.Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
+               if c.name in dropped else c for c in choices]
+    return choices, confirmations, ctimes
+
+
 def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Path], s: dict,
         progress, base_env: dict, loader: Optional[Path] = None) -> int:
     """Measures, decides, confirms, prints the line and writes it (out_dir:
@@ -419,28 +450,8 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
           "in the why are where a strategy starts)")
     for c in choices:
         print(describe(c))
-    confirmations, ctimes = [], None
     moved = [c for c in choices if c.moved]
-    if moved:
-        between = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
-        sizes = sorted(set(grid) | set(between))
-        ccells = [(op, size) for ops in FAMILIES.values() for op in ops for size in sizes]
-        tuned = {c.name: c.value for c in moved}
-        print(f"\n== confirming {len(moved)} move(s): glibc tuned ({spec_of(tuned)}) against glibc as it is, "
-              f"a process each, {rounds} interleaved rounds, {len(ccells)} cells", flush=True)
-        ctimes = measure(program, {"defaults": {}, "tuned": tuned}, ccells, rounds, s["batch_ns"],
-                         on_progress=lambda pr: progress.update(pr, "confirm "))
-        progress.clear()
-        dropped = set()
-        for conf in tune.confirm(moved, values_of(view), ccells, ctimes, paths):
-            print(f"  {conf.says()}")
-            confirmations.append(confirmation_record(conf))
-            if not conf.holds:
-                dropped.add(conf.choice.name)
-        if dropped:
-            print(f"  back to glibc's value: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
-        choices = [tune.Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
-                   if c.name in dropped else c for c in choices]
+    choices, confirmations, ctimes = confirm_moves(program, moved, choices, view, grid, s, paths, progress)
     line, any_moved = line_of(choices, view)
     print()
     if any_moved:
