@@ -186,6 +186,24 @@ typedef struct {
     long best_of;
 } job;
 
+/* reps calls of f; always inlined with f a constant, so memkit's routine is
+ * called directly, as a program calls it (glibc's through its volatile
+ * pointer, which keeps the compiler from expanding memset/memcpy itself). */
+static inline __attribute__((always_inline)) void set_reps(void *(*f)(void *, int, size_t), char *d,
+                                                           int value, size_t n, unsigned long reps)
+{
+    for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+        f(d, value, n);
+}
+
+static inline __attribute__((always_inline)) void copy_reps(void *(*f)(void *, const void *, size_t),
+                                                            char *d, const char *s, size_t n,
+                                                            unsigned long reps)
+{
+    for (unsigned long i = 0; i < reps; i++, lab_escape(d))
+        f(d, s, n);
+}
+
 /* reps calls of the cell's workload, timed (the op's switch outside the loop) */
 static double batch_ns(const config *cfg, const job *j, unsigned long reps)
 {
@@ -197,19 +215,15 @@ static double batch_ns(const config *cfg, const job *j, unsigned long reps)
     switch (j->c.op) {
     case OP_set0: case OP_set:
         if (time_glibc)
-            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-                glibc_memset(d, value, n);
+            set_reps(glibc_memset, d, value, n, reps);
         else
-            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-                mk_memset(d, value, n);
+            set_reps(mk_memset, d, value, n, reps);
         break;
     case OP_copy: case OP_copy3:
         if (time_glibc)
-            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-                glibc_memcpy(d, s, n);
+            copy_reps(glibc_memcpy, d, s, n, reps);
         else
-            for (unsigned long i = 0; i < reps; i++, lab_escape(d))
-                mk_memcpy(d, s, n);
+            copy_reps(mk_memcpy, d, s, n, reps);
         break;
     case OP_pset:
         for (unsigned long i = 0; i < reps; i++, lab_escape(d))

@@ -386,27 +386,13 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     moved = [c for c in choices if c.moved and c.name not in skip]
     if not moved:
         return choices
-    # the sizes tune decided on and those between them, which --check times:
-    # a threshold placed between two grid points can fall on a cliff neither
-    # showed (Intel Xeon 6/167: rep_movsb_threshold 22.6 KiB, chosen on 2.8-16
-    # KiB, made aligned 19 KiB copies 0.42x)
-    between = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
-    sizes = sorted(set(grid) | set(between))
-    cells = tune.workload_cells(paths, sizes)
+    cells = tune.workload_cells(paths, tune.confirmation_sizes(grid, s))
     p = plan({"defaults": "", "tuned": catalogue.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
     print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "confirm "))
     progress.clear()
-    dropped = set()
-    for conf in tune.confirm(moved, defaults, cells, times, paths):
-        print(f"  {conf.says()}")
-        if not conf.holds:
-            dropped.add(conf.choice.name)
-    if dropped:
-        print(f"  back to the default: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
-    return [tune.Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
-            if c.name in dropped else c for c in choices]
+    return tune.settle(tune.confirm(moved, defaults, cells, times, paths), choices, "the default")
 
 
 def say_load(seen: load.Load, check: str = "`memkit tune --check` the profile") -> None:

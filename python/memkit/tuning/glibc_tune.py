@@ -394,25 +394,16 @@ def confirm_moves(program: Path, moved: list, choices: list, view, grid: list[in
     if not moved:
         return choices, confirmations, ctimes
     rounds = s["rounds"]
-    between = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
-    sizes = sorted(set(grid) | set(between))
-    ccells = [(op, size) for ops in FAMILIES.values() for op in ops for size in sizes]
+    ccells = [(op, size) for ops in FAMILIES.values() for op in ops for size in tune.confirmation_sizes(grid, s)]
     tuned = {c.name: c.value for c in moved}
     print(f"\n== confirming {len(moved)} move(s): glibc tuned ({spec_of(tuned)}) against glibc as it is, "
           f"a process each, {rounds} interleaved rounds, {len(ccells)} cells", flush=True)
     ctimes = measure(program, {"defaults": {}, "tuned": tuned}, ccells, rounds, s["batch_ns"],
                      on_progress=lambda pr: progress.update(pr, "confirm "))
     progress.clear()
-    dropped = set()
-    for conf in tune.confirm(moved, values_of(view), ccells, ctimes, paths):
-        print(f"  {conf.says()}")
-        confirmations.append(confirmation_record(conf))
-        if not conf.holds:
-            dropped.add(conf.choice.name)
-    if dropped:
-        print(f"  back to glibc's value: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
-    choices = [tune.Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
-               if c.name in dropped else c for c in choices]
+    confs = tune.confirm(moved, values_of(view), ccells, ctimes, paths)
+    confirmations = [confirmation_record(conf) for conf in confs]
+    choices = tune.settle(confs, choices, "glibc's value")
     return choices, confirmations, ctimes
 
 

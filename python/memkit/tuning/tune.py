@@ -26,7 +26,7 @@ from memkit.judging import stats
 from memkit.judging.judge import TUNE_ALPHA as ALPHA, TUNE_MARGIN as MARGIN
 from memkit.judging.judge import TUNE_BAND_MIN as BAND_MIN, TUNE_NULL_CLIP as NULL_CLIP, TUNE_NULL_MIN as NULL_MIN
 from memkit.lab.sizes import fmt_size
-from memkit.tuning.catalogue import ALIGN_FLIP, NEVER, Paths, family_grid, flipped_align, parse_tunables, strategies
+from memkit.tuning.catalogue import ALIGN_FLIP, NEVER, Paths, family_grid, flipped_align, parse_tunables, size_grid, strategies
 from memkit.tuning.tune_experiment import band_of
 
 
@@ -465,3 +465,26 @@ def confirm(moved: list[Choice], defaults: dict, cells: list, times: Times, path
         out.append(Confirmation(m, mine, [c for c in mine if verdicts[c] > 0],
                                 [c for c in mine if verdicts[c] < 0]))
     return out
+
+
+def confirmation_sizes(grid: list[int], s: dict) -> list[int]:
+    """The sizes a move is timed again on: the grid it was decided on and
+    the sizes between its points, which --check times: a threshold placed
+    between two grid points can fall on a cliff neither showed (Intel Xeon
+    6/167: rep_movsb_threshold 22.6 KiB, chosen on 2.8-16 KiB, made aligned
+    19 KiB copies 0.42x).  s: tune's settings (lo, hi, per_octave)."""
+    return sorted(set(grid) | set(size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)))
+
+
+def settle(confirmations: list[Confirmation], choices: list[Choice], back_to: str) -> list[Choice]:
+    """choices with every move that did not hold when timed again put back
+    to its default (back_to names it), each confirmation said."""
+    dropped = set()
+    for conf in confirmations:
+        print(f"  {conf.says()}")
+        if not conf.holds:
+            dropped.add(conf.choice.name)
+    if dropped:
+        print(f"  back to {back_to}: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
+    return [Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
+            if c.name in dropped else c for c in choices]
