@@ -33,15 +33,24 @@ static size_t next_size(size_t n)
     return n == p ? p + p / 2 : 2 * p;
 }
 
+/* The grid's state: the methods, the kernel's buffer, the current point's
+ * record and label. */
 typedef struct {
+    lab_method methods[MAX_METHODS];
+    unsigned char skip[MAX_METHODS];
+    size_t nm, mk;
+    unsigned reps;
     unsigned char *buf;
-    size_t n, calls;
-} batch;
+    size_t n, calls;               /* the kernel's: this point's size and calls per batch */
+    char params[64], label[32];
+    lab_record tmpl;
+    double *gbps;
+} sizes_grid;
 
 static double pass(const lab_method *m, void *arg, int warm)
 {
     (void)warm;
-    batch *b = arg;
+    sizes_grid *b = arg;
     memset_method_fn fn = (memset_method_fn)m->fn;
     double t0 = lab_now_ns();
     for (size_t c = 0; c < b->calls; c++)
@@ -50,75 +59,87 @@ static double pass(const lab_method *m, void *arg, int warm)
     return (lab_now_ns() - t0) / (double)b->calls;
 }
 
-static int run(lab_ctx *ctx)
+/* Point i: the i-th size of the ladder. */
+static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
 {
-    unsigned reps = (unsigned)lab_int(ctx, "reps");
-    size_t max = lab_size(ctx, "max");
-    lab_method methods[MAX_METHODS];
-    unsigned char skip[MAX_METHODS];
-    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
-    size_t i_mk = (size_t)memset_method_index("mk_memset");
-    double *samples = malloc(nm * reps * sizeof *samples), *gbps = malloc(reps * sizeof *gbps);
-    lab_summary sums[MAX_METHODS];
-    batch b = {lab_alloc(max + 64), 0, 0};
-    lab_ranking *rk = lab_ranking_new("memset, fixed sizes", 0, 1);
+    (void)ctx, (void)what, (void)len;
+    sizes_grid *g = state;
+    g->n = 0;
+    while (i--)
+        g->n = next_size(g->n);
+    g->calls = 200000 / (g->n / 32 + 4) + 1;   /* ~200 us: the clock and interrupts fade */
+    snprintf(g->params, sizeof g->params, "\"size\":%zu,\"value\":0", g->n);
+    g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
+                           .metric = "ns_per_call", .unit = "ns", .stat = "mean_fastest_10pct"};
+    *p = (lab_point){g->methods, g->nm, g->reps, pass, g, &g->tmpl, 0 /* glibc */, NULL,
+                     lab_fmt_size(g->n, g->label, sizeof g->label), g->mk, g->skip, NULL};
+    return LAB_POINT_RUN;
+}
 
+/* A measured size: its throughput records (the same rounds, no ratio) and
+ * its table row. */
+static void measured(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                     const lab_summary *sums, const double *samples)
+{
+    (void)i;
+    sizes_grid *g = state;
+    for (size_t s = 0; g->n && s < g->nm; s++) {
+        for (unsigned k = 0; k < g->reps; k++)
+            g->gbps[k] = (double)g->n / samples[s * g->reps + k];
+        lab_record r = {.series = g->methods[s].name, .params_json = g->params, .axis = "size",
+                        .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
+                        .higher_is_better = 1, .stat = "mean_fastest_10pct",
+                        .samples = g->gbps, .n = g->reps};
+        lab_summary gs = lab_record_emit(ctx, &r);
+        lab_summary_free(&gs);
+    }
+    printf("%10s", p->label);
+    for (size_t s = 0; s < g->nm; s++)
+        printf(" %10.2f", sums[s].value);
+    printf(" %12.2f %10.3fx", g->n ? (double)g->n / sums[g->mk].value : 0.0, sums[g->mk].ratio);
+    if (sums[0].tuned && sums[g->mk].tuned)
+        printf(" %11.2f %10.3fx", sums[0].tuned->value, sums[g->mk].tuned->ratio);
+    printf("\n");
+    fflush(stdout);
+}
+
+static void print_header(lab_ctx *ctx, const sizes_grid *g)
+{
     printf("memset-sizes: ns per call (mean of the fastest 10%% of %u batches x %u processes), "
            "fill value 0; one size repeated per batch: a trained branch predictor\n",
-           reps, ctx->nprocesses);
+           g->reps, ctx->nprocesses);
     /* Two statistics side by side, so the table names both: on Zen 3 48 B read
      * 2.47 ns for glibc and mk_memset and 0.658x beside them (the fastest
      * batches tied; the rounds, paired, did not). */
     printf("mk vs glibc: the median of the per-round speed-ups (glibc's time / mk_memset's in the same "
            "round), the statistic the verdicts judge; not the ratio of the two columns\n");
     printf("%10s", "size");
-    for (size_t m = 0; m < nm; m++)
-        printf(" %10.10s", methods[m].name);
+    for (size_t m = 0; m < g->nm; m++)
+        printf(" %10.10s", g->methods[m].name);
     printf(" %12s %10s", "mk GB/s", "mk vs glibc");
     if (ctx->ntuned)   /* glibc tuned, in processes of its own, and mk_memset against it there */
         printf(" %11s %10s", LAB_GLIBC_TUNED, "mk vs tuned");
     printf("\n");
+}
 
-    size_t total = 0;
+static int run(lab_ctx *ctx)
+{
+    static sizes_grid g;
+    size_t max = lab_size(ctx, "max");
+    g.reps = (unsigned)lab_int(ctx, "reps");
+    g.nm = lab_memset_contestants(ctx, g.methods, MAX_METHODS, g.skip);
+    g.mk = (size_t)memset_method_index("mk_memset");
+    g.buf = lab_alloc(max + 64);
+    g.gbps = malloc(g.reps * sizeof *g.gbps);
+    lab_grid grid = {.max_methods = g.nm, .max_rounds = g.reps, .declare = declare,
+                     .measured = measured, .ranking = "memset, fixed sizes", .ordered = 1,
+                     .progress_every = 8};
     for (size_t n = 0; n <= max; n = next_size(n))
-        total++;
-    size_t done = 0;
-    for (size_t n = 0; n <= max; n = next_size(n), done++) {
-        if (done % 8 == 0)
-            lab_progress(ctx, done, total, "sizes");
-        b.n = n;
-        b.calls = 200000 / (n / 32 + 4) + 1;   /* ~200 us: the clock and interrupts fade */
-        char params[64], hs[32];
-        snprintf(params, sizeof params, "\"size\":%zu,\"value\":0", n);
-        lab_record ns = {.params_json = params, .axis = "size", .axis_unit = "B",
-                         .metric = "ns_per_call", .unit = "ns", .stat = "mean_fastest_10pct"};
-        lab_point point = {methods, nm, reps, pass, &b, &ns, 0, rk,
-                           lab_fmt_size(n, hs, sizeof hs), i_mk, skip, NULL};
-        lab_sweep_point(ctx, &point, samples, sums);
-        for (size_t s = 0; n && s < nm; s++) {   /* throughput: the same rounds, no ratio */
-            for (unsigned k = 0; k < reps; k++)
-                gbps[k] = (double)n / samples[s * reps + k];
-            lab_record g = {.series = methods[s].name, .params_json = params, .axis = "size",
-                            .axis_unit = "B", .metric = "gb_per_s", .unit = "GB/s",
-                            .higher_is_better = 1, .stat = "mean_fastest_10pct",
-                            .samples = gbps, .n = reps};
-            lab_summary gs = lab_record_emit(ctx, &g);
-            lab_summary_free(&gs);
-        }
-        printf("%10s", hs);
-        for (size_t s = 0; s < nm; s++)
-            printf(" %10.2f", sums[s].value);
-        printf(" %12.2f %10.3fx", n ? (double)n / sums[i_mk].value : 0.0, sums[i_mk].ratio);
-        if (sums[0].tuned && sums[i_mk].tuned)
-            printf(" %11.2f %10.3fx", sums[0].tuned->value, sums[i_mk].tuned->ratio);
-        printf("\n");
-        fflush(stdout);
-        lab_summaries_free(sums, nm);
-    }
-    lab_ranking_verdicts(ctx, rk);
-    free(samples);
-    free(gbps);
-    return 0;
+        grid.npoints++;
+    print_header(ctx, &g);
+    long done = lab_sweep(ctx, &grid, &g);
+    free(g.gbps);
+    return done < 0 ? 2 : 0;
 }
 
 int main(int argc, char **argv)

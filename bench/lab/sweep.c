@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The sweep over a grid (sweep.h): method selection and one point's rounds,
- * records and ranking. */
+/* The sweep over a grid (sweep.h): method selection, the loop over the
+ * grid and one point's rounds, records and ranking. */
 #include "sweep.h"
 
 #include "copy_methods.h"
@@ -9,6 +9,8 @@
 #include "memkit.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int lab_listed(const char *list, const char *name)
@@ -96,4 +98,47 @@ void lab_summaries_free(lab_summary *sums, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         lab_summary_free(&sums[i]);
+}
+
+long lab_sweep(lab_ctx *ctx, const lab_grid *g, void *state)
+{
+    double *samples = malloc(g->max_methods * g->max_rounds * sizeof *samples);
+    lab_summary *sums = calloc(g->max_methods, sizeof *sums);
+    lab_ranking *rk = g->ranking ? lab_ranking_new(g->ranking, g->higher_is_better, g->ordered)
+                                 : NULL;
+    long measured = 0;
+    if (!samples || !sums) {
+        fprintf(stderr, "error: out of memory\n");
+        measured = -1;
+    }
+    for (size_t i = 0; measured >= 0 && i < g->npoints; i++) {
+        lab_point p = {.baseline = SIZE_MAX, .memkit = SIZE_MAX};
+        char what[256] = "";
+        int how = g->declare(ctx, state, i, &p, what, sizeof what);
+        if (how == LAB_POINT_ERROR)
+            measured = -1;
+        if (how != LAB_POINT_RUN)
+            continue;
+        if (!p.ranking)
+            p.ranking = rk;
+        if (!g->progress_every || i % g->progress_every == 0)
+            lab_progress(ctx, i, g->npoints, what[0] ? what : p.label ? p.label : "");
+        if (p.n > g->max_methods || p.rounds > g->max_rounds) {
+            fprintf(stderr, "error: point %zu declares %zu methods x %zu rounds, the grid "
+                            "%zu x %zu\n", i, p.n, p.rounds, g->max_methods, g->max_rounds);
+            measured = -1;
+            continue;
+        }
+        if (lab_sweep_point(ctx, &p, samples, sums) < 0)
+            continue;
+        if (g->measured)
+            g->measured(ctx, state, i, &p, sums, samples);
+        lab_summaries_free(sums, p.n);
+        measured++;
+    }
+    if (rk)
+        lab_ranking_verdicts(ctx, rk);
+    free(samples);
+    free(sums);
+    return measured;
 }

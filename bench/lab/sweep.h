@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The sweep over a grid, from an experiment's declarations: which methods
  * race (only=, the copiers, the peers), which of them can run at a point,
- * and one point's interleaved rounds, records and ranking.  An experiment
- * declares its grid, its methods and its kernel (a lab_pass_fn) and calls
- * these; how a point is timed and written lives here, once. */
+ * and the loop over the grid, each point's interleaved rounds, records and
+ * ranking.  An experiment declares its grid (a lab_grid: how many points,
+ * what point i is), its methods and its kernel (a lab_pass_fn) and hands
+ * them to lab_sweep; how a point is timed and written lives here, once. */
 #ifndef MEMKIT_LAB_SWEEP_H
 #define MEMKIT_LAB_SWEEP_H
 
@@ -64,5 +65,37 @@ typedef struct {
  * when the kernel set *failed. */
 int lab_sweep_point(lab_ctx *ctx, const lab_point *p, double *samples, lab_summary *sums);
 void lab_summaries_free(lab_summary *sums, size_t n);
+
+/* A grid, declared: its points 0..npoints-1, what point i is, and what the
+ * experiment does with a point's summaries (its table row, tallies of its
+ * own).  The lab's core loops over it (lab_sweep). */
+typedef struct {
+    size_t npoints;
+    size_t max_methods, max_rounds;   /* the most any point has: the samples' room */
+    /* Sets up point i in *p (methods, rounds, kernel and its argument,
+     * record template, baseline, label, memkit's index; p->ranking NULL:
+     * the grid's) and a progress text in what[len] ("" : the label).
+     * Returns LAB_POINT_RUN, LAB_POINT_SKIP (not this point: arguments
+     * leave it out) or LAB_POINT_ERROR (said on stderr: the sweep stops). */
+    int (*declare)(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len);
+    /* Point i measured: its summaries, one per method, and this process's
+     * samples (method m's round r at samples[m * p->rounds + r]); NULL:
+     * nothing to do. */
+    void (*measured)(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                     const lab_summary *sums, const double *samples);
+    /* The ranking of the points that rank memkit (NULL: each point names
+     * its own, or none); higher_is_better and ordered as lab_ranking_new. */
+    const char *ranking;
+    int higher_is_better, ordered;
+    size_t progress_every;            /* progress every this many points (0: each) */
+} lab_grid;
+
+enum { LAB_POINT_RUN = 0, LAB_POINT_SKIP = 1, LAB_POINT_ERROR = -1 };
+
+/* Every point of the grid in order: declared, timed and written
+ * (lab_sweep_point), handed to measured, its summaries freed; progress on
+ * stderr before each; the grid's ranking's verdicts at the end.  The points measured,
+ * or -1 after a point's LAB_POINT_ERROR. */
+long lab_sweep(lab_ctx *ctx, const lab_grid *g, void *state);
 
 #endif
