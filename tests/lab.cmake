@@ -43,3 +43,13 @@ if(TARGET memkit-exp-copy-read)
            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_copy_read
            -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_copy_read.cmake)
 endif()
+# docs/architecture.md's example experiment, built and run: the page's way
+# of writing an experiment works as written.
+if(TARGET memkit_lab)
+  add_executable(lab_example_experiment ${PROJECT_SOURCE_DIR}/docs/example_experiment.c)
+  target_link_libraries(lab_example_experiment PRIVATE memkit_lab)
+  add_test(NAME lab_example_experiment COMMAND ${CMAKE_COMMAND}
+           -DEXAMPLE=$<TARGET_FILE:lab_example_experiment>
+           -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_example
+           -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_example.cmake)
+endif()

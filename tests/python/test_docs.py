@@ -314,3 +314,25 @@ def test_the_readmes_commands_run_as_written_in_its_order(tmp_path):
                         "(quick grid)"], compared.stdout
     assert (tmp_path / "data" / "memkit" / "memkit.db").is_file()
     assert (tmp_path / "data" / "memkit" / "report" / "index.html").is_file()
+
+
+def example_quote(page: str) -> str:
+    """The C block of architecture.md's "How an experiment is written"."""
+    part = page.split("## How an experiment is written", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```c\n(.*?)^```", part, re.M | re.S)
+    assert len(blocks) == 1, f"{len(blocks)} C blocks in the section, one expected"
+    return blocks[0]
+
+
+def test_the_architecture_pages_example_experiment_is_the_built_one():
+    """The page quotes docs/example_experiment.c as it is (tests/lab.cmake builds and runs that
+    file, lab_example_experiment): an edit to one without the other fails here."""
+    page = (REPO / "docs" / "architecture.md").read_text()
+    source = (REPO / "docs" / "example_experiment.c").read_text()
+    quote = example_quote(page)
+    assert len(quote.splitlines()) > 20, "the quote is not the example's state, kernel and grid"
+    assert quote in source, "docs/architecture.md's example differs from docs/example_experiment.c:\n" + "".join(
+        difflib.unified_diff(source.splitlines(True), quote.splitlines(True), "example_experiment.c", "page"))
+    lines = len(source.splitlines())
+    assert f"({lines} lines;" in page, f"the page gives the example's length, {lines} lines, wrongly"
+    assert example_quote(page.replace("static int run", "static int  run")) not in source
