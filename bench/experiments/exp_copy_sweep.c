@@ -207,8 +207,53 @@ static int column_width(const lab_method *m)
     return (int)(strlen(m->name) > 9 ? strlen(m->name) : 9);
 }
 
-/* The aligned table, the seed's: per size, the copiers whose contract holds
- * race (libc the baseline) and the point is ranked. */
+/* The aligned table's grid (the seed's): per size, the copiers whose
+ * contract holds race, libc the baseline, and the point is ranked. */
+typedef struct {
+    const lab_method *cs;
+    size_t nc, at[MAX_COPIERS];    /* at: each copier's place at this point */
+    lab_method ms[MAX_COPIERS];
+    unsigned char unranked[MAX_COPIERS];
+    sweep_point pt;
+    lab_record tmpl;
+    char label[32], params[96];
+    lab_ranking *rk;
+} aligned_grid;
+
+static int aligned_point(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
+{
+    aligned_grid *g = state;
+    size_t n = g->pt.n = i ? g->pt.n * (ctx->quick ? 8 : 2) : g->pt.n;
+    (void)what, (void)len;
+    size_t nm = lab_methods_at(g->cs, g->nc, n, fits, g->ms, g->at, g->unranked);
+    g->pt.reps = reps_for(n);
+    snprintf(g->params, sizeof g->params, "\"size\":%zu,\"dst_offset\":0", n);
+    g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
+                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+    *p = (lab_point){g->ms, nm, rounds_for(ctx, n), pass, &g->pt, &g->tmpl,
+                     lab_glibc_index(g->ms, nm), g->rk, lab_fmt_size(n, g->label, sizeof g->label),
+                     lab_method_index(g->ms, nm, "memkit"), g->unranked, NULL};
+    return LAB_POINT_RUN;
+}
+
+static void aligned_row(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                        const lab_summary *sums, const double *samples)
+{
+    (void)ctx, (void)i, (void)samples;
+    const aligned_grid *g = state;
+    printf("%10s", p->label);
+    for (size_t c = 0; c < g->nc; c++) {
+        if (g->at[c] == SIZE_MAX)
+            printf(" %*s", column_width(&g->cs[c]), "-");
+        else
+            printf(" %*.2f", column_width(&g->cs[c]), sums[g->at[c]].value);
+    }
+    if (p->baseline != SIZE_MAX && sums[p->baseline].tuned)
+        printf(" %11.2f", sums[p->baseline].tuned->value);
+    printf("\n");
+    fflush(stdout);
+}
+
 static void aligned_sweep(lab_ctx *ctx, const options *o, const lab_method *cs, size_t nc,
                           char *dst, const char *src, size_t nsizes, lab_ranking *rk)
 {
@@ -219,37 +264,10 @@ static void aligned_sweep(lab_ctx *ctx, const options *o, const lab_method *cs, 
     if (ctx->ntuned)   /* in processes of its own: libc there, under glibc_tunables= */
         printf(" %11s", LAB_GLIBC_TUNED);
     printf("\n");
-    double *gbps = malloc(MAX_COPIERS * 64 * sizeof *gbps);
-    size_t done = 0;
-    for (size_t n = o->min; n <= o->max; n *= ctx->quick ? 8 : 2, done++) {
-        char sz[32], params[96];
-        lab_progress(ctx, done, nsizes, lab_fmt_size(n, sz, sizeof sz));
-        lab_method ms[MAX_COPIERS];
-        unsigned char unranked[MAX_COPIERS];
-        size_t at[MAX_COPIERS], nm = lab_methods_at(cs, nc, n, fits, ms, at, unranked);
-        sweep_point pt = {dst, src, n, reps_for(n)};
-        snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":0", n);
-        lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
-                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-        size_t base = lab_glibc_index(ms, nm);
-        lab_point point = {ms, nm, rounds_for(ctx, n), pass, &pt, &tmpl, base, rk, sz,
-                           lab_method_index(ms, nm, "memkit"), unranked, NULL};
-        lab_summary sums[MAX_COPIERS];
-        lab_sweep_point(ctx, &point, gbps, sums);
-        printf("%10s", sz);
-        for (size_t c = 0; c < nc; c++) {
-            if (at[c] == SIZE_MAX)
-                printf(" %*s", column_width(&cs[c]), "-");
-            else
-                printf(" %*.2f", column_width(&cs[c]), sums[at[c]].value);
-        }
-        if (base != SIZE_MAX && sums[base].tuned)
-            printf(" %11.2f", sums[base].tuned->value);
-        printf("\n");
-        fflush(stdout);
-        lab_summaries_free(sums, nm);
-    }
-    free(gbps);
+    static aligned_grid g;
+    g = (aligned_grid){.cs = cs, .nc = nc, .pt = {dst, src, o->min, 0}, .rk = rk};
+    lab_grid grid = {nsizes, MAX_COPIERS, 64, aligned_point, aligned_row};
+    lab_sweep(ctx, &grid, &g);
 }
 
 /* A copier's worst misaligned destination at n bytes: every offset screened,
