@@ -124,88 +124,103 @@ MK_EARLY static int variant_known(const char *s, size_t n, int *usable)
     return r != 0;
 }
 
+typedef void mk_report_fn(void *, const char *);
+
+/* A size or count: VALUE parsed, checked against the row's bounds, set.
+ * 0, or 1 with the problem reported. */
+MK_EARLY static int apply_number(mk_tunables *t, const mk_tunable_row *row, const char *item,
+                                 size_t item_len, const char *val, size_t val_len,
+                                 mk_report_fn *report, void *ctx)
+{
+    size_t v;
+    if (mk_text_parse_size(val, val_len, &v) != 0) {
+        report_problem(report, ctx, "bad value for", item, item_len,
+                       row->kind == MK_KIND_SIZE
+                           ? "expected a size such as 4096, 64K, 32M, 1G or never"
+                           : "expected a whole number");
+        return 1;
+    }
+    if (row->kind == MK_KIND_SIZE && v >= MK_PENDING)   /* the marker is no size */
+        v = SIZE_MAX;
+    if (!in_bounds(row, v)) {
+        char why[120], *w = why, *end = why + sizeof why;
+        w = mk_text_append(w, end, "out of bounds (", (size_t)-1);
+        w = mk_tunable_bounds_text(row, w, end);
+        mk_text_append(w, end, ")", 1);
+        report_problem(report, ctx, "bad value for", item, item_len, why);
+        return 1;
+    }
+    set_number(t, row, v);
+    return 0;
+}
+
+/* A forced variant: "auto", or a variant this CPU can run.  0, or 1 with
+ * the problem reported. */
+MK_EARLY static int apply_variant(mk_tunables *t, const mk_tunable_row *row, const char *item,
+                                  size_t item_len, const char *val, size_t val_len,
+                                  mk_report_fn *report, void *ctx)
+{
+    char *field = (char *)t + row->offset;
+    int usable = 0;
+    if (mk_text_eq_n(val, val_len, "auto")) {
+        field[0] = '\0';
+    } else if (!variant_known(val, val_len, &usable)) {
+        report_problem(report, ctx, "unknown variant in", item, item_len,
+                       "no such variant (see mk_variants())");
+        return 1;
+    } else if (!usable) {
+        report_problem(report, ctx, "unusable variant in", item, item_len, "this CPU cannot run it");
+        return 1;
+    } else {
+        mk_text_append(field, field + sizeof t->force_memset, val, val_len);
+    }
+    return 0;
+}
+
+/* One NAME=VALUE item of the spec.  glibc's rule for GLIBC_TUNABLES: a
+ * name given twice takes the last value; said once per name (given[]
+ * counts), not counted as a problem.  0, or 1 with the problem reported. */
+MK_EARLY static int apply_item(mk_tunables *t, const char *item, size_t item_len,
+                               unsigned char *given, mk_report_fn *report, void *ctx)
+{
+    size_t name_len = 0;
+    while (name_len < item_len && item[name_len] != '=')
+        name_len++;
+    if (name_len == item_len) {
+        report_problem(report, ctx, "setting", item, item_len, "expected name=value");
+        return 1;
+    }
+    const mk_tunable_row *row = row_named_n(item, name_len);
+    if (!row) {
+        report_problem(report, ctx, "unknown tunable", item, name_len,
+                       "not one of memkit's tunables (`memkit env --tunables` lists them; docs/library.md)");
+        return 1;
+    }
+    size_t r = (size_t)(row - mk_tunable_rows);
+    if (given[r] == 1)
+        report_line(report, ctx, "given twice", item, item_len, "the last value is used");
+    given[r] += given[r] < 2;
+    const char *val = item + name_len + 1;
+    size_t val_len = item_len - name_len - 1;
+    return row->kind == MK_KIND_VARIANT
+               ? apply_variant(t, row, item, item_len, val, val_len, report, ctx)
+               : apply_number(t, row, item, item_len, val, val_len, report, ctx);
+}
+
 MK_EARLY int mk_tunables_parse(mk_tunables *t, const char *spec,
                                void (*report)(void *, const char *), void *ctx)
 {
     int problems = 0;
-    /* glibc's rule for GLIBC_TUNABLES: a name given twice takes the last
-     * value; said once per name, not counted as a problem. */
     unsigned char given[MK_TUNABLE_COUNT] = {0};
-    const char *p = spec;
-    while (p && *p) {
+    for (const char *p = spec; p && *p;) {
         const char *item = p;
         while (*p && *p != ':')
             p++;
         size_t item_len = (size_t)(p - item);
         if (*p == ':')
             p++;
-        if (item_len == 0)
-            continue;
-        size_t name_len = 0;
-        while (name_len < item_len && item[name_len] != '=')
-            name_len++;
-        if (name_len == item_len) {
-            report_problem(report, ctx, "setting", item, item_len, "expected name=value");
-            problems++;
-            continue;
-        }
-        const char *val = item + name_len + 1;
-        size_t val_len = item_len - name_len - 1;
-        const mk_tunable_row *row = row_named_n(item, name_len);
-        if (!row) {
-            report_problem(report, ctx, "unknown tunable", item, name_len,
-                           "not one of memkit's tunables (`memkit env --tunables` lists them; docs/library.md)");
-            problems++;
-            continue;
-        }
-        size_t r = (size_t)(row - mk_tunable_rows);
-        if (given[r] == 1)
-            report_line(report, ctx, "given twice", item, item_len, "the last value is used");
-        given[r] += given[r] < 2;
-        char *field = (char *)t + row->offset;
-        size_t v;
-        switch (row->kind) {
-        case MK_KIND_SIZE:
-        case MK_KIND_COUNT:
-            if (mk_text_parse_size(val, val_len, &v) != 0) {
-                report_problem(report, ctx, "bad value for", item, item_len,
-                               row->kind == MK_KIND_SIZE
-                                   ? "expected a size such as 4096, 64K, 32M, 1G or never"
-                                   : "expected a whole number");
-                problems++;
-                break;
-            }
-            if (row->kind == MK_KIND_SIZE && v >= MK_PENDING)   /* the marker is no size */
-                v = SIZE_MAX;
-            if (!in_bounds(row, v)) {
-                char why[120], *w = why, *end = why + sizeof why;
-                w = mk_text_append(w, end, "out of bounds (", (size_t)-1);
-                w = mk_tunable_bounds_text(row, w, end);
-                mk_text_append(w, end, ")", 1);
-                report_problem(report, ctx, "bad value for", item, item_len, why);
-                problems++;
-            } else {
-                set_number(t, row, v);
-            }
-            break;
-        case MK_KIND_VARIANT: {
-            int usable = 0;
-            if (mk_text_eq_n(val, val_len, "auto")) {
-                field[0] = '\0';
-            } else if (!variant_known(val, val_len, &usable)) {
-                report_problem(report, ctx, "unknown variant in", item, item_len,
-                               "no such variant (see mk_variants())");
-                problems++;
-            } else if (!usable) {
-                report_problem(report, ctx, "unusable variant in", item, item_len,
-                               "this CPU cannot run it");
-                problems++;
-            } else {
-                mk_text_append(field, field + sizeof t->force_memset, val, val_len);
-            }
-            break;
-        }
-        }
+        if (item_len)
+            problems += apply_item(t, item, item_len, given, report, ctx);
     }
     return problems;
 }
