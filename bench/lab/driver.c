@@ -148,12 +148,53 @@ typedef struct {
 } driver_args;
 
 /* -1: go on and run; else the exit status (0 after --help and the like). */
+/* The built-in key=value arguments an experiment takes by its lab_info
+ * (peer=, glibc_tunables=, processes=), each at most once: 1 taken, 0 not
+ * one of them, 2 refused (said on stderr). */
+static int builtin_arg(const char *a, lab_ctx *ctx, driver_args *da)
+{
+    const lab_info *info = ctx->info;
+    char err[1024];
+    if (info->peer_ops && !strncmp(a, "peer=", 5)) {
+        if (da->peer_list) {
+            fprintf(stderr, "error: %s: peer given twice: give it once\n", info->name);
+            return 2;
+        }
+        da->peer_list = a + 5;
+    } else if (info->races_glibc && !strncmp(a, "glibc_tunables=", 15)) {
+        if (ctx->glibc_tunables) {
+            fprintf(stderr, "error: %s: glibc_tunables given twice: give it once\n", info->name);
+            return 2;
+        }
+        if (lab_glibc_tunables_check(a + 15, err, sizeof err)) {
+            fprintf(stderr, "error: %s: glibc_tunables: %s\n", info->name, err);
+            return 2;
+        }
+        ctx->glibc_tunables = a + 15;
+    } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
+        char *end;
+        if (da->processes >= 0) {
+            fprintf(stderr, "error: %s: processes given twice: give it once\n", info->name);
+            return 2;
+        }
+        da->processes = strtol(a + 10, &end, 10);
+        if (!a[10] || *end || da->processes < 1 || da->processes > 64) {
+            fprintf(stderr, "error: %s: processes must be 1..64\n", info->name);
+            return 2;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static int parse_driver_args(int argc, char **argv, lab_ctx *ctx, driver_args *da)
 {
     const lab_info *info = ctx->info;
     da->rest[da->nrest++] = argv[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int builtin;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(info, argv[0], stdout);
             return 0;
@@ -170,41 +211,15 @@ static int parse_driver_args(int argc, char **argv, lab_ctx *ctx, driver_args *d
             ctx->quick = 1;
         } else if (!strcmp(a, "--check-args")) {
             da->check_only = 1;
-        } else if (info->peer_ops && !strncmp(a, "peer=", 5)) {
-            if (da->peer_list) {
-                fprintf(stderr, "error: %s: peer given twice: give it once\n", info->name);
-                return 2;
-            }
-            da->peer_list = a + 5;
-        } else if (info->races_glibc && !strncmp(a, "glibc_tunables=", 15)) {
-            char err[1024];
-            if (ctx->glibc_tunables) {
-                fprintf(stderr, "error: %s: glibc_tunables given twice: give it once\n", info->name);
-                return 2;
-            }
-            if (lab_glibc_tunables_check(a + 15, err, sizeof err)) {
-                fprintf(stderr, "error: %s: glibc_tunables: %s\n", info->name, err);
-                return 2;
-            }
-            ctx->glibc_tunables = a + 15;
         } else if (!strcmp(a, "--jsonl")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "error: --jsonl needs a path\n");
                 return 2;
             }
             da->jsonl_path = argv[++i];
-        } else if (info->processes > 1 && !strncmp(a, "processes=", 10)) {
-            char *end;
-            if (da->processes >= 0) {
-                fprintf(stderr, "error: %s: processes given twice: give it once\n", info->name);
-                return 2;
-            }
-            da->processes = strtol(a + 10, &end, 10);
-            if (!a[10] || *end || da->processes < 1 || da->processes > 64) {
-                fprintf(stderr, "error: %s: processes must be 1..64\n", info->name);
-                return 2;
-            }
-        } else {
+        } else if ((builtin = builtin_arg(a, ctx, da)) == 2) {
+            return 2;
+        } else if (!builtin) {
             da->rest[da->nrest++] = argv[i];
         }
     }
@@ -252,21 +267,12 @@ static void finish_run(lab_ctx *ctx)
     }
 }
 
-static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run)(lab_ctx *))
+/* Everything a run needs before it starts, in every process: the peers
+ * loaded, the arguments checked once, the CPU pinned, the records' file
+ * opened.  0, or 2 after one line on stderr. */
+static int prepare(lab_ctx *ctx, const driver_args *da, int helper)
 {
     const lab_info *info = ctx->info;
-    int rc = parse_driver_args(argc, argv, ctx, da);
-    if (rc >= 0)
-        return rc;
-    char arg_err[1024];
-    if (lab_parse_args(info, ctx->quick, da->nrest - 1, da->rest + 1, ctx->arg_value, arg_err,
-                       sizeof arg_err)) {
-        fprintf(stderr, "error: %s\n", arg_err);
-        return 2;
-    }
-    int helper = lab_helper_setup(ctx);
-    if (check_glibc_environment(ctx, helper))
-        return 2;
     if (da->peer_list) {   /* before anything runs, in every process */
         char err[4352];
         lab_peer *peers;
@@ -296,6 +302,14 @@ static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run
             return 2;
         }
     }
+    return 0;
+}
+
+/* The main process starts the others (processes=, glibc_tunables=) and
+ * every process takes its own shuffle seed.  0, or 2 when a helper failed. */
+static int start_processes(lab_ctx *ctx, const driver_args *da, int helper, int argc, char **argv)
+{
+    const lab_info *info = ctx->info;
     long processes = da->processes;
     if (info->processes > 1 && processes < 0)
         processes = ctx->quick && info->quick_processes ? info->quick_processes : info->processes;
@@ -311,6 +325,27 @@ static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run
             return 2;
     }
     ctx->rng ^= 0x9e3779b97f4a7c15ull * (ctx->process + 1);
+    return 0;
+}
+
+static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run)(lab_ctx *))
+{
+    int rc = parse_driver_args(argc, argv, ctx, da);
+    if (rc >= 0)
+        return rc;
+    char arg_err[1024];
+    if (lab_parse_args(ctx->info, ctx->quick, da->nrest - 1, da->rest + 1, ctx->arg_value,
+                       arg_err, sizeof arg_err)) {
+        fprintf(stderr, "error: %s\n", arg_err);
+        return 2;
+    }
+    int helper = lab_helper_setup(ctx);
+    if (check_glibc_environment(ctx, helper) || prepare(ctx, da, helper))
+        return 2;
+    if (da->check_only)
+        return 0;
+    if (start_processes(ctx, da, helper, argc, argv))
+        return 2;
     if (!ctx->raw) {
         ctx->fingerprint = fingerprint_text();
         if (ctx->jsonl) {
