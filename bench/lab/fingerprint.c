@@ -25,15 +25,9 @@ static void int_member(FILE *f, const char *key, size_t v)
     fprintf(f, "%zu", v);
 }
 
-void lab_write_fingerprint(FILE *f)
+/* The CPU: who made it, which model, what it can run, its caches. */
+static void write_cpu(FILE *f, const mk_cpu_info *c)
 {
-    const mk_cpu_info *c = mk_cpu();
-    struct utsname u;
-    uname(&u);
-    char thp[128] = "unknown", gov[64] = "unknown", tun[1024];
-    lab_read_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
-    lab_read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
-    mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
     char micro[32];
     snprintf(micro, sizeof micro, "0x%x", c->microcode);
     str_member(f, LAB_KEY(fingerprint, cpu_model), c->brand);
@@ -42,8 +36,10 @@ void lab_write_fingerprint(FILE *f)
     int_member(f, LAB_KEY(fingerprint, model), c->model);
     int_member(f, LAB_KEY(fingerprint, stepping), c->stepping);
     str_member(f, LAB_KEY(fingerprint, microcode), c->microcode ? micro : "unknown");
-    str_member(f, LAB_KEY(fingerprint, kernel), u.release);
-    str_member(f, LAB_KEY(fingerprint, glibc), gnu_get_libc_version());
+}
+
+static void write_isa_and_caches(FILE *f, const mk_cpu_info *c)
+{
     LAB_MEMBER(f, fingerprint, isa);
     LAB_FIRST(f, isa, sse2);
     fprintf(f, "%d", c->has_sse2);
@@ -64,9 +60,13 @@ void lab_write_fingerprint(FILE *f)
     int_member(f, LAB_KEY(cache, l3), c->l3_bytes);
     int_member(f, LAB_KEY(cache, line), c->line_bytes);
     fputc('}', f);
-    int_member(f, LAB_KEY(fingerprint, cpus_online), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
-    str_member(f, LAB_KEY(fingerprint, thp), thp);
-    str_member(f, LAB_KEY(fingerprint, governor), gov);
+}
+
+/* memkit as it runs here: its version, its settings, its row, its variants. */
+static void write_memkit(FILE *f, const mk_cpu_info *c)
+{
+    char tun[1024];
+    mk_tunables_format(mk_tunables_get(), tun, sizeof tun);
     str_member(f, LAB_KEY(fingerprint, memkit_version), MEMKIT_VERSION);
     str_member(f, LAB_KEY(fingerprint, memkit_commit), MEMKIT_GIT_DESCRIBE);
     str_member(f, LAB_KEY(fingerprint, tunables), tun);
@@ -83,6 +83,24 @@ void lab_write_fingerprint(FILE *f)
     str_member(f, LAB_KEY(variants, memcpy), mk_selected_variant(MK_OP_MEMCPY));
     str_member(f, LAB_KEY(variants, memmove), mk_selected_variant(MK_OP_MEMMOVE));
     fputc('}', f);
+}
+
+void lab_write_fingerprint(FILE *f)
+{
+    const mk_cpu_info *c = mk_cpu();
+    struct utsname u;
+    uname(&u);
+    char thp[128] = "unknown", gov[64] = "unknown";
+    lab_read_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
+    lab_read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
+    write_cpu(f, c);
+    str_member(f, LAB_KEY(fingerprint, kernel), u.release);
+    str_member(f, LAB_KEY(fingerprint, glibc), gnu_get_libc_version());
+    write_isa_and_caches(f, c);
+    int_member(f, LAB_KEY(fingerprint, cpus_online), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+    str_member(f, LAB_KEY(fingerprint, thp), thp);
+    str_member(f, LAB_KEY(fingerprint, governor), gov);
+    write_memkit(f, c);
     lab_write_noise_sources(f);
 }
 
