@@ -492,6 +492,51 @@ static block *new_record(mk_zeroing *z)
     return b;
 }
 
+/* The block joins the clean list (zeroed already, in the caller) or the
+ * dirty queue for the workers.  Under the queue lock. */
+static void enqueue(mk_zeroing *z, block *b, void *p, size_t n, int background)
+{
+    b->ptr = p;
+    b->n = n;
+    b->next = NULL;
+    b->state = background ? REC_DIRTY : REC_CLEAN;
+    __atomic_store_n(&b->done, background ? 0 : n, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->cursor, background ? 0 : n, __ATOMIC_RELEASE);
+    b->queued = background;
+    if (!background) {
+        b->next = z->clean;
+        z->clean = b;
+        return;
+    }
+    __atomic_fetch_add(&z->outstanding, 1, __ATOMIC_RELAXED);   /* before a worker can finish it */
+    if (z->dirty_tail)
+        z->dirty_tail->next = b;
+    else
+        z->dirty_head = b;
+    z->dirty_tail = b;
+    __atomic_fetch_add(&z->pending, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Wake no more sleepers than the block has grains or the awake cap
+ * allows: a worker woken for nothing costs a context switch and then
+ * fights over the queue (the seed's threads all woke together and
+ * fought).  Waking them all is one broadcast: N signals under the idle
+ * lock let the woken trickle in one at a time. */
+static void wake_workers(mk_zeroing *z, size_t n)
+{
+    size_t grains = (n - 1) / z->cfg.grain + 1;
+    pthread_mutex_lock(&z->idle);
+    size_t wake = z->cfg.awake - z->awake;   /* awake <= cfg.awake (idle lock) */
+    if (wake > grains)
+        wake = grains;
+    if (wake >= z->sleepers && z->sleepers)
+        pthread_cond_broadcast(&z->wake);
+    else
+        for (size_t k = 0; k < wake; k++)
+            pthread_cond_signal(&z->wake);
+    pthread_mutex_unlock(&z->idle);
+}
+
 void mk_zeroing_put(mk_zeroing *z, void *p, size_t n)
 {
     if (!z || !p || n == 0)
@@ -511,46 +556,10 @@ void mk_zeroing_put(mk_zeroing *z, void *p, size_t n)
             mk_memset(p, 0, n);
         return;
     }
-    b->ptr = p;
-    b->n = n;
-    b->next = NULL;
-    b->state = background ? REC_DIRTY : REC_CLEAN;
-    __atomic_store_n(&b->done, background ? 0 : n, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->cursor, background ? 0 : n, __ATOMIC_RELEASE);
-    b->queued = background;
-    if (background)
-        __atomic_fetch_add(&z->outstanding, 1, __ATOMIC_RELAXED);   /* before a worker can finish it */
-    if (!background) {
-        b->next = z->clean;
-        z->clean = b;
-    } else {
-        if (z->dirty_tail)
-            z->dirty_tail->next = b;
-        else
-            z->dirty_head = b;
-        z->dirty_tail = b;
-        __atomic_fetch_add(&z->pending, 1, __ATOMIC_SEQ_CST);
-    }
+    enqueue(z, b, p, n, background);
     qunlock(z);
-    if (!background)
-        return;
-
-    /* Wake no more sleepers than the block has grains or the awake cap
-     * allows: a worker woken for nothing costs a context switch and then
-     * fights over the queue (the seed's threads all woke together and
-     * fought).  Waking them all is one broadcast: N signals under the idle
-     * lock let the woken trickle in one at a time. */
-    size_t grains = (n - 1) / z->cfg.grain + 1;
-    pthread_mutex_lock(&z->idle);
-    size_t wake = z->cfg.awake - z->awake;   /* awake <= cfg.awake (idle lock) */
-    if (wake > grains)
-        wake = grains;
-    if (wake >= z->sleepers && z->sleepers)
-        pthread_cond_broadcast(&z->wake);
-    else
-        for (size_t k = 0; k < wake; k++)
-            pthread_cond_signal(&z->wake);
-    pthread_mutex_unlock(&z->idle);
+    if (background)
+        wake_workers(z, n);
 }
 
 void *mk_zeroing_get(mk_zeroing *z, size_t n, size_t *got)
