@@ -133,6 +133,14 @@ unsigned mk_pool_threads(const mk_pool *pool); /* workers + the caller */
 /* pool NULL: the library's shared default pool, created on first use. */
 void *mk_parallel_memcpy(mk_pool *pool, void *dst, const void *src, size_t n);
 void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n);
+/* Work of the caller's own over a region, on the same pool: fn(ctx, off,
+ * len) for every piece of [base, base + n), cut at the addresses that are
+ * multiples of the chunk the routines above use (2 MiB, a huge page), on
+ * the pool's workers and the calling thread; returns when every piece is
+ * done.  fn must touch only its piece.  No threshold: the caller chose to
+ * go parallel (first-touching fresh memory from several threads, say). */
+typedef void mk_piece_fn(void *ctx, size_t off, size_t len);
+void mk_parallel_for(mk_pool *pool, const void *base, size_t n, mk_piece_fn *fn, void *ctx);
 
 /* ---- page services ---- */
 

@@ -48,6 +48,12 @@ void *mk_parallel_memset(mk_pool *pool, void *dst, int c, size_t n)
     return dst;
 }
 
+void mk_parallel_for(mk_pool *pool, const void *base, size_t n, mk_piece_fn *fn, void *ctx)
+{
+    if (n)
+        mk_pool_run(pool ? pool : mk_pool_default(), (uintptr_t)base, n, mk_parallel_chunk, fn, ctx);
+}
+
 mk_path mk_parallel_path(const mk_tunables *t, const void *dst, const void *src, size_t n, int set,
                          int *pooled)
 {

@@ -189,6 +189,44 @@ static void workers_take_part(mk_pool *pool)
     CHECK(p.other_done, "no worker took a piece while the first one waited");
 }
 
+/* The public runner: pieces of [base, base + n) within one chunk of the
+ * addresses, every byte once, on the pool given and on the default one. */
+typedef struct {
+    const unsigned char *base;
+    unsigned char *hits;
+    size_t chunk, crossed;
+} piece_log;
+
+static void log_piece(void *ctx, size_t off, size_t len)
+{
+    piece_log *l = ctx;
+    uintptr_t first = (uintptr_t)(l->base + off), last = first + len - 1;
+    if (first / l->chunk != last / l->chunk)
+        __atomic_fetch_add(&l->crossed, 1, __ATOMIC_RELAXED);
+    count_piece(l->hits, off, len);
+}
+
+static void parallel_for(mk_pool *pool)
+{
+    size_t cap = 5 * 4096 + 100;
+    unsigned char *region = malloc(cap + 4096), *hits = malloc(cap);
+    for (int shared = 0; shared < 2; shared++)
+        for (size_t n = 0; n < cap; n = n * 2 + 777)
+            for (size_t a = 0; a < 4096; a += 1365) {
+                piece_log l = {region + a, hits, mk_parallel_chunk, 0};
+                memset(hits, 0, cap);
+                mk_parallel_for(shared ? NULL : pool, l.base, n, log_piece, &l);
+                size_t bad = 0;
+                for (size_t i = 0; i < cap; i++)
+                    bad += hits[i] != (i < n);
+                CHECK(bad == 0 && l.crossed == 0,
+                      "mk_parallel_for n=%zu at +%zu: %zu bytes not done exactly once, %zu pieces "
+                      "across a chunk", n, a, bad, l.crossed);
+            }
+    free(region);
+    free(hits);
+}
+
 /* Idle workers sleep: a pool of 4 uses next to no CPU while nothing runs. */
 static void idle_workers_sleep(void)
 {
@@ -352,6 +390,7 @@ int main(void)
     /* Everything through the pool, chunks of one page. */
     mk_cfg.parallel_threshold = 0;
     mk_parallel_chunk = 4096;
+    parallel_for(pool);
     sweep(pool, 3);
     /* Every copy's chunks streamed (mk_stream_chunks). */
     mk_tunables saved = mk_cfg, streamed = mk_cfg;
