@@ -15,7 +15,6 @@
  * Arguments: see --help. */
 #include "lab.h"
 #include "memkit.h"
-#include "parallel/pool_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +110,7 @@ static double time_scaling(scaling_kind k, mk_pool *pool, const unsigned char *s
         touch_range(dst, n);
     double t0 = lab_now_ns();
     if (k == TOUCH_FRESH)
-        mk_pool_run(pool, (uintptr_t)dst, n, mk_parallel_chunk, touch_piece, dst);
+        mk_parallel_for(pool, dst, n, touch_piece, dst);
     else
         mk_parallel_memcpy(pool, dst, src, n);
     double t = lab_now_ns() - t0;

@@ -147,7 +147,7 @@ def library_tables():
 
 
 def test_tune_times_the_workloads_the_tools_declare(library_tables):
-    """bench/experiments/tune/tune_workloads.def is the source (memkit-tune-experiment and
+    """src/diagnostics/workloads.def is the source (memkit-tune-experiment and
     memkit-tunables --paths are built from it); tune reads it from the
     library, in its order, and times each family's ops."""
     from memkit.tuning import catalogue

@@ -13,7 +13,7 @@
  *   memkit-tune-experiment --loaded   the library as the environment set it up:
  *       {"tunables": "name=value:...", "profile": PATH or "", "pool_threads": N}
  *
- * OP: a row of tune_workloads.def: set0 (mk_memset of 0), set (of 0x5c),
+ * OP: a row of src/diagnostics/workloads.def: set0 (mk_memset of 0), set (of 0x5c),
  * copy (mk_memcpy, both 64-byte aligned), copy3 (the destination 3 bytes
  * off), pset, pcopy (mk_parallel_memset/memcpy on a pool of the
  * configuration's `threads`).
@@ -40,22 +40,22 @@ typedef struct {
     mk_pool *pool;            /* for pset/pcopy; created when first needed */
 } config;
 
-/* The workloads: tune_workloads.def's rows, in its order. */
+/* The workloads: src/diagnostics/workloads.def's rows, in its order. */
 typedef enum {
 #define TUNE_WORKLOAD(op, family, words) OP_##op,
-#include "tune_workloads.def"
+#include "diagnostics/workloads.def"
 #undef TUNE_WORKLOAD
     NOPS
 } op_kind;
 static const char *const op_names[NOPS] = {
 #define TUNE_WORKLOAD(op, family, words) #op,
-#include "tune_workloads.def"
+#include "diagnostics/workloads.def"
 #undef TUNE_WORKLOAD
 };
 /* "set0, set, ...": the ops in words, for a refusal */
 #define TUNE_WORKLOAD(op, family, words) ", " #op
 static const char OP_LIST_ALL[] = ""
-#include "tune_workloads.def"
+#include "diagnostics/workloads.def"
     ;
 #undef TUNE_WORKLOAD
 #define OP_LIST (OP_LIST_ALL + 2)

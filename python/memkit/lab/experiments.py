@@ -290,7 +290,7 @@ TUNABLES_PROGRAM = "memkit-tunables"
 
 
 def _tunables_program(bench_dir: Path) -> str:
-    """memkit-tunables, built beside the experiments (tools/tunables.c)."""
+    """memkit-tunables, built beside the experiments (src/diagnostics/memkit_tunables.c)."""
     prog = bench_dir / TUNABLES_PROGRAM
     if not prog.is_file():
         raise MemkitError(f"no {TUNABLES_PROGRAM} in {bench_dir}; build again with `make`")
@@ -311,7 +311,7 @@ def tunables(bench_dir: Path) -> dict:
 def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
     """The method the library takes for each size of op under its defaults
     with spec (MEMKIT_TUNABLES syntax) applied, as it decides it
-    (memkit-tunables --paths; tools/tunables.c names the ops and methods)."""
+    (memkit-tunables --paths; src/diagnostics/memkit_tunables.c names the ops and methods)."""
     out = _run_quiet([_tunables_program(bench_dir), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
     got = out.splitlines()
     if len(got) != len(sizes):

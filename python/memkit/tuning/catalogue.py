@@ -131,7 +131,7 @@ class Paths:
     @property
     def workloads(self) -> dict:
         """The timed workloads, op -> (family, in words), in their order: the
-        library's table (bench/experiments/tune/tune_workloads.def, through memkit-tunables)."""
+        library's table (src/diagnostics/workloads.def, through memkit-tunables)."""
         if self._workloads is None:
             self._workloads = {w["op"]: (w["family"], w["words"])
                                for w in lab.tunables(self.bench_dir)["workloads"]}

@@ -66,7 +66,7 @@ NEVER = {NT: (1 << 60) - 1, MOVSB: (1 << 64) - 1, STOSB: (1 << 64) - 1}
 NT_LOWEST = 0x4041
 MOVSB_LOWEST = 1024
 
-# The workloads glibc runs (tools/tune_workloads.def's, without the pool).
+# The workloads glibc runs (src/diagnostics/workloads.def's, without the pool).
 FAMILIES = {"memset": ("set0", "set"), "memcpy": ("copy", "copy3")}
 # The strategies: the path names glibc_path answers with.
 VEC, REP, NTS = "vec", "rep", "nt"

@@ -9,14 +9,14 @@
  *    "tunables": [{name, kind, per_cpu, default (on this CPU), in_force,
  *                  bounds, help}, ...],
  *    "strategies": [{name, matched, defaults: {tunable: "L3/2", ...}}, ...],
- *    "workloads": [{op, family, words}, ...] (tune_workloads.def: what
+ *    "workloads": [{op, family, words}, ...] (workloads.def: what
  *                  `memkit tune` times and --paths takes),
  *    "paths": {"memset": [...], "memcpy": [...]}: the names --paths answers}
  *
  * memkit-tunables --paths SPEC OP SIZE...: the method the library takes for
  * each size under this CPU's defaults with SPEC (MEMKIT_TUNABLES syntax)
  * applied, one a line, as `memkit tune` names them: loop, backward,
- * rep_stosb/rep_movsb, nt (OP a row of tune_workloads.def: set0, set: memset
+ * rep_stosb/rep_movsb, nt (OP a row of workloads.def: set0, set: memset
  * of 0 or 0x5c; copy: 64-byte aligned buffers; copy3: the destination 3
  * bytes off); for pset and pcopy
  * (the parallel engine) "pool" or "one", then the method of the routine it
@@ -29,8 +29,9 @@
  * {name: bytes or null for never}}: how a test reads the table for the CPU
  * an evidence file was measured on (docs/evidence.md). */
 /* The library's own tables and decisions, which are what this program
- * prints: src/internal.h is its documented seam (docs/architecture.md,
- * "Decisions, each made once"), text.h the size grammar it takes. */
+ * prints: it lives with the library (src/diagnostics/, not part of
+ * libmemkit) and reads them through src/internal.h, text.h the size grammar
+ * it takes. */
 #include "internal.h"
 #include "text.h"
 
@@ -52,10 +53,10 @@ static const char *path_name(mk_path path, int set)
     return path == MK_PATH_REP ? (set ? "rep_stosb" : "rep_movsb") : names[path];
 }
 
-/* tune's workloads (tune_workloads.def), in its order */
+/* tune's workloads (workloads.def), in its order */
 typedef enum {
 #define TUNE_WORKLOAD(op, family, words) OP_##op,
-#include "tune_workloads.def"
+#include "workloads.def"
 #undef TUNE_WORKLOAD
     NOPS
 } op_kind;
@@ -63,7 +64,7 @@ static const struct {
     const char *name, *family, *words;
 } workloads[NOPS] = {
 #define TUNE_WORKLOAD(op, family, words) {#op, #family, words},
-#include "tune_workloads.def"
+#include "workloads.def"
 #undef TUNE_WORKLOAD
 };
 
