@@ -323,156 +323,210 @@ static int place_calls(call_sites *cs, const lab_ws *w, lab_arena *arena,
     return 0;
 }
 
-static int run(lab_ctx *ctx)
-{
-    size_t nsizes = (size_t)lab_int(ctx, "sizes"), step = (size_t)lab_int(ctx, "step");
-    unsigned reps = (unsigned)lab_int(ctx, "reps");
-    const char *only = lab_text(ctx, "rows");
+/* The grid: every row of the matrix (step=, rows=) at every working set,
+ * point i being row i / nws at working set i % nws; the same calls at
+ * every working set of a row. */
+typedef struct {
+    size_t nsizes, step;
+    unsigned reps;
+    const char *only;
     lab_ws ws[LAB_WS_MAX];
-    int nws = lab_ws_arg(ctx, ws);
-
+    lab_arena arenas[LAB_WS_MAX];
+    size_t nws;
     lab_method methods[MAX_METHODS];
     unsigned char skip[MAX_METHODS];
-    size_t nm = lab_memset_contestants(ctx, methods, MAX_METHODS, skip);
-    int i_mk = memset_method_index("mk_memset"), i_new = memset_method_index("sse2"),
-        i_old = memset_method_index("old_nt"),
-        i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
+    size_t nm;
+    int i_mk, i_new, i_old, i_same;
+    uint32_t *sizes;
+    uint16_t *page_offs;
+    call_sites sites;
+    row_data d;
+    level_tally tallies[LAB_WS_MAX];
+    speed_tally same_code;   /* the dispatched variant under its two names */
+    char params[384], words[128];
+    lab_record tmpl;
+} random_grid;
 
-    uint32_t *sizes = malloc(nsizes * sizeof *sizes);
-    uint16_t *page_offs = malloc(nsizes * sizeof *page_offs);
-    call_sites sites = {malloc(nsizes * sizeof(uint32_t)), nsizes, 0x706c616365ull,
-                        lab_alloc(HOT_BYTES + 4096 + 64)};
-    double *samples = malloc(nm * reps * sizeof *samples);
-    lab_summary sums[MAX_METHODS];
-    lab_arena arenas[LAB_WS_MAX] = {0};
-    for (int w = 0; w < nws; w++)   /* the largest call: 4 KiB */
-        if (ws[w].bytes)
-            lab_arena_new(&arenas[w], ws[w].bytes, 1, 4096, lab_pages_huge(lab_text(ctx, "pages")));
-    row_data d = {NULL, sizes, sites.offs, nsizes, nsizes < 5000 ? nsizes : 5000, 1, 0, 0};
+/* The memory and the methods every point shares.  0, or 2 out of memory. */
+static int setup(lab_ctx *ctx, random_grid *g)
+{
+    g->nsizes = (size_t)lab_int(ctx, "sizes");
+    g->step = (size_t)lab_int(ctx, "step");
+    g->reps = (unsigned)lab_int(ctx, "reps");
+    g->only = lab_text(ctx, "rows");
+    g->nws = (size_t)lab_ws_arg(ctx, g->ws);
+    g->nm = lab_memset_contestants(ctx, g->methods, MAX_METHODS, g->skip);
+    g->i_mk = memset_method_index("mk_memset");
+    g->i_new = memset_method_index("sse2");
+    g->i_old = memset_method_index("old_nt");
+    g->i_same = memset_method_index(mk_selected_variant(MK_OP_MEMSET));
+    g->sizes = malloc(g->nsizes * sizeof *g->sizes);
+    g->page_offs = malloc(g->nsizes * sizeof *g->page_offs);
+    g->sites = (call_sites){malloc(g->nsizes * sizeof(uint32_t)), g->nsizes, 0x706c616365ull,
+                            lab_alloc(HOT_BYTES + 4096 + 64)};
+    for (size_t w = 0; w < g->nws; w++)   /* the largest call: 4 KiB */
+        if (g->ws[w].bytes)
+            lab_arena_new(&g->arenas[w], g->ws[w].bytes, 1, 4096,
+                          lab_pages_huge(lab_text(ctx, "pages")));
+    g->d = (row_data){NULL, g->sizes, g->sites.offs, g->nsizes,
+                      g->nsizes < 5000 ? g->nsizes : 5000, 1, 0, 0};
     evict_buf = lab_alloc(L1_EVICT_BYTES);
     calibrate_tsc();
-    if (!sizes || !page_offs || !sites.offs || !samples) {
+    for (size_t w = 0; w < g->nws; w++) {
+        char what[256];
+        snprintf(what, sizeof what, "memset, random sizes, ws=%s", g->ws[w].name);
+        g->tallies[w] = (level_tally){.rk = lab_ranking_new(what, 0, 0)};
+    }
+    if (!g->sizes || !g->page_offs || !g->sites.offs) {
         fprintf(stderr, "error: out of memory\n");
         return 2;
     }
-    static level_tally tallies[LAB_WS_MAX];
-    for (int w = 0; w < nws; w++) {
-        char what[256];
-        snprintf(what, sizeof what, "memset, random sizes, ws=%s", ws[w].name);
-        tallies[w] = (level_tally){.rk = lab_ranking_new(what, 0, 0)};
-    }
+    return 0;
+}
 
+static void print_header(lab_ctx *ctx, const random_grid *g)
+{
     printf("memset-random: %zu random sizes per row (%s), %u passes per method x %u "
            "processes, zero fill; %% = time saved against glibc (positive: faster); ws: the "
-           "working set (hot: one buffer; else random pages of an arena of that size)\n", nsizes,
-           nsizes >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
-                                           : "FEWER than 50,000: a predictor may learn them",
-           reps, ctx->nprocesses);
+           "working set (hot: one buffer; else random pages of an arena of that size)\n",
+           g->nsizes, g->nsizes >= LAB_UNLEARNABLE_CALLS
+                          ? "more than a branch predictor can learn"
+                          : "FEWER than 50,000: a predictor may learn them",
+           g->reps, ctx->nprocesses);
     printf("%4s %5s %5s %4s %4s %3s %-5s |", "gran", "min", "max", "offl", "offh", "L1", "ws");
-    for (size_t m = 1; m < nm; m++)
-        printf(" %9.9s", methods[m].name);
+    for (size_t m = 1; m < g->nm; m++)
+        printf(" %9.9s", g->methods[m].name);
     printf(" | %9s %9s\n", "new/old", "seed");
+}
 
-    /* paired: median of the per-round speed-ups (the comparison DESIGN.md
-     * asks for); seed: the seed's statistic, each method's own fastest 10%,
-     * which on rows of 1-cycle calls picks whichever method had one lucky
-     * pass; same_code: the dispatched variant under its two names,
-     * mk_memset and its own, timed as two methods: what the experiment
-     * cannot resolve. */
-    speed_tally same_code = {0};
-    size_t nrows_run = 0;
-    for (size_t ri = 0; ri < NROWS; ri += step) {
-        const matrix_row *r = &rows[ri];
-        char label[160];
-        row_label(r, label, sizeof label);
-        if (only && !strstr(label, only))
-            continue;
-
-        /* the same calls at every working set */
-        uint64_t seed = 0x6d656d7365740000ull + ri;
-        size_t steps = (r->max - r->min) / r->gran + 1;
-        for (size_t i = 0; i < nsizes; i++) {
-            sizes[i] = (uint32_t)(r->min + r->gran * (lab_rand(&seed) % steps));
-            page_offs[i] =
-                (uint16_t)(r->off_min + lab_rand(&seed) % (r->off_max - r->off_min + 1));
-        }
-        d.clear_l1 = r->clear_l1;
-        for (int w = 0; w < nws; w++) {
-            char progress[400];
-            snprintf(progress, sizeof progress, "%s ws=%s", label, ws[w].name);
-            lab_progress(ctx, ri * (size_t)nws + (size_t)w, NROWS * (size_t)nws, progress);
-            char ws_params[96];
-            if (place_calls(&sites, &ws[w], &arenas[w], page_offs, &d, ws_params,
-                            sizeof ws_params)) {
-                fprintf(stderr, "error: out of memory\n");
-                return 2;
-            }
-            char params[384], words[128];
-            snprintf(params, sizeof params,
-                     "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
-                     "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu%s",
-                     r->gran, r->min, r->max, r->off_min, r->off_max,
-                     r->clear_l1 ? "true" : "false", nsizes, ws_params);
-            lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns",
-                               .stat = "mean_fastest_10pct"};
-            row_words(r, words, sizeof words);
-            level_tally *t = &tallies[w];
-            lab_point point = {methods, nm, reps, pass, &d, &tmpl, 0 /* glibc */, t->rk, words,
-                               (size_t)i_mk, skip, NULL};
-            lab_sweep_point(ctx, &point, samples, sums);
-            double value[MAX_METHODS] = {0};   /* nm >= 1: glibc */
-            for (size_t s = 0; s < nm; s++)
-                value[s] = sums[s].value;
-
-            printf("%4u %5zu %5zu %4u %4u %3s %-5s |", r->gran, r->min, r->max, r->off_min,
-                   r->off_max, r->clear_l1 ? "yes" : "no", ws[w].name);
-            for (size_t m = 1; m < nm; m++)
-                printf(" %+8.1f%%", pct_faster(value[0], value[m]));
-            double new_old =
-                i_new >= 0 && i_old >= 0 ? pct_faster(value[i_old], value[i_new]) : NAN;
-            printf(" | %+8.1f%% %+8.2f%%\n", new_old, r->seed_pct);
-            fflush(stdout);
-
-            const lab_summary *mk = &sums[i_mk];
-            tally_add(&t->paired, mk->ratio, ri);
-            int j = lab_judge(mk->ratio_lo, mk->ratio_hi);
-            t->faster += j > 0;
-            t->slower += j < 0;
-            tally_add(&t->seed_stat, value[0] / value[i_mk], ri);
-            if (i_same >= 0) {
-                size_t n = sums[i_same].n < mk->n ? sums[i_same].n : mk->n;
-                double *up = malloc(n * sizeof *up);
-                lab_speedups(sums[i_same].samples, mk->samples, n, 0, up);
-                tally_add(&same_code, lab_stat_value(up, n, "median", 1), ri);
-                free(up);
-            }
-            lab_summaries_free(sums, nm);
-            t->new_old_sum += new_old;
-            t->seed_sum += r->seed_pct;
-            t->rows++;
-        }
-        nrows_run++;
+/* A row's calls, the same at every working set: its sizes and offsets. */
+static void draw_calls(random_grid *g, size_t ri)
+{
+    const matrix_row *r = &rows[ri];
+    uint64_t seed = 0x6d656d7365740000ull + ri;
+    size_t steps = (r->max - r->min) / r->gran + 1;
+    for (size_t i = 0; i < g->nsizes; i++) {
+        g->sizes[i] = (uint32_t)(r->min + r->gran * (lab_rand(&seed) % steps));
+        g->page_offs[i] = (uint16_t)(r->off_min + lab_rand(&seed) % (r->off_max - r->off_min + 1));
     }
-    if (!nrows_run) {
-        fprintf(stderr, "error: no row matches '%s'\n", only ? only : "");
-        return 2;
+    g->d.clear_l1 = r->clear_l1;
+}
+
+static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
+{
+    (void)ctx;
+    random_grid *g = state;
+    size_t ri = i / g->nws, w = i % g->nws;
+    const matrix_row *r = &rows[ri];
+    char label[160], ws_params[96];
+    row_label(r, label, sizeof label);
+    if (ri % g->step || (g->only && !strstr(label, g->only)))
+        return LAB_POINT_SKIP;
+    if (w == 0)
+        draw_calls(g, ri);
+    snprintf(what, len, "%s ws=%s", label, g->ws[w].name);
+    if (place_calls(&g->sites, &g->ws[w], &g->arenas[w], g->page_offs, &g->d, ws_params,
+                    sizeof ws_params)) {
+        fprintf(stderr, "error: out of memory\n");
+        return LAB_POINT_ERROR;
     }
-    for (int w = 0; w < nws; w++)
-        level_verdicts(ctx, &tallies[w], &ws[w]);
-    if (same_code.n)
+    snprintf(g->params, sizeof g->params,
+             "\"granularity\":%u,\"min_size\":%zu,\"max_size\":%zu,\"min_offset\":%u,"
+             "\"max_offset\":%u,\"clear_l1\":%s,\"sizes\":%zu%s",
+             r->gran, r->min, r->max, r->off_min, r->off_max, r->clear_l1 ? "true" : "false",
+             g->nsizes, ws_params);
+    g->tmpl = (lab_record){.params_json = g->params, .metric = "ns_per_call", .unit = "ns",
+                           .stat = "mean_fastest_10pct"};
+    row_words(r, g->words, sizeof g->words);
+    *p = (lab_point){g->methods, g->nm, g->reps, pass, &g->d, &g->tmpl, 0 /* glibc */,
+                     g->tallies[w].rk, g->words, (size_t)g->i_mk, g->skip, NULL};
+    return LAB_POINT_RUN;
+}
+
+/* paired: median of the per-round speed-ups (the comparison DESIGN.md asks
+ * for); seed: the seed's statistic, each method's own fastest 10%, which on
+ * rows of 1-cycle calls picks whichever method had one lucky pass;
+ * same_code: the dispatched variant under its two names, mk_memset and its
+ * own, timed as two methods: what the experiment cannot resolve. */
+static void tally_point(random_grid *g, size_t ri, level_tally *t, const lab_summary *sums,
+                        double new_old)
+{
+    const lab_summary *mk = &sums[g->i_mk];
+    tally_add(&t->paired, mk->ratio, ri);
+    int j = lab_judge(mk->ratio_lo, mk->ratio_hi);
+    t->faster += j > 0;
+    t->slower += j < 0;
+    tally_add(&t->seed_stat, sums[0].value / mk->value, ri);
+    if (g->i_same >= 0) {
+        size_t n = sums[g->i_same].n < mk->n ? sums[g->i_same].n : mk->n;
+        double *up = malloc(n * sizeof *up);
+        lab_speedups(sums[g->i_same].samples, mk->samples, n, 0, up);
+        tally_add(&g->same_code, lab_stat_value(up, n, "median", 1), ri);
+        free(up);
+    }
+    t->new_old_sum += new_old;
+    t->seed_sum += rows[ri].seed_pct;
+    t->rows++;
+}
+
+/* A measured point: its row of the table, its tallies. */
+static void measured(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                     const lab_summary *sums, const double *samples)
+{
+    (void)ctx, (void)p, (void)samples;
+    random_grid *g = state;
+    size_t ri = i / g->nws, w = i % g->nws;
+    const matrix_row *r = &rows[ri];
+    printf("%4u %5zu %5zu %4u %4u %3s %-5s |", r->gran, r->min, r->max, r->off_min, r->off_max,
+           r->clear_l1 ? "yes" : "no", g->ws[w].name);
+    for (size_t m = 1; m < g->nm; m++)
+        printf(" %+8.1f%%", pct_faster(sums[0].value, sums[m].value));
+    double new_old = g->i_new >= 0 && g->i_old >= 0
+                         ? pct_faster(sums[g->i_old].value, sums[g->i_new].value)
+                         : NAN;
+    printf(" | %+8.1f%% %+8.2f%%\n", new_old, r->seed_pct);
+    fflush(stdout);
+    tally_point(g, ri, &g->tallies[w], sums, new_old);
+}
+
+/* Per working set, mk_memset against glibc over the rows; the experiment's
+ * resolution; the rankings. */
+static void verdicts(lab_ctx *ctx, random_grid *g)
+{
+    for (size_t w = 0; w < g->nws; w++)
+        level_verdicts(ctx, &g->tallies[w], &g->ws[w]);
+    if (g->same_code.n)
         lab_verdict(ctx, "resolution: the same code timed as two methods (mk_memset and %s) "
                          "measured %.3fx..%.3fx across the rows",
-                    mk_selected_variant(MK_OP_MEMSET), same_code.worst, same_code.best);
-    for (int w = 0; w < nws; w++)
-        lab_ranking_verdicts(ctx, tallies[w].rk);
-    for (int w = 0; w < nws; w++)
-        if (arenas[w].base)
-            lab_arena_free(&arenas[w]);
-    free(sizes);
-    free(page_offs);
-    free(sites.offs);
-    free(samples);
-    return 0;
+                    mk_selected_variant(MK_OP_MEMSET), g->same_code.worst, g->same_code.best);
+    for (size_t w = 0; w < g->nws; w++)
+        lab_ranking_verdicts(ctx, g->tallies[w].rk);
+}
+
+static void release(random_grid *g)
+{
+    for (size_t w = 0; w < g->nws; w++)
+        if (g->arenas[w].base)
+            lab_arena_free(&g->arenas[w]);
+    free(g->sizes);
+    free(g->page_offs);
+    free(g->sites.offs);
+}
+
+static int run(lab_ctx *ctx)
+{
+    static random_grid g;
+    if (setup(ctx, &g))
+        return 2;
+    print_header(ctx, &g);
+    lab_grid grid = {NROWS * g.nws, g.nm, g.reps, declare, measured};
+    long measured_points = lab_sweep(ctx, &grid, &g);
+    if (measured_points == 0)
+        fprintf(stderr, "error: no row matches '%s'\n", g.only ? g.only : "");
+    if (measured_points > 0)
+        verdicts(ctx, &g);
+    release(&g);
+    return measured_points > 0 ? 0 : 2;
 }
 
 int main(int argc, char **argv)
