@@ -24,6 +24,7 @@
 #include "lab.h"
 #include "distribution.h"
 #include "resources.h"
+#include "sweep.h"
 #include "working_set.h"
 #include "memkit.h"
 
@@ -426,7 +427,7 @@ static int check(lab_ctx *ctx)
 
 /* One op at one working set, over the distributions: each method's
  * speed-ups over glibc (their logs summed), memkit's judgements and its
- * worst distribution, and the ranking among all methods. */
+ * worst distribution, and the ranking among all methods (fed by lab_sweep). */
 typedef struct {
     double log_sum[MAX_METHODS], log_sum_tuned;   /* tuned: memkit's over glibc tuned */
     size_t n, n_tuned, faster, slower;
@@ -435,8 +436,7 @@ typedef struct {
     lab_ranking *rk;
 } tally;
 
-static void tally_add(tally *t, const dist_file *d, const lab_method *m, size_t nm,
-                      const lab_summary *sums)
+static void tally_add(tally *t, const dist_file *d, size_t nm, const lab_summary *sums)
 {
     for (size_t i = 1; i < nm; i++)
         t->log_sum[i] += log(sums[i].ratio);
@@ -449,7 +449,6 @@ static void tally_add(tally *t, const dist_file *d, const lab_method *m, size_t 
     t->slower += j < 0;
     if (!t->n++ || sums[MEMKIT].ratio < t->worst)
         t->worst = sums[MEMKIT].ratio, t->worst_name = d->name;
-    lab_ranking_add(t->rk, d->name, m, nm, MEMKIT, sums, NULL);
 }
 
 static void tally_verdicts(lab_ctx *ctx, tally *t, int op, const lab_ws *w)
@@ -473,55 +472,74 @@ static void tally_verdicts(lab_ctx *ctx, tally *t, int op, const lab_ws *w)
                 t->slower, t->n - t->faster - t->slower, t->worst, t->worst_name, tuned, peers);
 }
 
-static int run(lab_ctx *ctx)
+/* The grid: every distribution file at every working set, point i being
+ * file i / nws at working set i % nws; the same calls at every working set
+ * of a file. */
+typedef struct {
+    dist_file *files;
+    size_t nfiles, nws, rounds, ncalls, batch_bytes;
+    lab_ws ws[LAB_WS_MAX];
+    lab_arena arenas[LAB_WS_MAX];
+    call *calls;
+    size_t calls_room;        /* grown for the windows of the cold working sets */
+    call_shape *shapes;
+    size_t *sizes, nc;        /* nc: this file's calls */
+    uint64_t rng, place_rng;
+    batch b;
+    size_t hot_len;           /* the hot arena of this point (b.arena), freed once measured */
+    tally tallies[NOPS][LAB_WS_MAX];
+    char params[sizeof data_param + 300];
+    lab_record tmpl;
+} dist_grid;
+
+/* The files and the memory every point shares.  0, or 2 (said). */
+static int setup(lab_ctx *ctx, dist_grid *g)
 {
     init_methods(ctx);
     int given;
-    const char *only = lab_text(ctx, "only"), *dir = data_dir(ctx, &given);
-    size_t rounds = (size_t)lab_int(ctx, "rounds"), ncalls = (size_t)lab_int(ctx, "calls");
-    size_t batch_bytes = lab_text(ctx, "batch") ? lab_size(ctx, "batch") : 0;
-    lab_ws ws[LAB_WS_MAX];
-    int nws = lab_ws_arg(ctx, ws);
+    const char *dir = data_dir(ctx, &given);
+    g->rounds = (size_t)lab_int(ctx, "rounds");
+    g->ncalls = (size_t)lab_int(ctx, "calls");
+    g->batch_bytes = lab_text(ctx, "batch") ? lab_size(ctx, "batch") : 0;
+    g->nws = (size_t)lab_ws_arg(ctx, g->ws);
     if (given)
         name_data_dir(dir);
-    size_t nfiles = 0;
-    dist_file *files = load_dir(dir, only, &nfiles, 0);
-    if (!files || !nfiles)   /* check() said why */
+    g->files = load_dir(dir, lab_text(ctx, "only"), &g->nfiles, 0);
+    if (!g->files || !g->nfiles)   /* check() said why */
         return 2;
-
-    /* the cold working sets' arenas, for every file (the largest call fits) */
-    size_t max_call = 0;
-    for (size_t f = 0; f < nfiles; f++)
-        if (largest_size(&files[f]) > max_call)
-            max_call = largest_size(&files[f]);
-    lab_arena arenas[LAB_WS_MAX] = {0};
-    for (int w = 0; w < nws; w++)
-        if (ws[w].bytes)
-            lab_arena_new(&arenas[w], ws[w].bytes, SIDES, max_call,
+    size_t max_call = 0;   /* the cold working sets' arenas fit every file's largest call */
+    for (size_t f = 0; f < g->nfiles; f++)
+        if (largest_size(&g->files[f]) > max_call)
+            max_call = largest_size(&g->files[f]);
+    for (size_t w = 0; w < g->nws; w++)
+        if (g->ws[w].bytes)
+            lab_arena_new(&g->arenas[w], g->ws[w].bytes, SIDES, max_call,
                           lab_pages_huge(lab_text(ctx, "pages")));
-
-    size_t calls_room = ncalls;   /* grown for the windows of the cold working sets */
-    call *calls = malloc(calls_room * sizeof *calls);
-    call_shape *shapes = malloc(ncalls * sizeof *shapes);
-    size_t *sizes = malloc(ncalls * sizeof *sizes);
-    double *ns = malloc(MAX_METHODS * rounds * sizeof *ns);
-    uint64_t rng = 0x5173aa1b1e5ull, place_rng = 0x706c616365ull;
-    static tally tallies[NOPS][LAB_WS_MAX];
+    g->calls_room = g->ncalls;
+    g->calls = malloc(g->calls_room * sizeof *g->calls);
+    g->shapes = malloc(g->ncalls * sizeof *g->shapes);
+    g->sizes = malloc(g->ncalls * sizeof *g->sizes);
+    g->rng = 0x5173aa1b1e5ull, g->place_rng = 0x706c616365ull;
     for (int op = 0; op < NOPS; op++)
-        for (int w = 0; w < nws; w++) {
+        for (size_t w = 0; w < g->nws; w++) {
             char what[256];
             snprintf(what, sizeof what, "%s at ws=%s, production size distributions",
-                     op_names[op], ws[w].name);
-            tallies[op][w] = (tally){.rk = lab_ranking_new(what, 0, 0)};
+                     op_names[op], g->ws[w].name);
+            g->tallies[op][w] = (tally){.rk = lab_ranking_new(what, 0, 0)};
         }
+    return 0;
+}
 
+static void print_header(lab_ctx *ctx, const dist_grid *g)
+{
     printf("size-distributions: %zu calls per batch drawn from each distribution (%s%s), %zu "
            "rounds x %u processes; speed-up: glibc's time / memkit's, per round; ws: the working "
-           "set (hot: in cache; else random lines of an arena per side of that size)%s\n", ncalls,
-           ncalls >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
-                                           : "FEWER than 50,000: a predictor may learn them",
-           batch_bytes ? "; fewer where a batch would pass batch= bytes: its params say" : "",
-           rounds, ctx->nprocesses,
+           "set (hot: in cache; else random lines of an arena per side of that size)%s\n",
+           g->ncalls, g->ncalls >= LAB_UNLEARNABLE_CALLS
+                          ? "more than a branch predictor can learn"
+                          : "FEWER than 50,000: a predictor may learn them",
+           g->batch_bytes ? "; fewer where a batch would pass batch= bytes: its params say" : "",
+           g->rounds, ctx->nprocesses,
            ctx->npeers ? "; each peer: ns per call and speed-up over glibc" : "");
     printf("%-24s %-8s %-5s %10s %10s %9s %17s", "distribution", "op", "ws", "glibc ns",
            "memkit ns", "speed-up", "(~95% interval)");
@@ -530,82 +548,120 @@ static int run(lab_ctx *ctx)
     for (size_t p = 0; p < ctx->npeers; p++)   /* ns per call and speed-up over glibc */
         printf(" %19.19s", ctx->peers[p].name);
     printf("\n");
-    for (size_t f = 0; f < nfiles; f++) {
-        const dist_file *d = &files[f];
-        const lab_method *m = op_methods[d->op];
-        size_t nm = op_nmethods[d->op], nc = calls_for(d, ncalls, batch_bytes);
-        make_shapes(d, shapes, sizes, nc, &rng);
-        for (int w = 0; w < nws; w++) {
-            char label[256];
-            snprintf(label, sizeof label, "%s (ws=%s)", d->name, ws[w].name);
-            lab_progress(ctx, f * (size_t)nws + (size_t)w, nfiles * (size_t)nws, label);
-            char ws_params[96];
-            batch b = {NULL, calls, nc, 1, 0};
-            if (ws[w].bytes) {
-                b.windows = cold_windows(&arenas[w], d, shapes, nc);
-                if (b.windows * nc > calls_room) {
-                    calls_room = b.windows * nc;
-                    b.calls = calls = realloc(calls, calls_room * sizeof *calls);
-                }
-                if (!calls) {
-                    fprintf(stderr, "error: out of memory for %zu calls\n", calls_room);
-                    return 2;
-                }
-                place_cold(&arenas[w], shapes, calls, nc, b.windows, &place_rng);
-                b.arena = arenas[w].base;
-                lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
-                lab_ws_params(&ws[w], ws[w].bytes, arenas[w].pages, ws_params,
-                              sizeof ws_params);
-            } else {
-                size_t arena_len = place_hot(d, shapes, calls, nc);
-                b.arena = lab_alloc(arena_len);
-                lab_interleave(ctx, m, nm, rounds, pass, &b, ns);
-                lab_ws_params(&ws[w], WINDOW_LINES * 64, lab_pages_of(b.arena, arena_len),
-                              ws_params, sizeof ws_params);
-                lab_free(b.arena, arena_len);
-            }
+}
 
-            char params[sizeof data_param + 300];
-            snprintf(params, sizeof params,
-                     "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s%s", d->name,
-                     op_names[d->op], nc, ws_params, data_param);
-            lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns"};
-            lab_summary sums[MAX_METHODS];
-            lab_emit_methods(ctx, &tmpl, m, nm, rounds, ns, BASELINE, sums);
-            tally_add(&tallies[d->op][w], d, m, nm, sums);
-            const lab_summary *mk = &sums[MEMKIT];
-            printf("%-24s %-8s %-5s %10.2f %10.2f %8.3fx %8.3f..%-8.3f", d->name,
-                   op_names[d->op], ws[w].name, sums[BASELINE].value, mk->value, mk->ratio,
-                   mk->ratio_lo, mk->ratio_hi);
-            if (sums[BASELINE].tuned && mk->tuned)
-                printf(" %10.2f %8.3fx", sums[BASELINE].tuned->value, mk->tuned->ratio);
-            for (size_t p = 0, i = 2; p < ctx->npeers; p++)   /* the peers' methods, in order */
-                if (ctx->peers[p].fn[peer_op[d->op]]) {
-                    printf(" %10.2f %7.3fx", sums[i].value, sums[i].ratio);
-                    i++;
-                } else
-                    printf(" %19s", "-");
-            printf("%s\n", lab_judge(mk->ratio_lo, mk->ratio_hi) ? "" : " too noisy to tell");
-            for (size_t i = 0; i < nm; i++)
-                lab_summary_free(&sums[i]);
-            fflush(stdout);
-        }
+/* The file's calls placed for working set w (cold: on random lines of its
+ * arena, in as many windows as it needs; hot: in an arena of their own);
+ * the working set's params into ws_params.  0, or -1 out of memory. */
+static int place_calls(dist_grid *g, const dist_file *d, size_t w, char *ws_params, size_t len)
+{
+    g->b = (batch){NULL, g->calls, g->nc, 1, 0};
+    g->hot_len = 0;
+    if (!g->ws[w].bytes) {
+        g->hot_len = place_hot(d, g->shapes, g->calls, g->nc);
+        g->b.arena = lab_alloc(g->hot_len);
+        lab_ws_params(&g->ws[w], WINDOW_LINES * 64, lab_pages_of(g->b.arena, g->hot_len),
+                      ws_params, len);
+        return 0;
     }
-    lab_progress(ctx, nfiles * (size_t)nws, nfiles * (size_t)nws, "done");
+    g->b.windows = cold_windows(&g->arenas[w], d, g->shapes, g->nc);
+    if (g->b.windows * g->nc > g->calls_room) {
+        g->calls_room = g->b.windows * g->nc;
+        g->b.calls = g->calls = realloc(g->calls, g->calls_room * sizeof *g->calls);
+    }
+    if (!g->calls) {
+        fprintf(stderr, "error: out of memory for %zu calls\n", g->calls_room);
+        return -1;
+    }
+    place_cold(&g->arenas[w], g->shapes, g->calls, g->nc, g->b.windows, &g->place_rng);
+    g->b.arena = g->arenas[w].base;
+    lab_ws_params(&g->ws[w], g->ws[w].bytes, g->arenas[w].pages, ws_params, len);
+    return 0;
+}
+
+static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
+{
+    (void)ctx;
+    dist_grid *g = state;
+    const dist_file *d = &g->files[i / g->nws];
+    size_t w = i % g->nws;
+    char ws_params[96];
+    if (w == 0) {
+        g->nc = calls_for(d, g->ncalls, g->batch_bytes);
+        make_shapes(d, g->shapes, g->sizes, g->nc, &g->rng);
+    }
+    snprintf(what, len, "%s (ws=%s)", d->name, g->ws[w].name);
+    if (place_calls(g, d, w, ws_params, sizeof ws_params))
+        return LAB_POINT_ERROR;
+    snprintf(g->params, sizeof g->params,
+             "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s%s", d->name,
+             op_names[d->op], g->nc, ws_params, data_param);
+    g->tmpl = (lab_record){.params_json = g->params, .metric = "ns_per_call", .unit = "ns"};
+    *p = (lab_point){op_methods[d->op], op_nmethods[d->op], g->rounds, pass, &g->b, &g->tmpl,
+                     BASELINE, g->tallies[d->op][w].rk, d->name, MEMKIT, NULL, NULL};
+    return LAB_POINT_RUN;
+}
+
+/* A measured point: its tallies and its row of the table. */
+static void measured(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                     const lab_summary *sums, const double *samples)
+{
+    (void)samples;
+    dist_grid *g = state;
+    const dist_file *d = &g->files[i / g->nws];
+    size_t w = i % g->nws;
+    const lab_summary *mk = &sums[MEMKIT];
+    if (g->hot_len)
+        lab_free(g->b.arena, g->hot_len);
+    tally_add(&g->tallies[d->op][w], d, p->n, sums);
+    printf("%-24s %-8s %-5s %10.2f %10.2f %8.3fx %8.3f..%-8.3f", d->name, op_names[d->op],
+           g->ws[w].name, sums[BASELINE].value, mk->value, mk->ratio, mk->ratio_lo, mk->ratio_hi);
+    if (sums[BASELINE].tuned && mk->tuned)
+        printf(" %10.2f %8.3fx", sums[BASELINE].tuned->value, mk->tuned->ratio);
+    for (size_t k = 0, m = 2; k < ctx->npeers; k++)   /* the peers' methods, in order */
+        if (ctx->peers[k].fn[peer_op[d->op]]) {
+            printf(" %10.2f %7.3fx", sums[m].value, sums[m].ratio);
+            m++;
+        } else
+            printf(" %19s", "-");
+    printf("%s\n", lab_judge(mk->ratio_lo, mk->ratio_hi) ? "" : " too noisy to tell");
+    fflush(stdout);
+}
+
+static void verdicts(lab_ctx *ctx, dist_grid *g)
+{
     for (int op = 0; op < NOPS; op++)
-        for (int w = 0; w < nws; w++)
-            tally_verdicts(ctx, &tallies[op][w], op, &ws[w]);
+        for (size_t w = 0; w < g->nws; w++)
+            tally_verdicts(ctx, &g->tallies[op][w], op, &g->ws[w]);
     for (int op = 0; op < NOPS; op++)
-        for (int w = 0; w < nws; w++)
-            lab_ranking_verdicts(ctx, tallies[op][w].rk);
-    for (int w = 0; w < nws; w++)
-        if (arenas[w].base)
-            lab_arena_free(&arenas[w]);
-    free(calls);
-    free(shapes);
-    free(sizes);
-    free(ns);
-    free(files);
+        for (size_t w = 0; w < g->nws; w++)
+            lab_ranking_verdicts(ctx, g->tallies[op][w].rk);
+}
+
+static void release(dist_grid *g)
+{
+    for (size_t w = 0; w < g->nws; w++)
+        if (g->arenas[w].base)
+            lab_arena_free(&g->arenas[w]);
+    free(g->calls);
+    free(g->shapes);
+    free(g->sizes);
+    free(g->files);
+}
+
+static int run(lab_ctx *ctx)
+{
+    static dist_grid g;
+    if (setup(ctx, &g))
+        return 2;
+    print_header(ctx, &g);
+    size_t npoints = g.nfiles * g.nws;
+    lab_grid grid = {npoints, MAX_METHODS, g.rounds, declare, measured};
+    if (lab_sweep(ctx, &grid, &g) < 0)
+        return 2;
+    lab_progress(ctx, npoints, npoints, "done");
+    verdicts(ctx, &g);
+    release(&g);
     return 0;
 }
 
