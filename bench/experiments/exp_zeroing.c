@@ -169,140 +169,186 @@ static const lab_arg args[] = {
     {"rounds", LAB_INT, "5", "1", "interleaved rounds", 1, MAX_ROUNDS},
 };
 
-static int run(lab_ctx *ctx)
-{
-    size_t volume = (size_t)lab_int(ctx, "mib") << 20;
-    int rounds = (int)lab_int(ctx, "rounds");
-    const unsigned *ts = ctx->quick ? quick_threads : grid_threads;
-    const size_t *gs = ctx->quick ? quick_grains : grid_grains;
-    const mk_lock_kind *ls = ctx->quick ? quick_locks : grid_locks;
-    size_t nt = ctx->quick ? 2 : NT, ng = ctx->quick ? 2 : NG, nl = ctx->quick ? 2 : NL;
-    for (int w = 0; w < NWORKLOADS; w++)
-        for (size_t l = 0; l < nl; l++)
-            for (size_t g = 0; g < ng; g++)
-                for (size_t t = 0; t < nt; t++)
-                    rows[nrows++] = (config_row){.workload = w, .cfg = {ts[t], gs[g], ls[l], ts[t]}};
-    /* The fix: 1 MiB grains with the default awake cap, every lock kind and
-     * thread count (one thread is the same run capped or not). */
-    for (int w = 0; w < NWORKLOADS; w++)
-        for (size_t l = 0; l < nl; l++)
-            for (size_t t = 0; t < nt; t++)
-                if (ts[t] > 1)
-                    rows[nrows++] = (config_row){.workload = w, .cfg = {ts[t], CAPPED_GRAIN, ls[l], 0}};
+/* The grid in force (--quick: a smaller one). */
+typedef struct {
+    const unsigned *ts;
+    const size_t *gs;
+    const mk_lock_kind *ls;
+    size_t nt, ng, nl;
+} grid;
 
-    unsigned char *mem = lab_alloc(volume);
-    char sz[32];
+/* Every configuration a row: workloads x locks x grains x threads, and the
+ * fix (1 MiB grains with the default awake cap) at every lock kind and
+ * thread count (one thread is the same run capped or not). */
+static void build_rows(const grid *g)
+{
+    for (int w = 0; w < NWORKLOADS; w++)
+        for (size_t l = 0; l < g->nl; l++)
+            for (size_t k = 0; k < g->ng; k++)
+                for (size_t t = 0; t < g->nt; t++)
+                    rows[nrows++] = (config_row){.workload = w,
+                                                 .cfg = {g->ts[t], g->gs[k], g->ls[l], g->ts[t]}};
+    for (int w = 0; w < NWORKLOADS; w++)
+        for (size_t l = 0; l < g->nl; l++)
+            for (size_t t = 0; t < g->nt; t++)
+                if (g->ts[t] > 1)
+                    rows[nrows++] = (config_row){.workload = w,
+                                                 .cfg = {g->ts[t], CAPPED_GRAIN, g->ls[l], 0}};
+}
+
+/* Every row once a round, interleaved; one round at a time, for progress.
+ * pass() keeps each row's figures in the row. */
+static void measure(lab_ctx *ctx, unsigned char *mem, size_t volume, int rounds)
+{
     lab_method *cells = malloc(nrows * sizeof *cells);
     char (*names)[32] = malloc(nrows * sizeof *names);
+    double *one = malloc(nrows * sizeof *one);
     for (size_t i = 0; i < nrows; i++)
         cells[i] = (lab_method){series_of(&rows[i], names[i], sizeof names[i]), NULL, 0, &rows[i], NULL};
     job j = {mem, volume};
-    for (int round = 0; round < rounds; round++) {   /* one round at a time: progress */
+    for (int round = 0; round < rounds; round++) {
         char what[64];
         snprintf(what, sizeof what, "round %d of %d", round + 1, rounds);
         lab_progress(ctx, (size_t)round, (size_t)rounds, what);
-        double *one = malloc(nrows * sizeof *one);
         lab_interleave(ctx, cells, nrows, 1, pass, &j, one);
-        free(one);
     }
     lab_progress(ctx, (size_t)rounds, (size_t)rounds, "done");
+    free(one);
+    free(cells);
+    free(names);
+}
 
+/* A row's records (wall, CPU, GB per CPU-second over one thread's, per
+ * round: < 1 is waste) and its line of the table. */
+static void write_row(lab_ctx *ctx, config_row *r, size_t volume, int rounds)
+{
+    const config_row *one = one_thread(r);
+    char params[192], base_params[192], series[32], base_series[32], sz[32];
+    params_of(r, volume, params, sizeof params);
+    params_of(one, volume, base_params, sizeof base_params);
+    series_of(r, series, sizeof series);
+    lab_record rec = {.series = series, .params_json = params, .metric = "wall_ms",
+                      .unit = "ms", .samples = r->wall, .n = (size_t)rounds};
+    lab_summary w = lab_record_emit(ctx, &rec);
+    rec.metric = "cpu_ms";
+    rec.samples = r->cpu;
+    lab_summary c = lab_record_emit(ctx, &rec);
+    rec.metric = "gb_per_cpu_s";
+    rec.unit = "GB/CPU-s";
+    rec.higher_is_better = 1;
+    rec.samples = r->gbcpu;
+    if (one != r) {
+        rec.baseline = series_of(one, base_series, sizeof base_series);
+        rec.baseline_params_json = base_params;
+        rec.baseline_samples = one->gbcpu;
+    }
+    lab_summary g = lab_record_emit(ctx, &rec);
+    r->cpu_per_gb = one != r ? 1 / g.ratio : 1;
+    printf("%-8s %-7s %8s %7u %5s %4u %10.2f %10.2f %10.2f %8.2fx %s\n",
+           workload_names[r->workload], lock_names[r->cfg.lock],
+           lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, awake_name(r),
+           r->peak_awake, w.value, c.value, g.value, r->cpu_per_gb, r->cpu_per_gb > 2 ? "<-" : "");
+    lab_summary_free(&w);
+    lab_summary_free(&c);
+    lab_summary_free(&g);
+}
+
+static void write_table(lab_ctx *ctx, size_t volume, int rounds)
+{
+    char sz[32];
     printf("zeroing %s of resident memory, %d round(s), median\n",
            lab_fmt_size(volume, sz, sizeof sz), rounds);
     printf("awake: all = every worker zeroes at once (the seed's setup), cap = the service's "
            "default cap; peak = most workers seen zeroing at once\n");
     printf("%-8s %-7s %8s %7s %5s %4s %10s %10s %10s %14s\n", "workload", "lock", "grain", "threads",
            "awake", "peak", "wall ms", "CPU ms", "GB/CPU-s", "CPU/GB vs 1");
-    for (size_t i = 0; i < nrows; i++) {
-        config_row *r = &rows[i];
-        const config_row *one = one_thread(r);
-        char params[192], base_params[192], series[32], base_series[32];
-        params_of(r, volume, params, sizeof params);
-        params_of(one, volume, base_params, sizeof base_params);
-        series_of(r, series, sizeof series);
-        lab_record rec = {.series = series, .params_json = params, .metric = "wall_ms",
-                          .unit = "ms", .samples = r->wall, .n = (size_t)rounds};
-        lab_summary w = lab_record_emit(ctx, &rec);
-        rec.metric = "cpu_ms";
-        rec.samples = r->cpu;
-        lab_summary c = lab_record_emit(ctx, &rec);
-        /* GB per CPU-second over one thread's, per round (< 1: waste) */
-        rec.metric = "gb_per_cpu_s";
-        rec.unit = "GB/CPU-s";
-        rec.higher_is_better = 1;
-        rec.samples = r->gbcpu;
-        if (one != r) {
-            rec.baseline = series_of(one, base_series, sizeof base_series);
-            rec.baseline_params_json = base_params;
-            rec.baseline_samples = one->gbcpu;
-        }
-        lab_summary g = lab_record_emit(ctx, &rec);
-        r->cpu_per_gb = one != r ? 1 / g.ratio : 1;
-        printf("%-8s %-7s %8s %7u %5s %4u %10.2f %10.2f %10.2f %8.2fx %s\n",
-               workload_names[r->workload], lock_names[r->cfg.lock],
-               lab_fmt_size(r->cfg.grain, sz, sizeof sz), r->cfg.threads, awake_name(r),
-               r->peak_awake, w.value, c.value, g.value, r->cpu_per_gb,
-               r->cpu_per_gb > 2 ? "<-" : "");
-        lab_summary_free(&w);
-        lab_summary_free(&c);
-        lab_summary_free(&g);
-    }
+    for (size_t i = 0; i < nrows; i++)
+        write_row(ctx, &rows[i], volume, rounds);
+}
 
-    /* The seed's pathology and its fix, side by side (backlog: everyone has
-     * work at once).  Targets: the issue's first look on this machine. */
-    const unsigned many = 39;
-    config_row *bad = find(BACKLOG, many, 4096, MK_LOCK_SPIN, 0);
-    if (bad) {
-        double total = cpu_per_gb_ratio_total(bad, rounds);
-        lab_verdict(ctx, "pathology (backlog): %u threads x 4 KiB grains x spin lock, all awake: "
-                    "%.0fx the CPU per GB of one thread (median of %d round(s); all rounds "
-                    "together %.0fx); target ~100x: %s", many, bad->cpu_per_gb, rounds, total,
-                    total >= 50 ? "reproduced" : "not reproduced");
+#define MANY_THREADS 39   /* the seed's machine */
+
+/* The seed's pathology (backlog: everyone has work at once).  Targets: the
+ * issue's first look on this machine. */
+static void pathology_verdict(lab_ctx *ctx, int rounds)
+{
+    config_row *bad = find(BACKLOG, MANY_THREADS, 4096, MK_LOCK_SPIN, 0);
+    if (!bad)
+        return;
+    double total = cpu_per_gb_ratio_total(bad, rounds);
+    lab_verdict(ctx, "pathology (backlog): %u threads x 4 KiB grains x spin lock, all awake: "
+                "%.0fx the CPU per GB of one thread (median of %d round(s); all rounds "
+                "together %.0fx); target ~100x: %s", MANY_THREADS, bad->cpu_per_gb, rounds, total,
+                total >= 50 ? "reproduced" : "not reproduced");
+}
+
+/* The fix beside the pathology: 1 MiB grains, all awake against the cap. */
+static void fix_verdict(lab_ctx *ctx, int w)
+{
+    config_row *all = find(w, MANY_THREADS, CAPPED_GRAIN, MK_LOCK_SPIN, 0);
+    config_row *cap = find(w, MANY_THREADS, CAPPED_GRAIN, MK_LOCK_SPIN, 1);
+    config_row *two = find(w, 2, CAPPED_GRAIN, MK_LOCK_MUTEX, 0);
+    if (!all || !cap)
+        return;
+    double a = all->cpu_per_gb, c = cap->cpu_per_gb;
+    char two_txt[96] = "";
+    if (two)
+        snprintf(two_txt, sizeof two_txt, " (2 threads, mutex, all awake: %.2fx)", two->cpu_per_gb);
+    lab_verdict(ctx, "%s: %u threads x 1 MiB grains x spin lock: all awake %.2fx the CPU per "
+                "GB of one thread%s; with the default awake cap %.2fx (peak %u awake); "
+                "target within 15%%: %s", workload_names[w], MANY_THREADS, a, two_txt, c,
+                cap->peak_awake, c <= 1.15 ? "met" : "missed");
+}
+
+/* The defaults (mutex, 1 MiB, awake cap) at every thread count. */
+static void defaults_verdict(lab_ctx *ctx, const grid *g, int w)
+{
+    double worst = 0;
+    unsigned worst_t = 1;
+    int have = 0;
+    for (size_t t = 0; t < g->nt; t++) {
+        config_row *r = find(w, g->ts[t], CAPPED_GRAIN, MK_LOCK_MUTEX, g->ts[t] > 1);
+        if (!r)
+            continue;
+        have = 1;
+        if (r->cpu_per_gb > worst)
+            worst = r->cpu_per_gb, worst_t = g->ts[t];
     }
+    if (have)
+        lab_verdict(ctx, "%s: defaults (mutex lock, 1 MiB grains, awake cap): worst CPU per GB "
+                    "%.2fx one thread's, at %u threads; target within 20%% at every thread "
+                    "count: %s", workload_names[w], worst, worst_t, worst <= 1.2 ? "met" : "missed");
+}
+
+static void verdicts(lab_ctx *ctx, const grid *g, int rounds)
+{
+    pathology_verdict(ctx, rounds);
     for (int w = 0; w < NWORKLOADS; w++) {
-        config_row *all = find(w, many, CAPPED_GRAIN, MK_LOCK_SPIN, 0);
-        config_row *cap = find(w, many, CAPPED_GRAIN, MK_LOCK_SPIN, 1);
-        config_row *two = find(w, 2, CAPPED_GRAIN, MK_LOCK_MUTEX, 0);
-        if (all && cap) {
-            double a = all->cpu_per_gb, c = cap->cpu_per_gb;
-            char two_txt[96] = "";
-            if (two)
-                snprintf(two_txt, sizeof two_txt, " (2 threads, mutex, all awake: %.2fx)",
-                         two->cpu_per_gb);
-            lab_verdict(ctx, "%s: %u threads x 1 MiB grains x spin lock: all awake %.2fx the CPU per "
-                        "GB of one thread%s; with the default awake cap %.2fx (peak %u awake); "
-                        "target within 15%%: %s", workload_names[w], many, a, two_txt, c,
-                        cap->peak_awake, c <= 1.15 ? "met" : "missed");
-        }
-        /* The defaults (mutex, 1 MiB, awake cap) at every thread count. */
-        double worst = 0;
-        unsigned worst_t = 1;
-        int have = 0;
-        for (size_t t = 0; t < nt; t++) {
-            config_row *r = find(w, ts[t], CAPPED_GRAIN, MK_LOCK_MUTEX, ts[t] > 1);
-            if (!r)
-                continue;
-            have = 1;
-            double q = r->cpu_per_gb;
-            if (q > worst)
-                worst = q, worst_t = ts[t];
-        }
-        if (have)
-            lab_verdict(ctx, "%s: defaults (mutex lock, 1 MiB grains, awake cap): worst CPU per GB "
-                        "%.2fx one thread's, at %u threads; target within 20%% at every thread "
-                        "count: %s", workload_names[w], worst, worst_t,
-                        worst <= 1.2 ? "met" : "missed");
-        for (size_t l = 0; l < nl && !ctx->quick; l++) {
-            config_row *r = find(w, 64, 4096, ls[l], 0);
+        fix_verdict(ctx, w);
+        defaults_verdict(ctx, g, w);
+        for (size_t l = 0; l < g->nl && !ctx->quick; l++) {
+            config_row *r = find(w, 64, 4096, g->ls[l], 0);
             if (r)
                 lab_verdict(ctx, "%s: 64 threads x 4 KiB grains, %s lock, all awake: %.1fx the CPU "
-                            "per GB of one thread", workload_names[w], lock_names[ls[l]],
+                            "per GB of one thread", workload_names[w], lock_names[g->ls[l]],
                             r->cpu_per_gb);
         }
     }
+}
+
+static int run(lab_ctx *ctx)
+{
+    size_t volume = (size_t)lab_int(ctx, "mib") << 20;
+    int rounds = (int)lab_int(ctx, "rounds");
+    grid g = {grid_threads, grid_grains, grid_locks, NT, NG, NL};
+    if (ctx->quick)
+        g = (grid){quick_threads, quick_grains, quick_locks, 2, 2, 2};
+    build_rows(&g);
+    unsigned char *mem = lab_alloc(volume);
+    measure(ctx, mem, volume, rounds);
+    write_table(ctx, volume, rounds);
+    verdicts(ctx, &g, rounds);
     lab_free(mem, volume);
-    free(cells);
-    free(names);
     return 0;
 }
 
