@@ -49,6 +49,7 @@
  * for a unit of a pass on its own); GB/s = bytes copied / time, copy and
  * read; the speed-up over glibc per round.  Arguments: see --help. */
 #include "lab.h"
+#include "sweep.h"
 #include "memkit.h"
 
 #include <immintrin.h>
@@ -415,102 +416,128 @@ static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, s
 
 /* ---- main ---- */
 
-static int run(lab_ctx *ctx)
-{
-    size_t l3 = lab_l3_bytes();
-    size_t min = lab_size(ctx, "min"), max = lab_text(ctx, "max") ? lab_size(ctx, "max") : default_max();
-    const char *src_kind = lab_text(ctx, "src"), *dst_kind = lab_text(ctx, "dst");
-    size_t rounds = (size_t)lab_int(ctx, "rounds");
-    int thens[NTHEN + 1];
-    char err[160];   /* then= was checked with the arguments */
-    int nthen = parse_then(lab_text(ctx, "then"), thens, err, sizeof err);
-    if (max < min) {
-        fprintf(stderr, "error: need min <= max\n");
-        return 2;
-    }
+/* A run: its arguments, the (method, then) pairs interleaved in one set of
+ * rounds per size, the buffers, the sizes, and per then-mode the ranking
+ * and the nt/cached race. */
+typedef struct {
+    size_t l3, rounds, thr;
+    const char *src_kind, *dst_kind;
+    int thens[NTHEN + 1], nthen;
+    lab_method pairs[MAX_METHODS * NTHEN];
+    size_t npairs;
+    size_t sizes[MAX_SIZES], nsizes, cap;
+    char *src, *dst;
+    double *samples, *per_then;
+    store_race (*race)[MAX_SIZES];
+    lab_ranking *rk[NTHEN];
+} copy_read;
 
-    /* the piece: below the threshold, so every call takes the cached path
-     * (at least a page: a threshold as low is no CPU's, and the note says so) */
-    size_t thr = lab_tunable("nt_copy_threshold");
+/* The piece: below the threshold, so every call takes the cached path (at
+ * least a page: a threshold as low is no CPU's, and the note says so). */
+static void choose_cached_piece(size_t thr)
+{
     for (cached_piece = (size_t)1 << 62; cached_piece >= thr && cached_piece > PAGE;)
         cached_piece >>= 1;
+}
+
+static void setup(lab_ctx *ctx, copy_read *c, size_t min, size_t max)
+{
+    char err[160];   /* then= was checked with the arguments */
+    c->l3 = lab_l3_bytes();
+    c->src_kind = lab_text(ctx, "src"), c->dst_kind = lab_text(ctx, "dst");
+    c->rounds = (size_t)lab_int(ctx, "rounds");
+    c->nthen = parse_then(lab_text(ctx, "then"), c->thens, err, sizeof err);
+    c->thr = lab_tunable("nt_copy_threshold");
+    choose_cached_piece(c->thr);
     nmethods = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, methods, NT + 1, MAX_METHODS);
-
-    /* the (method, then) pairs, interleaved in one set of rounds */
-    lab_method pairs[MAX_METHODS * NTHEN];
     for (size_t m = 0; m < nmethods; m++)
-        for (int t = 0; t < nthen; t++)
-            pairs[m * nthen + t] = (lab_method){methods[m].name, methods[m].fn, t, NULL, NULL};
-    size_t npairs = nmethods * (size_t)nthen;
-
-    size_t sizes[MAX_SIZES];
-    size_t nsizes = lab_octave_sizes(min, max, (unsigned)lab_int(ctx, "per_octave"), GRANULE,
-                                     sizes, MAX_SIZES);
-    size_t cap = sizes[nsizes - 1];
-    char *src = lab_alloc(cap), *dst = lab_alloc(cap);
+        for (int t = 0; t < c->nthen; t++)
+            c->pairs[m * c->nthen + t] = (lab_method){methods[m].name, methods[m].fn, t, NULL, NULL};
+    c->npairs = nmethods * (size_t)c->nthen;
+    c->nsizes = lab_octave_sizes(min, max, (unsigned)lab_int(ctx, "per_octave"), GRANULE,
+                                 c->sizes, MAX_SIZES);
+    c->cap = c->sizes[c->nsizes - 1];
+    c->src = lab_alloc(c->cap), c->dst = lab_alloc(c->cap);
     uint64_t rng = 0x636f70792d72656full;
-    for (size_t i = 0; i < cap; i += 8) {
+    for (size_t i = 0; i < c->cap; i += 8) {
         uint64_t w = lab_rand(&rng);
-        memcpy(src + i, &w, 8);
+        memcpy(c->src + i, &w, 8);
     }
+    c->samples = malloc(c->npairs * c->rounds * sizeof *c->samples);
+    c->per_then = malloc(nmethods * c->rounds * sizeof *c->per_then);
+    c->race = calloc(NTHEN, sizeof *c->race);
+    for (int t = 0; t < c->nthen; t++)
+        c->rk[t] = lab_ranking_new(c->thens[t] == THEN_READ ? "copy, then a read of the copy"
+                                                            : "copy alone", 1, 1);
+}
 
-    double *samples = malloc(npairs * rounds * sizeof *samples);
-    double *per_then = malloc(nmethods * rounds * sizeof *per_then);
-    store_race(*race)[MAX_SIZES] = calloc(NTHEN, sizeof *race);
-    lab_ranking *rk[NTHEN];
-    for (int t = 0; t < nthen; t++)
-        rk[t] = lab_ranking_new(thens[t] == THEN_READ ? "copy, then a read of the copy"
-                                                      : "copy alone", 1, 1);
+static int column_width(const lab_method *m)
+{
+    return (int)(strlen(m->name) > 8 ? strlen(m->name) : 8);
+}
 
+static void print_header(const copy_read *c)
+{
     printf("copy of n bytes (source %s, destination %s), then: read = a read of the whole copy, "
            "none = nothing; GB/s of n over the timed unit (median of %zu interleaved rounds, fewer "
            "above 64 MiB); "
            "nt/cached: nt-stores' speed-up over cached-stores per round (nt, cached: faster "
-           "beyond the noise)\n%10s %7s %5s", src_kind, dst_kind, rounds, "size", "x L3", "then");
+           "beyond the noise)\n%10s %7s %5s", c->src_kind, c->dst_kind, c->rounds, "size", "x L3",
+           "then");
     for (size_t m = 0; m < nmethods; m++)
-        printf(" %*s", (int)(strlen(methods[m].name) > 8 ? strlen(methods[m].name) : 8),
-               methods[m].name);
+        printf(" %*s", column_width(&methods[m]), methods[m].name);
     printf(" %16s\n", "nt/cached");
+}
 
-    for (size_t i = 0; i < nsizes; i++) {
-        size_t n = sizes[i];
-        char sz[32], xl3[16];
-        lab_progress(ctx, i, nsizes, lab_fmt_size(n, sz, sizeof sz));
-        point p = {dst, src, n, n >= BATCH_BYTES ? 1 : BATCH_BYTES / n, sum_words(src, n),
-                   !strcmp(src_kind, "warm"), !strcmp(dst_kind, "warm"),
-                   !strcmp(dst_kind, "fresh"), thens};
-        size_t rounds_n = rounds_at(n, rounds);
-        lab_interleave(ctx, pairs, npairs, rounds_n, pass, &p, samples);
-        for (int t = 0; t < nthen; t++) {
-            for (size_t m = 0; m < nmethods; m++)
-                memcpy(&per_then[m * rounds_n], &samples[(m * nthen + t) * rounds_n],
-                       rounds_n * sizeof *samples);
-            char params[160];
-            snprintf(params, sizeof params,
-                     "\"size\":%zu,\"then\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\"", n,
-                     then_names[thens[t]], src_kind, dst_kind);
-            lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
-                               .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-            lab_summary sums[MAX_METHODS];
-            lab_emit_methods(ctx, &tmpl, methods, nmethods, rounds_n, per_then, GLIBC, sums);
-            lab_ranking_add(rk[t], sz, methods, nmethods, MEMKIT, sums, NULL);
-            double lo, hi;
-            store_race *r = &race[thens[t]][i];
-            r->ratio = lab_paired_speedup(&sums[NT], &sums[CACHED], 1, &lo, &hi);
-            r->judged = lab_judge(lo, hi);
-            printf("%10s %7s %5s", sz, of_l3(n, l3, xl3, sizeof xl3), then_names[thens[t]]);
-            for (size_t m = 0; m < nmethods; m++)
-                printf(" %*.2f", (int)(strlen(methods[m].name) > 8 ? strlen(methods[m].name) : 8),
-                       sums[m].value);
-            printf(" %8.2fx %-6s\n", r->ratio,
-                   r->judged > 0 ? "nt" : r->judged < 0 ? "cached" : "");
-            for (size_t m = 0; m < nmethods; m++)
-                lab_summary_free(&sums[m]);
-        }
-        fflush(stdout);
-    }
-    lab_progress(ctx, nsizes, nsizes, "done");
+/* Size i's records under the k-th then-mode (its samples picked out of the
+ * pairs'), its ranking point, the nt/cached race and its table row. */
+static void emit_then(lab_ctx *ctx, copy_read *c, size_t i, int k, size_t rounds_n)
+{
+    size_t n = c->sizes[i];
+    int then = c->thens[k];
+    for (size_t m = 0; m < nmethods; m++)
+        memcpy(&c->per_then[m * rounds_n], &c->samples[(m * c->nthen + k) * rounds_n],
+               rounds_n * sizeof *c->samples);
+    char params[160], sz[32], xl3[16];
+    lab_fmt_size(n, sz, sizeof sz);
+    snprintf(params, sizeof params, "\"size\":%zu,\"then\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\"",
+             n, then_names[then], c->src_kind, c->dst_kind);
+    lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
+                       .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+    lab_summary sums[MAX_METHODS];
+    lab_emit_methods(ctx, &tmpl, methods, nmethods, rounds_n, c->per_then, GLIBC, sums);
+    lab_ranking_add(c->rk[k], sz, methods, nmethods, MEMKIT, sums, NULL);
+    double lo, hi;
+    store_race *r = &c->race[then][i];
+    r->ratio = lab_paired_speedup(&sums[NT], &sums[CACHED], 1, &lo, &hi);
+    r->judged = lab_judge(lo, hi);
+    printf("%10s %7s %5s", sz, of_l3(n, c->l3, xl3, sizeof xl3), then_names[then]);
+    for (size_t m = 0; m < nmethods; m++)
+        printf(" %*.2f", column_width(&methods[m]), sums[m].value);
+    printf(" %8.2fx %-6s\n", r->ratio, r->judged > 0 ? "nt" : r->judged < 0 ? "cached" : "");
+    lab_summaries_free(sums, nmethods);
+}
 
+/* Size i: every pair in the same interleaved rounds, then each then-mode
+ * written on its own. */
+static void measure_size(lab_ctx *ctx, copy_read *c, size_t i)
+{
+    size_t n = c->sizes[i];
+    char sz[32];
+    lab_progress(ctx, i, c->nsizes, lab_fmt_size(n, sz, sizeof sz));
+    point p = {c->dst, c->src, n, n >= BATCH_BYTES ? 1 : BATCH_BYTES / n, sum_words(c->src, n),
+               !strcmp(c->src_kind, "warm"), !strcmp(c->dst_kind, "warm"),
+               !strcmp(c->dst_kind, "fresh"), c->thens};
+    size_t rounds_n = rounds_at(n, c->rounds);
+    lab_interleave(ctx, c->pairs, c->npairs, rounds_n, pass, &p, c->samples);
+    for (int k = 0; k < c->nthen; k++)
+        emit_then(ctx, c, i, k, rounds_n);
+    fflush(stdout);
+}
+
+/* What the three memkit-made methods are on this machine. */
+static void methods_note(lab_ctx *ctx, size_t thr)
+{
     char piece[160] = "whole (its nt_copy_threshold is never)", t[32] = "never", sz[32];
     if (thr != SIZE_MAX) {
         lab_fmt_size(thr, t, sizeof t);
@@ -522,20 +549,46 @@ static int run(lab_ctx *ctx)
                      "nt_copy_threshold, %s); cached-stores is mk_memcpy called %s, so it takes "
                      "its cached path at every size; nt-stores is mk_memcpy_nt (non-temporal at "
                      "every size); glibc's memcpy chooses by its own thresholds", t, piece);
-    for (int k = 0; k < nthen; k++)
-        lab_ranking_verdicts(ctx, rk[k]);
-    for (int k = 0; k < nthen; k++) {
+}
+
+static void verdicts(lab_ctx *ctx, copy_read *c)
+{
+    methods_note(ctx, c->thr);
+    for (int k = 0; k < c->nthen; k++)
+        lab_ranking_verdicts(ctx, c->rk[k]);
+    for (int k = 0; k < c->nthen; k++) {
         char what[160];
         snprintf(what, sizeof what, "%s (source %s, destination %s)",
-                 thens[k] == THEN_READ ? "copy, then a read of the copy" : "copy alone",
-                 src_kind, dst_kind);
-        store_verdict(ctx, what, sizes, nsizes, race[thens[k]], l3);
+                 c->thens[k] == THEN_READ ? "copy, then a read of the copy" : "copy alone",
+                 c->src_kind, c->dst_kind);
+        store_verdict(ctx, what, c->sizes, c->nsizes, c->race[c->thens[k]], c->l3);
     }
-    free(race);
-    free(per_then);
-    free(samples);
-    lab_free(src, cap);
-    lab_free(dst, cap);
+}
+
+static void release(copy_read *c)
+{
+    free(c->race);
+    free(c->per_then);
+    free(c->samples);
+    lab_free(c->src, c->cap);
+    lab_free(c->dst, c->cap);
+}
+
+static int run(lab_ctx *ctx)
+{
+    size_t min = lab_size(ctx, "min"), max = lab_text(ctx, "max") ? lab_size(ctx, "max") : default_max();
+    if (max < min) {
+        fprintf(stderr, "error: need min <= max\n");
+        return 2;
+    }
+    static copy_read c;
+    setup(ctx, &c, min, max);
+    print_header(&c);
+    for (size_t i = 0; i < c.nsizes; i++)
+        measure_size(ctx, &c, i);
+    lab_progress(ctx, c.nsizes, c.nsizes, "done");
+    verdicts(ctx, &c);
+    release(&c);
     return 0;
 }
 
