@@ -160,29 +160,26 @@ static const char *judged(const lab_summary *s)
     return b;
 }
 
-static int run(lab_ctx *ctx)
+/* Part 1: every (page kind, phase) row in the same interleaved rounds,
+ * after one untimed pass of huge-page faults: a process's first ones pay
+ * for compacting memory into free 2 MiB pages (measured here: ~2 ms/MB
+ * once, then ~85 µs/MB).  us[row * rounds + round]. */
+static void measure_page_costs(lab_ctx *ctx, size_t n, int rounds, double *us)
 {
-    size_t mib = (size_t)lab_int(ctx, "mib");
-    int rounds = (int)lab_int(ctx, "rounds");
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nthreads = lab_text(ctx, "threads") ? (int)lab_int(ctx, "threads")
-                   : cpus * 2 > 4 ? (int)cpus * 2 : 4;
-    if (nthreads > MAX_THREADS)
-        nthreads = MAX_THREADS;
-    size_t n = mib << 20;
-    char params[160], sz[32];
-
-    /* Part 1: after one untimed pass of huge-page faults: a process's first
-     * ones pay for compacting memory into free 2 MiB pages (measured here:
-     * ~2 ms/MB once, then ~85 µs/MB). */
     time_phase(&page_rows[1], n);
     lab_method rows[NPAGE_ROWS];
     for (size_t i = 0; i < NPAGE_ROWS; i++)
         rows[i] = (lab_method){page_rows[i].name, NULL, (int)i, &page_rows[i], NULL};
-    static double us[NPAGE_ROWS * MAX_ROUNDS];
     job j = {n, NULL, NULL};
     lab_progress(ctx, 0, 2, "page costs");
     lab_interleave(ctx, rows, NPAGE_ROWS, (size_t)rounds, page_pass, &j, us);
+}
+
+/* Part 1's table and records; THP rows against the same phase with 4 KiB
+ * pages, and the first touch's verdict. */
+static void write_page_costs(lab_ctx *ctx, size_t n, int rounds, const double *us)
+{
+    char params[160], sz[32];
     printf("page costs, %s mapping, %d round(s)\n", lab_fmt_size(n, sz, sizeof sz), rounds);
     printf("%-34s %10s %10s %10s\n", "", "µs/MB", "min", "max");
     snprintf(params, sizeof params, "\"bytes\":%zu", n);
@@ -192,7 +189,6 @@ static int run(lab_ctx *ctx)
             printf("%-34s refused by the kernel (errno %d)\n", pr->name, (int)-us[i * rounds]);
             continue;
         }
-        /* THP rows: the speed-up over the same phase with 4 KiB pages */
         int base = pr->kind == MK_PAGES_THP && i > 0 && page_rows[i - 1].what == pr->what
                        ? (int)i - 1 : -1;
         lab_record r = {.series = pr->name, .params_json = params, .metric = "us_per_mb",
@@ -208,8 +204,12 @@ static int run(lab_ctx *ctx)
                                       : "");
         lab_summary_free(&s);
     }
+}
 
-    /* Part 2: 1..N threads, each thread count a pool made once. */
+/* Part 2: 1..N threads, each thread count a pool made once, every (kind,
+ * threads) cell in the same interleaved rounds.  ms[cell * rounds + round]. */
+static void measure_scaling(lab_ctx *ctx, size_t n, int rounds, int nthreads, double *ms)
+{
     mk_pool *pools[MAX_THREADS + 1] = {0};
     for (int t = 1; t <= nthreads; t++)
         pools[t] = mk_pool_create((unsigned)t);
@@ -221,22 +221,30 @@ static int run(lab_ctx *ctx)
     for (int k = 0; k < NSCALING; k++)
         for (int t = 1; t <= nthreads; t++)
             cells[ncells++] = (lab_method){scaling_names[k], NULL, k, (const void *)(uintptr_t)t, NULL};
-    static double ms[NSCALING * MAX_THREADS * MAX_ROUNDS];
-    j = (job){n, pools, src};
+    job j = {n, pools, src};
     lab_progress(ctx, 1, 2, "threads");
     lab_interleave(ctx, cells, ncells, (size_t)rounds, scaling_pass, &j, ms);
     lab_progress(ctx, 2, 2, "done");
+    for (int t = 1; t <= nthreads; t++)
+        mk_pool_destroy(pools[t]);
+    lab_free(src, n);
+}
+
+/* Part 2's table and records, each thread count against one thread; the
+ * two-thread summaries kept in two[] for the verdicts. */
+static void write_scaling(lab_ctx *ctx, size_t n, int rounds, int nthreads, const double *ms,
+                          lab_summary *two)
+{
+    char params[160], base_params[160], sz[32];
     printf("\n%s with 1..%d threads (pool threads, caller included), %d round(s)\n",
            lab_fmt_size(n, sz, sizeof sz), nthreads, rounds);
     printf("%-28s %7s %10s %10s %12s\n", "", "threads", "ms", "GB/s", "vs 1 thread");
-    lab_summary two[NSCALING] = {0};
+    snprintf(base_params, sizeof base_params, "\"threads\":1,\"bytes\":%zu", n);
     for (int k = 0; k < NSCALING; k++)
         for (int t = 1; t <= nthreads; t++) {
             const double *own = &ms[(size_t)(k * nthreads + t - 1) * rounds];
             const double *one = &ms[(size_t)(k * nthreads) * rounds];
-            char base_params[160];
             snprintf(params, sizeof params, "\"threads\":%d,\"bytes\":%zu", t, n);
-            snprintf(base_params, sizeof base_params, "\"threads\":1,\"bytes\":%zu", n);
             lab_record r = {.series = scaling_names[k], .params_json = params, .axis = "threads",
                             .axis_unit = "", .metric = "ms", .unit = "ms", .samples = own,
                             .n = (size_t)rounds, .baseline = t > 1 ? scaling_names[k] : NULL,
@@ -250,23 +258,41 @@ static int run(lab_ctx *ctx)
             else
                 lab_summary_free(&s);
         }
-    if (nthreads >= 2) {
-        lab_verdict(ctx, "memcpy into fresh memory: 2 threads' speed-up over 1: %.2fx: %s; page "
-                    "faults are CPU work the threads share", two[COPY_FRESH].ratio,
-                    judged(&two[COPY_FRESH]));
-        lab_verdict(ctx, "memcpy into warm memory: 2 threads' speed-up over 1: %.2fx: %s%s",
-                    two[COPY_WARM].ratio, judged(&two[COPY_WARM]),
-                    lab_judge(two[COPY_WARM].ratio_lo, two[COPY_WARM].ratio_hi) < 0
-                        ? " (bandwidth already saturated by one)" : "");
-        lab_verdict(ctx, "page touch of fresh memory: 2 threads' speed-up over 1: %.2fx: %s (Linux "
-                    "faults scale; the seed's Windows did not)", two[TOUCH_FRESH].ratio,
-                    judged(&two[TOUCH_FRESH]));
-    }
+}
+
+static void scaling_verdicts(lab_ctx *ctx, const lab_summary *two)
+{
+    lab_verdict(ctx, "memcpy into fresh memory: 2 threads' speed-up over 1: %.2fx: %s; page "
+                "faults are CPU work the threads share", two[COPY_FRESH].ratio,
+                judged(&two[COPY_FRESH]));
+    lab_verdict(ctx, "memcpy into warm memory: 2 threads' speed-up over 1: %.2fx: %s%s",
+                two[COPY_WARM].ratio, judged(&two[COPY_WARM]),
+                lab_judge(two[COPY_WARM].ratio_lo, two[COPY_WARM].ratio_hi) < 0
+                    ? " (bandwidth already saturated by one)" : "");
+    lab_verdict(ctx, "page touch of fresh memory: 2 threads' speed-up over 1: %.2fx: %s (Linux "
+                "faults scale; the seed's Windows did not)", two[TOUCH_FRESH].ratio,
+                judged(&two[TOUCH_FRESH]));
+}
+
+static int run(lab_ctx *ctx)
+{
+    size_t n = (size_t)lab_int(ctx, "mib") << 20;
+    int rounds = (int)lab_int(ctx, "rounds");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads = lab_text(ctx, "threads") ? (int)lab_int(ctx, "threads")
+                   : cpus * 2 > 4 ? (int)cpus * 2 : 4;
+    if (nthreads > MAX_THREADS)
+        nthreads = MAX_THREADS;
+    static double us[NPAGE_ROWS * MAX_ROUNDS], ms[NSCALING * MAX_THREADS * MAX_ROUNDS];
+    measure_page_costs(ctx, n, rounds, us);
+    write_page_costs(ctx, n, rounds, us);
+    measure_scaling(ctx, n, rounds, nthreads, ms);
+    lab_summary two[NSCALING] = {0};
+    write_scaling(ctx, n, rounds, nthreads, ms, two);
+    if (nthreads >= 2)
+        scaling_verdicts(ctx, two);
     for (int k = 0; k < NSCALING; k++)
         lab_summary_free(&two[k]);
-    for (int t = 1; t <= nthreads; t++)
-        mk_pool_destroy(pools[t]);
-    lab_free(src, n);
     return 0;
 }
 
