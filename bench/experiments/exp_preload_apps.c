@@ -9,6 +9,7 @@
  * recording on (MEMKIT_RECORD=DIR): what recording adds to whole programs.
  * Arguments: see --help. */
 #include "lab.h"
+#include "sweep.h"
 #include "resources.h"
 
 #include <errno.h>
@@ -117,35 +118,53 @@ static double pass(const lab_method *m, void *arg, int warm)
     return ns / 1e6;
 }
 
-static int run(lab_ctx *ctx)
+/* The run: the workloads set up in a directory of their own, the two
+ * arms, this point's record. */
+typedef struct {
+    char dir[40], rec_dir[48];
+    workload w[16];
+    int nw, runs, record;
+    arm arms[2];
+    lab_method ms[2];
+    program p;
+    char params[96];
+    lab_record tmpl;
+} apps;
+
+/* The preload library: preload=SO, else the one built beside the lab. */
+static const char *preload_library(lab_ctx *ctx, char *built, size_t len)
 {
-    char built_so[4096];
     const char *so = lab_text(ctx, "preload");
-    if (!so)
-        so = lab_preload_path(built_so, sizeof built_so);
-    int runs = (int)lab_int(ctx, "runs");
     struct stat st;
+    if (!so)
+        so = lab_preload_path(built, len);
     if (!so || !so[0] || stat(so, &st) != 0) {
         fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n",
                 so ? so : "");
-        return 2;
+        return NULL;
     }
-    char script[512], dir[] = "/tmp/memkit-preload-apps-XXXXXX", cmd[2048];
+    return so;
+}
+
+/* The workloads set up by bench/apps/workloads.sh in a fresh directory,
+ * and the environment it asks for (git needs fixed identities).  0, or 2. */
+static int set_up_workloads(apps *a)
+{
+    char script[512], cmd[2048], line[256];
     lab_resource_path("apps/workloads.sh", "bench/apps/workloads.sh", script, sizeof script);
-    if (!mkdtemp(dir)) {
+    snprintf(a->dir, sizeof a->dir, "/tmp/memkit-preload-apps-XXXXXX");
+    if (!mkdtemp(a->dir)) {
         fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
         return 2;
     }
-    snprintf(cmd, sizeof cmd, "'%s' setup '%s'", script, dir);
-    workload w[16];
-    int nw = system(cmd) == 0 ? read_workloads(script, w, 16) : -1;
-    if (nw <= 0) {
+    snprintf(cmd, sizeof cmd, "'%s' setup '%s'", script, a->dir);
+    a->nw = system(cmd) == 0 ? read_workloads(script, a->w, 16) : -1;
+    if (a->nw <= 0) {
         fprintf(stderr, "error: cannot set up the workloads with %s\n", script);
         return 2;
     }
-    snprintf(cmd, sizeof cmd, "'%s' env", script);   /* git needs fixed identities */
+    snprintf(cmd, sizeof cmd, "'%s' env", script);
     FILE *envf = popen(cmd, "r");
-    char line[256];
     while (envf && fgets(line, sizeof line, envf)) {
         line[strcspn(line, "\n")] = '\0';
         char *eq = strchr(line, '=');
@@ -156,59 +175,90 @@ static int run(lab_ctx *ctx)
     }
     if (envf)
         pclose(envf);
+    return 0;
+}
 
-    /* The two arms: libc and the preload, or (record=1) the preload without
-     * and with recording into DIR/rec. */
-    int record = (int)lab_int(ctx, "record");
-    char rec_dir[sizeof dir + 8];
-    snprintf(rec_dir, sizeof rec_dir, "%s/rec", dir);
-    if (record && mkdir(rec_dir, 0755) != 0) {
-        fprintf(stderr, "error: cannot create %s: %s\n", rec_dir, strerror(errno));
+/* The two arms: libc and the preload, or (record=1) the preload without
+ * and with recording into DIR/rec.  0, or 2. */
+static int set_up_arms(apps *a, const char *so)
+{
+    snprintf(a->rec_dir, sizeof a->rec_dir, "%s/rec", a->dir);
+    if (a->record && mkdir(a->rec_dir, 0755) != 0) {
+        fprintf(stderr, "error: cannot create %s: %s\n", a->rec_dir, strerror(errno));
         return 2;
     }
-    const arm arms[2] = {{record ? so : NULL, NULL}, {so, record ? rec_dir : NULL}};
-    const lab_method ms[2] = {{record ? "memkit-preload" : "libc", NULL, 0, &arms[0], NULL},
-                              {record ? "memkit-record" : "memkit-preload", NULL, 0, &arms[1], NULL}};
-    const char *with = record ? "recording" : "memkit";
-    double *ms_of = malloc(2 * (size_t)runs * sizeof *ms_of);
-    printf("%-10s %12s %12s %10s %18s\n", "program", record ? "preload ms" : "libc ms",
-           record ? "record ms" : "memkit ms", "speed-up", "~95% interval");
-    for (int k = 0; k < nw; k++) {
-        lab_progress(ctx, (size_t)k, (size_t)nw, w[k].name);
-        if (!have_program(w[k].tool)) {
-            printf("%-10s skipped: %s is not installed\n", w[k].name, w[k].tool);
-            continue;
-        }
-        /* warm the page cache */
-        program p = {dir, w[k].cmd, run_once(dir, w[k].cmd, arms[0].so, NULL) < 0};
-        if (!p.failed)
-            lab_interleave(ctx, ms, 2, (size_t)runs, pass, &p, ms_of);
-        if (p.failed) {
-            printf("%-10s FAILED: the program exited with an error\n", w[k].name);
-            continue;
-        }
-        char params[96];
-        snprintf(params, sizeof params, "\"program\":\"%.32s\"", w[k].name);
-        lab_record tmpl = {.params_json = params, .metric = "wall_ms", .unit = "ms"};
-        lab_summary s[2];
-        lab_emit_methods(ctx, &tmpl, ms, 2, (size_t)runs, ms_of, 0, s);
-        int j = lab_judge(s[1].ratio_lo, s[1].ratio_hi);
-        printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", w[k].name, s[0].value, s[1].value,
-               s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
-        char iv[80];
-        /* slower beyond the noise is a loss of memkit's, in the summary's first lines */
-        lab_verdict_kind(ctx, j < 0 && !record ? "loss" : NULL,
-                         "%s: %s with %s (speed-up %.3fx, %s, %d pairs)", w[k].name,
-                         j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell", with, s[1].ratio,
-                         lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), runs);
-        lab_summary_free(&s[0]);
-        lab_summary_free(&s[1]);
+    a->arms[0] = (arm){a->record ? so : NULL, NULL};
+    a->arms[1] = (arm){so, a->record ? a->rec_dir : NULL};
+    a->ms[0] = (lab_method){a->record ? "memkit-preload" : "libc", NULL, 0, &a->arms[0], NULL};
+    a->ms[1] = (lab_method){a->record ? "memkit-record" : "memkit-preload", NULL, 0, &a->arms[1], NULL};
+    return 0;
+}
+
+/* Workload k: skipped when its program is missing or fails once untimed
+ * (which also warms the page cache). */
+static int declare(lab_ctx *ctx, void *state, size_t k, lab_point *pt, char *what, size_t len)
+{
+    (void)ctx;
+    apps *a = state;
+    const workload *w = &a->w[k];
+    if (!have_program(w->tool)) {
+        printf("%-10s skipped: %s is not installed\n", w->name, w->tool);
+        return LAB_POINT_SKIP;
     }
-    free(ms_of);
-    lab_progress(ctx, (size_t)nw, (size_t)nw, "done");
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    a->p = (program){a->dir, w->cmd, run_once(a->dir, w->cmd, a->arms[0].so, NULL) < 0};
+    if (a->p.failed) {
+        printf("%-10s FAILED: the program exited with an error\n", w->name);
+        return LAB_POINT_SKIP;
+    }
+    snprintf(what, len, "%s", w->name);
+    snprintf(a->params, sizeof a->params, "\"program\":\"%.32s\"", w->name);
+    a->tmpl = (lab_record){.params_json = a->params, .metric = "wall_ms", .unit = "ms"};
+    *pt = (lab_point){a->ms, 2, (size_t)a->runs, pass, &a->p, &a->tmpl, 0, NULL, w->name,
+                      SIZE_MAX, NULL, &a->p.failed};
+    return LAB_POINT_RUN;
+}
+
+static void lost(lab_ctx *ctx, void *state, size_t k, const lab_point *pt)
+{
+    (void)ctx, (void)pt;
+    printf("%-10s FAILED: the program exited with an error\n", ((apps *)state)->w[k].name);
+}
+
+/* A measured workload: its row, and its verdict (slower beyond the noise is
+ * a loss of memkit's, in the summary's first lines). */
+static void measured(lab_ctx *ctx, void *state, size_t k, const lab_point *pt,
+                     const lab_summary *s, const double *samples)
+{
+    (void)pt, (void)samples;
+    const apps *a = state;
+    int j = lab_judge(s[1].ratio_lo, s[1].ratio_hi);
+    char iv[80];
+    printf("%-10s %12.1f %12.1f %9.3fx %8.3f..%-8.3f\n", a->w[k].name, s[0].value, s[1].value,
+           s[1].ratio, s[1].ratio_lo, s[1].ratio_hi);
+    lab_verdict_kind(ctx, j < 0 && !a->record ? "loss" : NULL,
+                     "%s: %s with %s (speed-up %.3fx, %s, %d pairs)", a->w[k].name,
+                     j > 0 ? "faster" : j < 0 ? "slower" : "too noisy to tell",
+                     a->record ? "recording" : "memkit", s[1].ratio,
+                     lab_interval_text(s[1].ratio_lo, s[1].ratio_hi, iv, sizeof iv), a->runs);
+}
+
+static int run(lab_ctx *ctx)
+{
+    static apps a;
+    char built_so[4096], cmd[128];
+    const char *so = preload_library(ctx, built_so, sizeof built_so);
+    a.runs = (int)lab_int(ctx, "runs");
+    a.record = (int)lab_int(ctx, "record");
+    if (!so || set_up_workloads(&a) || set_up_arms(&a, so))
+        return 2;
+    printf("%-10s %12s %12s %10s %18s\n", "program", a.record ? "preload ms" : "libc ms",
+           a.record ? "record ms" : "memkit ms", "speed-up", "~95% interval");
+    lab_grid grid = {(size_t)a.nw, 2, (size_t)a.runs, declare, measured, lost};
+    lab_sweep(ctx, &grid, &a);
+    lab_progress(ctx, (size_t)a.nw, (size_t)a.nw, "done");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", a.dir);
     if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", dir);
+        fprintf(stderr, "warning: could not remove %s\n", a.dir);
     return 0;
 }
 

@@ -129,8 +129,11 @@ long lab_sweep(lab_ctx *ctx, const lab_grid *g, void *state)
             measured = -1;
             continue;
         }
-        if (lab_sweep_point(ctx, &p, samples, sums) < 0)
+        if (lab_sweep_point(ctx, &p, samples, sums) < 0) {
+            if (g->lost)
+                g->lost(ctx, state, i, &p);
             continue;
+        }
         if (g->measured)
             g->measured(ctx, state, i, &p, sums, samples);
         lab_summaries_free(sums, p.n);

@@ -83,6 +83,9 @@ typedef struct {
      * nothing to do. */
     void (*measured)(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
                      const lab_summary *sums, const double *samples);
+    /* Point i lost: its kernel set *p->failed, nothing was written (NULL:
+     * nothing to say). */
+    void (*lost)(lab_ctx *ctx, void *state, size_t i, const lab_point *p);
     /* The ranking of the points that rank memkit (NULL: each point names
      * its own, or none); higher_is_better and ordered as lab_ranking_new. */
     const char *ranking;
