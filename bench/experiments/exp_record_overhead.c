@@ -11,6 +11,7 @@
  *   memkit-exp-record-overhead [--quick] [preload=SO] [rounds=N]
  * A child is this program again with CHILD_ENV set. */
 #include "lab.h"
+#include "sweep.h"
 #include "resources.h"
 
 #include <errno.h>
@@ -121,9 +122,79 @@ static const lab_arg args[] = {
     {"preload", LAB_TEXT, NULL, NULL, "the preload library (default: the build's or the installed one)", 0, 0},
 };
 
+/* rounds process pairs, each a child without and with recording into dir,
+ * in alternating order so drift favours neither; each child's ns per call
+ * into plain / rec[round * NSERIES + series].  0, or 1 when a child failed. */
+static int measure_pairs(lab_ctx *ctx, const char *so, const char *dir, size_t rounds,
+                         double *plain, double *rec)
+{
+    for (size_t r = 0; r < rounds; r++) {
+        lab_progress(ctx, r, rounds, "process pairs");
+        int rec_first = r & 1;
+        for (int k = 0; k < 2; k++) {
+            int recording = k == 0 ? rec_first : !rec_first;
+            double *into = recording ? &rec[r * NSERIES] : &plain[r * NSERIES];
+            if (run_child(so, recording ? dir : NULL, into) != 0) {
+                fprintf(stderr, "error: the child process failed\n");
+                return 1;
+            }
+        }
+    }
+    lab_progress(ctx, rounds, rounds, "done");
+    return 0;
+}
+
+/* Series s's records (plain, recording paired with it, the recording's cost
+ * per call) and its row; the cost's median. */
+static double write_series(lab_ctx *ctx, size_t s, size_t rounds, const double *plain,
+                           const double *rec, double *a, double *b, double *d)
+{
+    for (size_t r = 0; r < rounds; r++) {
+        a[r] = plain[r * NSERIES + s];
+        b[r] = rec[r * NSERIES + s];
+        d[r] = b[r] - a[r];
+    }
+    char params[96];
+    snprintf(params, sizeof params, "\"calls\":\"%s\"", all_series[s].name);
+    lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns", .n = rounds};
+    lab_record r_plain = tmpl, r_rec = tmpl, r_cost = tmpl;
+    r_plain.series = "preload", r_plain.samples = a;
+    r_rec.series = "preload+record", r_rec.samples = b;
+    r_rec.baseline = "preload", r_rec.baseline_samples = a;
+    r_cost.series = "recording cost", r_cost.metric = "extra_ns_per_call", r_cost.samples = d;
+    lab_summary sums[3] = {lab_record_emit(ctx, &r_plain), lab_record_emit(ctx, &r_rec),
+                           lab_record_emit(ctx, &r_cost)};
+    /* ratio: recording's speed-up over plain, < 1 is its cost */
+    lab_stats sd = sums[2].s;
+    printf("%-16s %10.2f %12.2f %10.2f %7.2f..%-8.2f %8.3fx\n", all_series[s].name,
+           sums[0].s.median, sums[1].s.median, sd.median, sd.min, sd.max, sums[1].ratio);
+    lab_summaries_free(sums, 3);
+    return sd.median;
+}
+
+static void write_table(lab_ctx *ctx, size_t rounds, const double *plain, const double *rec)
+{
+    printf("%-16s %10s %12s %10s %16s %9s\n", "series", "plain ns", "recording ns", "extra ns",
+           "(min..max pairs)", "ratio");
+    double *a = malloc(rounds * sizeof *a), *b = malloc(rounds * sizeof *b);
+    double *d = malloc(rounds * sizeof *d);
+    double worst = 0;
+    const char *worst_name = "";
+    for (size_t s = 0; s < NSERIES; s++) {
+        double cost = write_series(ctx, s, rounds, plain, rec, a, b, d);
+        if (cost > worst)
+            worst = cost, worst_name = all_series[s].name;
+    }
+    lab_verdict(ctx, "recording costs at most %.2f ns per call (median of %zu process pairs; %s)",
+                worst, rounds, worst_name);
+    free(a);
+    free(b);
+    free(d);
+}
+
 static int run(lab_ctx *ctx)
 {
-    char built_so[4096];
+    char built_so[4096], cmd[128], dir[] = "/tmp/memkit-record-overhead-XXXXXX";
     const char *so = lab_text(ctx, "preload");
     if (!so)
         so = lab_preload_path(built_so, sizeof built_so);
@@ -132,76 +203,21 @@ static int run(lab_ctx *ctx)
         fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n", so);
         return 2;
     }
-    char dir[] = "/tmp/memkit-record-overhead-XXXXXX";
     if (!mkdtemp(dir)) {
         fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
         return 2;
     }
     double *plain = calloc(rounds * NSERIES, sizeof *plain);
     double *rec = calloc(rounds * NSERIES, sizeof *rec);
-    int rc = 0;
-    for (size_t r = 0; r < rounds && rc == 0; r++) {
-        lab_progress(ctx, r, rounds, "process pairs");
-        int rec_first = r & 1;   /* alternate which goes first so drift favours neither */
-        for (int k = 0; k < 2 && rc == 0; k++) {
-            int recording = k == 0 ? rec_first : !rec_first;
-            double *into = recording ? &rec[r * NSERIES] : &plain[r * NSERIES];
-            if (run_child(so, recording ? dir : NULL, into) != 0) {
-                fprintf(stderr, "error: the child process failed\n");
-                rc = 1;
-            }
-        }
-    }
-    lab_progress(ctx, rounds, rounds, "done");
-    char cmd[128];
+    int rc = measure_pairs(ctx, so, dir, rounds, plain, rec);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
-    if (rc != 0) {
-        free(plain);
-        free(rec);
-        return rc;
-    }
-
-    printf("%-16s %10s %12s %10s %16s %9s\n", "series", "plain ns", "recording ns", "extra ns",
-           "(min..max pairs)", "ratio");
-    double *a = malloc(rounds * sizeof *a), *b = malloc(rounds * sizeof *b);
-    double *d = malloc(rounds * sizeof *d);
-    double worst = 0;
-    const char *worst_name = "";
-    for (size_t s = 0; s < NSERIES; s++) {
-        for (size_t r = 0; r < rounds; r++) {
-            a[r] = plain[r * NSERIES + s];
-            b[r] = rec[r * NSERIES + s];
-            d[r] = b[r] - a[r];
-        }
-        char params[96];
-        snprintf(params, sizeof params, "\"calls\":\"%s\"", all_series[s].name);
-        lab_record tmpl = {.params_json = params, .metric = "ns_per_call", .unit = "ns", .n = rounds};
-        lab_record r_plain = tmpl, r_rec = tmpl, r_cost = tmpl;
-        r_plain.series = "preload", r_plain.samples = a;
-        r_rec.series = "preload+record", r_rec.samples = b;
-        r_rec.baseline = "preload", r_rec.baseline_samples = a;
-        r_cost.series = "recording cost", r_cost.metric = "extra_ns_per_call", r_cost.samples = d;
-        lab_summary sums[3] = {lab_record_emit(ctx, &r_plain), lab_record_emit(ctx, &r_rec),
-                               lab_record_emit(ctx, &r_cost)};
-        /* ratio: recording's speed-up over plain, < 1 is its cost */
-        lab_stats sd = sums[2].s;
-        printf("%-16s %10.2f %12.2f %10.2f %7.2f..%-8.2f %8.3fx\n", all_series[s].name, sums[0].s.median,
-               sums[1].s.median, sd.median, sd.min, sd.max, sums[1].ratio);
-        if (sd.median > worst)
-            worst = sd.median, worst_name = all_series[s].name;
-        for (int k = 0; k < 3; k++)
-            lab_summary_free(&sums[k]);
-    }
-    lab_verdict(ctx, "recording costs at most %.2f ns per call (median of %zu process pairs; %s)",
-                worst, rounds, worst_name);
-    free(a);
-    free(b);
-    free(d);
+    if (rc == 0)
+        write_table(ctx, rounds, plain, rec);
     free(plain);
     free(rec);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv)
