@@ -62,29 +62,26 @@ static double pass(const lab_method *m, void *arg, int warm)
 
 static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
 
-static int run(lab_ctx *ctx)
+/* The library keeps small calls on one thread; this sweep wants to see
+ * what threads would do there, so it lifts the threshold for itself and
+ * runs again (the record keeps the fingerprint of the run as the user
+ * started it). */
+static void lift_parallel_threshold(lab_ctx *ctx)
 {
-    size_t min = lab_size(ctx, "min"), max = lab_size(ctx, "max");
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned nthreads = lab_text(ctx, "threads") ? (unsigned)lab_int(ctx, "threads")
-                        : ncpu * 2 > 4 ? (unsigned)ncpu * 2 : 4;
-    if (nthreads > MAX_THREADS)
-        nthreads = MAX_THREADS;
-    /* The library keeps small calls on one thread; this sweep wants to see
-     * what threads would do there, so it lifts the threshold for itself
-     * (the record keeps the fingerprint of the run as the user started it). */
-    if (lab_tunable("parallel_threshold") > 0 && !getenv("MEMKIT_PARALLEL_SWEEP_CHILD")) {
-        const char *old = getenv("MEMKIT_TUNABLES");
-        char spec[1024];
-        snprintf(spec, sizeof spec, "%s%sparallel_threshold=0", old ? old : "", old && *old ? ":" : "");
-        setenv("MEMKIT_TUNABLES", spec, 1);
-        setenv("MEMKIT_PARALLEL_SWEEP_CHILD", "1", 1);
-        lab_reexec(ctx);
-    }
+    if (lab_tunable("parallel_threshold") == 0 || getenv("MEMKIT_PARALLEL_SWEEP_CHILD"))
+        return;
+    const char *old = getenv("MEMKIT_TUNABLES");
+    char spec[1024];
+    snprintf(spec, sizeof spec, "%s%sparallel_threshold=0", old ? old : "", old && *old ? ":" : "");
+    setenv("MEMKIT_TUNABLES", spec, 1);
+    setenv("MEMKIT_PARALLEL_SWEEP_CHILD", "1", 1);
+    lab_reexec(ctx);
+}
 
-    mk_pool *pools[MAX_THREADS + 1] = {0};
-    lab_method ms[MAX_THREADS];
-    char names[MAX_THREADS][24];
+/* A pool of each thread count 1..nthreads, each a method (data: its
+ * count).  0, or 2 when a pool cannot be made. */
+static int make_pools(unsigned nthreads, mk_pool **pools, lab_method *ms, char (*names)[24])
+{
     for (unsigned t = 1; t <= nthreads; t++) {
         if (!(pools[t] = mk_pool_create(t))) {
             fprintf(stderr, "error: cannot create a pool of %u threads\n", t);
@@ -93,42 +90,63 @@ static int run(lab_ctx *ctx)
         snprintf(names[t - 1], sizeof names[t - 1], "threads=%u", t);
         ms[t - 1] = (lab_method){names[t - 1], NULL, 0, (const void *)(uintptr_t)t, NULL};
     }
+    return 0;
+}
+
+/* One size and operation: every thread count in the same interleaved
+ * rounds, each recorded against one thread at that size; a table row. */
+static void measure_point(lab_ctx *ctx, const lab_method *ms, unsigned nthreads, point *p,
+                          const char *label)
+{
+    double gbs[MAX_THREADS * ROUNDS];
+    lab_interleave(ctx, ms, nthreads, ROUNDS, pass, p, gbs);
+    printf("%-10s %-16s", label, p->op->name);
+    for (unsigned t = 1; t <= nthreads; t++) {
+        char params[64], base_params[64];
+        snprintf(params, sizeof params, "\"size\":%zu,\"threads\":%u", p->size, t);
+        snprintf(base_params, sizeof base_params, "\"size\":%zu,\"threads\":1", p->size);
+        lab_record r = {.series = ms[t - 1].name, .params_json = params, .axis = "size",
+                        .axis_unit = "B", .metric = p->op->name, .unit = "GB/s",
+                        .higher_is_better = 1, .samples = &gbs[(t - 1) * ROUNDS],
+                        .n = ROUNDS, .baseline = t > 1 ? "threads=1" : NULL,
+                        .baseline_params_json = base_params,
+                        .baseline_samples = t > 1 ? gbs : NULL};
+        lab_summary s = lab_record_emit(ctx, &r);
+        printf(" %11.1f", s.value);
+        lab_summary_free(&s);
+    }
+    printf("\n");
+}
+
+static int run(lab_ctx *ctx)
+{
+    size_t min = lab_size(ctx, "min"), max = lab_size(ctx, "max"), nsizes = 0, k = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nthreads = lab_text(ctx, "threads") ? (unsigned)lab_int(ctx, "threads")
+                        : ncpu * 2 > 4 ? (unsigned)ncpu * 2 : 4;
+    if (nthreads > MAX_THREADS)
+        nthreads = MAX_THREADS;
+    lift_parallel_threshold(ctx);
+    mk_pool *pools[MAX_THREADS + 1] = {0};
+    lab_method ms[MAX_THREADS];
+    char names[MAX_THREADS][24];
+    if (make_pools(nthreads, pools, ms, names))
+        return 2;
     char *src = lab_alloc(max), *dst = lab_alloc(max);
     memset(src, 1, max);
-
-    size_t nsizes = 0;
     for (size_t s = min; s <= max; s *= 2)
         nsizes++;
     printf("%-10s %-16s", "size", "operation");
     for (unsigned t = 1; t <= nthreads; t++)
         printf(" %7u thr", t);
     printf("   (GB/s, median of %d interleaved rounds)\n", ROUNDS);
-
-    double gbs[MAX_THREADS * ROUNDS];
-    size_t k = 0;
     for (size_t size = min; size <= max; size *= 2, k++) {
         char sz[32];
         lab_progress(ctx, k, nsizes, lab_fmt_size(size, sz, sizeof sz));
         for (size_t o = 0; o < sizeof operations / sizeof operations[0]; o++) {
             /* ~20 ms of work per sample at 20 GB/s. */
             point p = {&operations[o], pools, dst, src, size, (size_t)(400e6 / (double)size) + 1};
-            lab_interleave(ctx, ms, nthreads, ROUNDS, pass, &p, gbs);
-            printf("%-10s %-16s", sz, operations[o].name);
-            for (unsigned t = 1; t <= nthreads; t++) {
-                char params[64], base_params[64];
-                snprintf(params, sizeof params, "\"size\":%zu,\"threads\":%u", size, t);
-                snprintf(base_params, sizeof base_params, "\"size\":%zu,\"threads\":1", size);
-                lab_record r = {.series = ms[t - 1].name, .params_json = params, .axis = "size",
-                                .axis_unit = "B", .metric = operations[o].name, .unit = "GB/s",
-                                .higher_is_better = 1, .samples = &gbs[(t - 1) * ROUNDS],
-                                .n = ROUNDS, .baseline = t > 1 ? "threads=1" : NULL,
-                                .baseline_params_json = base_params,
-                                .baseline_samples = t > 1 ? gbs : NULL};
-                lab_summary s = lab_record_emit(ctx, &r);
-                printf(" %11.1f", s.value);
-                lab_summary_free(&s);
-            }
-            printf("\n");
+            measure_point(ctx, ms, nthreads, &p, sz);
         }
     }
     lab_progress(ctx, nsizes, nsizes, "done");
