@@ -23,10 +23,12 @@
  *
  * Arguments: see --help. */
 #include "lab.h"
+#include "sweep.h"
 #include "memkit.h"
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +207,85 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One method's ratios over one level's sizes: their median, how many sizes
+ * say zeros are faster / slower in every round or by their median, their
+ * spread.  n 0: no size in the level. */
+typedef struct {
+    size_t n, up, down, up_med, down_med;
+    double median, lo, hi;
+} level_effect;
+
+static level_effect effect_in(const level *lv, const size_t *sizes, size_t nsizes,
+                              const lab_stats (*ratio)[MAX_METHODS], size_t m, double *med)
+{
+    level_effect e = {.lo = INFINITY};
+    for (size_t i = 0; i < nsizes; i++) {
+        if (sizes[i] < lv->lo || sizes[i] > lv->hi)
+            continue;
+        const lab_stats *s = &ratio[i][m];
+        med[e.n++] = s->median;
+        e.up += s->min > 1.0;
+        e.down += s->max < 1.0;
+        e.up_med += s->median > 1.0;
+        e.down_med += s->median < 1.0;
+        e.lo = fmin(e.lo, s->median);
+        e.hi = fmax(e.hi, s->median);
+    }
+    if (e.n) {
+        qsort(med, e.n, sizeof *med, cmp_double);
+        e.median = e.n % 2 ? med[e.n / 2] : (med[e.n / 2 - 1] + med[e.n / 2]) / 2;
+    }
+    return e;
+}
+
+static void append(char *buf, size_t len, const char *sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t len, const char *sep, const char *fmt, ...)
+{
+    size_t at = strlen(buf);
+    if (at)
+        at += (size_t)snprintf(buf + at, len - at, "%s", sep);
+    va_list ap;
+    va_start(ap, fmt);
+    if (at < len)
+        vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
+/* Method m's verdict over the levels; its effects added to the summaries. */
+static void method_verdict(lab_ctx *ctx, size_t m, const level *lv, size_t nlv,
+                           const size_t *sizes, size_t nsizes,
+                           const lab_stats (*ratio)[MAX_METHODS], double *med,
+                           char *faster_summary, char *slower_summary, size_t summary_len)
+{
+    char text[768] = "", quiet[128] = "";
+    for (size_t l = 0; l < nlv; l++) {
+        level_effect e = effect_in(&lv[l], sizes, nsizes, ratio, m, med);
+        if (e.n == 0)
+            continue;
+        double r = e.median;
+        if (r >= 1 + LAB_LEVEL_EFFECT && (2 * e.up >= e.n || 5 * e.up_med >= 4 * e.n)) {
+            append(text, sizeof text, "; ", "zeros %.2fx faster in %s (%zu sizes, %.2f..%.2fx)", r,
+                   lv[l].name, e.n, e.lo, e.hi);
+            append(faster_summary, summary_len, ", ", "%s %.2fx in %s", methods[m].name, r, lv[l].name);
+        } else if (r <= 1 - LAB_LEVEL_EFFECT && (2 * e.down >= e.n || 5 * e.down_med >= 4 * e.n)) {
+            append(text, sizeof text, "; ", "zeros %.2fx slower in %s (%zu sizes, %.2f..%.2fx)",
+                   1 / r, lv[l].name, e.n, e.lo, e.hi);
+            append(slower_summary, summary_len, ", ", "%s %.2fx in %s", methods[m].name, 1 / r,
+                   lv[l].name);
+        } else {
+            append(quiet, sizeof quiet, ", ", "%s", lv[l].name);
+        }
+    }
+    if (!text[0])
+        lab_verdict(ctx, "%s: no zero/non-zero difference beyond %.0f%% in %s", methods[m].name,
+                    LAB_LEVEL_EFFECT * 100, quiet);
+    else if (quiet[0])
+        lab_verdict(ctx, "%s: %s; no difference in %s", methods[m].name, text, quiet);
+    else
+        lab_verdict(ctx, "%s: %s", methods[m].name, text);
+}
+
 /* Per method: the median zero/non-zero ratio of the sizes in each level.  A
  * level counts as an effect when that median is >= 5% off 1 and the sizes
  * agree: at least half of them in every interleaved round (ratio_min > 1,
@@ -217,53 +298,9 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
     size_t nlv = make_levels(lv);
     double *med = malloc(nsizes * sizeof *med);
     char faster_summary[512] = "", slower_summary[512] = "";
-    for (size_t m = 0; m < nmethods; m++) {
-        char text[768] = "", quiet[128] = "";
-        for (size_t l = 0; l < nlv; l++) {
-            size_t n = 0, up = 0, down = 0, up_med = 0, down_med = 0;
-            double lo = INFINITY, hi = 0;
-            for (size_t i = 0; i < nsizes; i++) {
-                if (sizes[i] < lv[l].lo || sizes[i] > lv[l].hi)
-                    continue;
-                const lab_stats *s = &ratio[i][m];
-                med[n++] = s->median;
-                up += s->min > 1.0;
-                down += s->max < 1.0;
-                up_med += s->median > 1.0;
-                down_med += s->median < 1.0;
-                lo = fmin(lo, s->median);
-                hi = fmax(hi, s->median);
-            }
-            if (n == 0)
-                continue;
-            qsort(med, n, sizeof *med, cmp_double);
-            double r = n % 2 ? med[n / 2] : (med[n / 2 - 1] + med[n / 2]) / 2;
-            size_t len = strlen(text);
-            if (r >= 1 + LAB_LEVEL_EFFECT && (2 * up >= n || 5 * up_med >= 4 * n)) {
-                snprintf(text + len, sizeof text - len, "%szeros %.2fx faster in %s (%zu sizes, %.2f..%.2fx)",
-                         len ? "; " : "", r, lv[l].name, n, lo, hi);
-                size_t fl = strlen(faster_summary);
-                snprintf(faster_summary + fl, sizeof faster_summary - fl, "%s%s %.2fx in %s",
-                         fl ? ", " : "", methods[m].name, r, lv[l].name);
-            } else if (r <= 1 - LAB_LEVEL_EFFECT && (2 * down >= n || 5 * down_med >= 4 * n)) {
-                snprintf(text + len, sizeof text - len, "%szeros %.2fx slower in %s (%zu sizes, %.2f..%.2fx)",
-                         len ? "; " : "", 1 / r, lv[l].name, n, lo, hi);
-                size_t sl = strlen(slower_summary);
-                snprintf(slower_summary + sl, sizeof slower_summary - sl, "%s%s %.2fx in %s",
-                         sl ? ", " : "", methods[m].name, 1 / r, lv[l].name);
-            } else {
-                size_t ql = strlen(quiet);
-                snprintf(quiet + ql, sizeof quiet - ql, "%s%s", ql ? ", " : "", lv[l].name);
-            }
-        }
-        if (!text[0])
-            lab_verdict(ctx, "%s: no zero/non-zero difference beyond %.0f%% in %s", methods[m].name,
-                        LAB_LEVEL_EFFECT * 100, quiet);
-        else if (quiet[0])
-            lab_verdict(ctx, "%s: %s; no difference in %s", methods[m].name, text, quiet);
-        else
-            lab_verdict(ctx, "%s: %s", methods[m].name, text);
-    }
+    for (size_t m = 0; m < nmethods; m++)
+        method_verdict(ctx, m, lv, nlv, sizes, nsizes, ratio, med, faster_summary, slower_summary,
+                       sizeof faster_summary);
     if (faster_summary[0])
         lab_verdict(ctx, "zero fills are faster for: %s%s%s", faster_summary,
                     slower_summary[0] ? "; slower for: " : "", slower_summary);
@@ -277,6 +314,52 @@ static void verdicts(lab_ctx *ctx, const size_t *sizes, size_t nsizes,
 
 static int check(lab_ctx *ctx) { return lab_check_order(ctx, "min", "max"); }
 
+/* Method m at size i: its two records (the zero row carries the paired
+ * zero/non-zero speed-up) into sums[value][m], its ratio, its cell of the
+ * table. */
+static void write_method(lab_ctx *ctx, size_t m, size_t size, size_t rounds, const double *gbps,
+                         lab_summary (*sums)[MAX_METHODS], lab_stats *ratio)
+{
+    char params[NVALUES][96];
+    for (int v = 0; v < NVALUES; v++)
+        snprintf(params[v], sizeof params[v], "\"size\":%zu,\"value\":%d", size, values[v]);
+    for (int v = NVALUES - 1; v >= 0; v--) {
+        lab_record rec = {
+            .series = methods[m].name, .params_json = params[v], .axis = "size",
+            .axis_unit = "B", .metric = "fill_throughput", .unit = "GB/s",
+            .higher_is_better = 1, .samples = &gbps[(m * NVALUES + v) * rounds],
+            .n = rounds, .baseline = v == 0 ? methods[m].name : NULL,
+            .baseline_params_json = params[1],
+            .baseline_samples = &gbps[(m * NVALUES + 1) * rounds]};
+        sums[v][m] = lab_record_emit(ctx, &rec);
+    }
+    *ratio = (lab_stats){.median = sums[0][m].ratio, .min = sums[0][m].ratio_min,
+                         .max = sums[0][m].ratio_max, .n = rounds};
+    printf(" %6.1f/%6.1f %6.2fx", sums[0][m].value, sums[1][m].value, sums[0][m].ratio);
+}
+
+/* Size i: every (method, value) pair in the same interleaved rounds, each
+ * method's records, both values' ranking points, a row of the table. */
+static void measure_region(lab_ctx *ctx, char *buf, size_t size, double budget_s, double *gbps,
+                           lab_stats *ratio, lab_ranking **rk)
+{
+    char what[32];
+    lab_fmt_size(size, what, sizeof what);
+    region r = {buf, size, size >= BATCH_BYTES ? 1 : (BATCH_BYTES + size - 1) / size};
+    size_t rounds = rounds_for(&r, budget_s);
+    lab_interleave(ctx, pairs, nmethods * NVALUES, rounds, pass, &r, gbps);
+    lab_summary sums[NVALUES][MAX_METHODS];
+    printf("%-10s", what);
+    for (size_t m = 0; m < nmethods; m++)
+        write_method(ctx, m, size, rounds, gbps, sums, &ratio[m]);
+    for (int v = 0; v < NVALUES; v++) {
+        lab_ranking_add(rk[v], what, methods, nmethods, MEMKIT, sums[v], NULL);
+        lab_summaries_free(sums[v], nmethods);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
 static int run(lab_ctx *ctx)
 {
     grid g = {lab_size(ctx, "min"), lab_size(ctx, "max"), (unsigned)lab_int(ctx, "per_octave"),
@@ -286,7 +369,6 @@ static int run(lab_ctx *ctx)
     for (size_t m = 0; m < nmethods; m++)
         for (int v = 0; v < NVALUES; v++)
             pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL, NULL};
-
     size_t sizes[512];
     /* rounded to 256 bytes: every size is whole vectors for the loops and the
      * non-temporal stores */
@@ -296,49 +378,16 @@ static int run(lab_ctx *ctx)
     double *gbps = malloc(nmethods * NVALUES * MAX_ROUNDS * sizeof *gbps);
     lab_ranking *rk[NVALUES] = {lab_ranking_new("fill with 0", 1, 1),
                                 lab_ranking_new("fill with 0x5a", 1, 1)};
-
     printf("fill throughput, GB/s: value 0 / value 0x%x, and their ratio (>1: zeros faster)\n",
            NONZERO_VALUE);
     printf("%-10s", "region");
     for (size_t m = 0; m < nmethods; m++)
         printf(" %21.21s", methods[m].name);
     printf("\n");
-
     for (size_t i = 0; i < nsizes; i++) {
         char what[32];
-        lab_fmt_size(sizes[i], what, sizeof what);
-        lab_progress(ctx, i, nsizes, what);
-        region r = {buf, sizes[i], sizes[i] >= BATCH_BYTES ? 1 : (BATCH_BYTES + sizes[i] - 1) / sizes[i]};
-        size_t rounds = rounds_for(&r, g.budget_s);
-        lab_interleave(ctx, pairs, nmethods * NVALUES, rounds, pass, &r, gbps);
-        lab_summary sums[NVALUES][MAX_METHODS];
-        printf("%-10s", what);
-        for (size_t m = 0; m < nmethods; m++) {
-            char params[NVALUES][96];
-            for (int v = 0; v < NVALUES; v++)
-                snprintf(params[v], sizeof params[v], "\"size\":%zu,\"value\":%d", sizes[i], values[v]);
-            for (int v = NVALUES - 1; v >= 0; v--) {
-                /* the zero row carries the paired zero/non-zero speed-up */
-                lab_record rec = {
-                    .series = methods[m].name, .params_json = params[v], .axis = "size",
-                    .axis_unit = "B", .metric = "fill_throughput", .unit = "GB/s",
-                    .higher_is_better = 1, .samples = &gbps[(m * NVALUES + v) * rounds],
-                    .n = rounds, .baseline = v == 0 ? methods[m].name : NULL,
-                    .baseline_params_json = params[1],
-                    .baseline_samples = &gbps[(m * NVALUES + 1) * rounds]};
-                sums[v][m] = lab_record_emit(ctx, &rec);
-            }
-            ratio[i][m] = (lab_stats){.median = sums[0][m].ratio, .min = sums[0][m].ratio_min,
-                                      .max = sums[0][m].ratio_max, .n = rounds};
-            printf(" %6.1f/%6.1f %6.2fx", sums[0][m].value, sums[1][m].value, sums[0][m].ratio);
-        }
-        for (int v = 0; v < NVALUES; v++) {
-            lab_ranking_add(rk[v], what, methods, nmethods, MEMKIT, sums[v], NULL);
-            for (size_t m = 0; m < nmethods; m++)
-                lab_summary_free(&sums[v][m]);
-        }
-        printf("\n");
-        fflush(stdout);
+        lab_progress(ctx, i, nsizes, lab_fmt_size(sizes[i], what, sizeof what));
+        measure_region(ctx, buf, sizes[i], g.budget_s, gbps, ratio[i], rk);
     }
     lab_progress(ctx, nsizes, nsizes, "done");
     for (int v = 0; v < NVALUES; v++)   /* where memkit stands first, then the seed's question */
