@@ -158,6 +158,82 @@ int lab_helper_setup(lab_ctx *ctx)
     return 1;
 }
 
+/* The helper started: a fresh execution of this program under HELPER_ENV
+ * (its index, the count, the inherited samples file, whether tuned) and,
+ * tuned, GLIBC_TUNABLES; waited for.  Its pid (< 0: not started), its
+ * status in *status. */
+static pid_t start_helper(lab_ctx *ctx, char **hargv, unsigned p, unsigned count, int fd,
+                          int tuned, int *status)
+{
+    char env[64];
+    snprintf(env, sizeof env, "%u %u %d %d", p, count, fd, tuned);
+    fflush(NULL);
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) {
+        /* dies with the main process (the front end kills only that one) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        setenv(HELPER_ENV, env, 1);
+        /* read by glibc as the process starts: only a fresh one sees it */
+        if (tuned)
+            setenv("GLIBC_TUNABLES", ctx->glibc_tunables, 1);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execv("/proc/self/exe", hargv);
+        _exit(127);
+    }
+    *status = 0;
+    while (pid > 0 && waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+    return pid;
+}
+
+/* How a helper that did not end well ended: a signal names the bug
+ * (SIGFPE: a division by zero); an exit status follows the helper's own
+ * error line. */
+static void say_helper_failed(lab_ctx *ctx, unsigned p, unsigned count, int tuned, pid_t pid,
+                              int status)
+{
+    char how[96];
+    if (pid < 0)
+        snprintf(how, sizeof how, "could not start: %s", strerror(errno));
+    else if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "was killed by signal %d, SIG%s (%s)", WTERMSIG(status),
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(how, sizeof how, "failed (exit status %d)", WEXITSTATUS(status));
+    fprintf(stderr, "error: %s: helper process %u of %u%s %s\n", ctx->info->name, p + 1, count,
+            tuned ? " (glibc tuned)" : "", how);
+}
+
+/* Helper p, start to finish: its samples file (unlinked: nothing is left
+ * behind if either process is killed), its run, its samples loaded into
+ * the pool.  0, or -1 said on stderr. */
+static int run_helper(lab_ctx *ctx, char **hargv, unsigned p, unsigned nhelpers, int tuned)
+{
+    char path[] = "/tmp/memkit-lab-samples-XXXXXX";
+    int fd = mkstemp(path), status;
+    if (fd < 0) {
+        fprintf(stderr, "error: cannot create a temporary file: %s\n", strerror(errno));
+        return -1;
+    }
+    unlink(path);
+    pid_t pid = start_helper(ctx, hargv, p, nhelpers + 1, fd, tuned, &status);
+    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        say_helper_failed(ctx, p, nhelpers + 1, tuned, pid, status);
+        close(fd);
+        return -1;
+    }
+    if (load_raw(fd, &ctx->pool->files[ctx->pool->n++])) {
+        fprintf(stderr, "error: %s: unreadable samples from helper process %u\n",
+                ctx->info->name, p + 1);
+        return -1;
+    }
+    return 0;
+}
+
 int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
 {
     /* the helpers' command line: this one without --jsonl PATH */
@@ -178,57 +254,7 @@ int lab_run_helpers(lab_ctx *ctx, int argc, char **argv)
     for (unsigned p = 0; p < nhelpers && !rc; p++) {
         int tuned = tuned_left && (p % 2 == 0 || tuned_left == nhelpers - p);
         tuned_left -= (unsigned)tuned;
-        /* an unlinked file the helper inherits: nothing is left behind if
-         * either is killed */
-        char path[] = "/tmp/memkit-lab-samples-XXXXXX", env[64];
-        int fd = mkstemp(path);
-        if (fd < 0) {
-            fprintf(stderr, "error: cannot create a temporary file: %s\n", strerror(errno));
-            rc = -1;
-            break;
-        }
-        unlink(path);
-        snprintf(env, sizeof env, "%u %u %d %d", p, nhelpers + 1, fd, tuned);
-        fflush(NULL);
-        pid_t parent = getpid(), pid = fork();
-        if (pid == 0) {
-            /* dies with the main process (the front end kills only that one) */
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)
-                _exit(127);
-            setenv(HELPER_ENV, env, 1);
-            /* read by glibc as the process starts: only a fresh one sees it */
-            if (tuned)
-                setenv("GLIBC_TUNABLES", ctx->glibc_tunables, 1);
-            if (!freopen("/dev/null", "w", stdout))
-                _exit(127);
-            execv("/proc/self/exe", hargv);
-            _exit(127);
-        }
-        int status = 0;
-        while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            /* a signal names the bug (SIGFPE: a division by zero); an exit
-             * status follows the helper's own error line */
-            char how[96];
-            if (pid < 0)
-                snprintf(how, sizeof how, "could not start: %s", strerror(errno));
-            else if (WIFSIGNALED(status))
-                snprintf(how, sizeof how, "was killed by signal %d, SIG%s (%s)", WTERMSIG(status),
-                         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
-                         strsignal(WTERMSIG(status)));
-            else
-                snprintf(how, sizeof how, "failed (exit status %d)", WEXITSTATUS(status));
-            fprintf(stderr, "error: %s: helper process %u of %u%s %s\n", ctx->info->name, p + 1,
-                    nhelpers + 1, tuned ? " (glibc tuned)" : "", how);
-            close(fd);
-            rc = -1;
-        } else if (load_raw(fd, &ctx->pool->files[ctx->pool->n++])) {
-            fprintf(stderr, "error: %s: unreadable samples from helper process %u\n",
-                    ctx->info->name, p + 1);
-            rc = -1;
-        }
+        rc = run_helper(ctx, hargv, p, nhelpers, tuned);
     }
     free(hargv);
     return rc;
