@@ -232,7 +232,10 @@ static void append(char *buf, size_t len, const char *fmt, const char *a, const 
         snprintf(buf + l, len - l, fmt, a, b);
 }
 
-void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
+/* The "loss" verdicts: each run of consecutive points where memkit was
+ * slower beyond the noise (each point alone when the points are not an
+ * axis), and, when there is none, a note saying so. */
+static void loss_verdicts(lab_ctx *ctx, const lab_ranking *rk)
 {
     size_t losses = 0, noisy = 0;
     for (size_t i = 0; i < rk->n;) {
@@ -265,35 +268,54 @@ void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
         lab_verdict_kind(ctx, "note", "%s: %s is nowhere slower than the fastest other method "
                          "beyond the noise (points: %zu, too noisy to tell: %zu)",
                          rk->what, rk->memkit, rk->n, noisy);
+}
+
+/* Who was fastest where, on an axis: ranges of consecutive points one
+ * method leads (or ties within the noise: noise alone must not cut a range
+ * in pieces). */
+static void fastest_ranges(const lab_ranking *rk, char *text, size_t len)
+{
+    for (size_t i = 0; i < rk->n;) {
+        size_t j = range_end(rk, i);
+        append(text, len, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
+        if (j == i)
+            append(text, len, "%s%s", rk->p[i].label, "");
+        else
+            append(text, len, "%s..%s", rk->p[i].label, rk->p[j].label);
+        i = j + 1;
+    }
+}
+
+/* Who was fastest where, off an axis: per method, the points it won (named
+ * when there are few). */
+static void fastest_counts(const lab_ranking *rk, char *text, size_t len)
+{
+    for (size_t i = 0; i < rk->n; i++) {
+        size_t won = 0, k;
+        for (k = 0; k < i && strcmp(rk->p[k].fastest, rk->p[i].fastest); k++)
+            ;
+        if (k < i)   /* counted with its first point */
+            continue;
+        for (k = i; k < rk->n; k++)
+            won += !strcmp(rk->p[k].fastest, rk->p[i].fastest);
+        char count[48];
+        snprintf(count, sizeof count, "%zu of %zu", won, rk->n);
+        append(text, len, "%s%s in ", *text ? "; " : "", rk->p[i].fastest);
+        append(text, len, "%s%s", count, won <= 4 ? ": " : "");
+        for (k = i; k < rk->n && won <= 4; k++)
+            if (!strcmp(rk->p[k].fastest, rk->p[i].fastest))
+                append(text, len, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
+    }
+}
+
+void lab_ranking_verdicts(lab_ctx *ctx, lab_ranking *rk)
+{
+    loss_verdicts(ctx, rk);
     char text[3500] = "";
-    if (rk->ordered)   /* ranges of consecutive points one method leads (or ties within
-                        * the noise: noise alone must not cut a range in pieces) */
-        for (size_t i = 0; i < rk->n;) {
-            size_t j = range_end(rk, i);
-            append(text, sizeof text, "%s%s at ", *text ? "; " : "", rk->p[i].fastest);
-            if (j == i)
-                append(text, sizeof text, "%s%s", rk->p[i].label, "");
-            else
-                append(text, sizeof text, "%s..%s", rk->p[i].label, rk->p[j].label);
-            i = j + 1;
-        }
-    else   /* per method, the points it won (named when there are few) */
-        for (size_t i = 0; i < rk->n; i++) {
-            size_t won = 0, k;
-            for (k = 0; k < i && strcmp(rk->p[k].fastest, rk->p[i].fastest); k++)
-                ;
-            if (k < i)   /* counted with its first point */
-                continue;
-            for (k = i; k < rk->n; k++)
-                won += !strcmp(rk->p[k].fastest, rk->p[i].fastest);
-            char count[48];
-            snprintf(count, sizeof count, "%zu of %zu", won, rk->n);
-            append(text, sizeof text, "%s%s in ", *text ? "; " : "", rk->p[i].fastest);
-            append(text, sizeof text, "%s%s", count, won <= 4 ? ": " : "");
-            for (k = i; k < rk->n && won <= 4; k++)
-                if (!strcmp(rk->p[k].fastest, rk->p[i].fastest))
-                    append(text, sizeof text, "%s(%s)", k == i ? "" : ", ", rk->p[k].label);
-        }
+    if (rk->ordered)
+        fastest_ranges(rk, text, sizeof text);
+    else
+        fastest_counts(rk, text, sizeof text);
     if (*text)
         lab_verdict_data(ctx, "fastest", write_ranking, rk, "%s, fastest by the statistic%s: %s",
                          rk->what, rk->ordered ? " (a range goes on while its method is within "
