@@ -191,28 +191,16 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-int main(int argc, char **argv)
+/* "tunables": each row with its default on this CPU (the caches read),
+ * what the environment and the profile made of it, its bounds and help. */
+static void print_tunables(void)
 {
-    if (argc >= 4 && !strcmp(argv[1], "--paths"))
-        return print_paths(argv[2], argv[3], argv + 4, argc - 4);
-    if (argc >= 2 && !strcmp(argv[1], "--cpu"))
-        return print_cpu_defaults(argv + 2, argc - 2);
-    if (argc != 1) {
-        fprintf(stderr, "usage: memkit-tunables [--paths SPEC OP SIZE... | --cpu VENDOR FAMILY MODEL L2 L3 "
-                        "[FEATURE,...]]\n");
-        return 2;
-    }
     static const char *const kinds[] = {
         [MK_KIND_SIZE] = "size", [MK_KIND_COUNT] = "count", [MK_KIND_VARIANT] = "variant"};
-    /* The defaults with the caches read, and what the environment and the
-     * profile made of them. */
     const mk_tunables *in_force = mk_tunables_get();
     mk_tunables defaults;
     mk_tunables_defaults(&defaults, mk_cpu(), MK_CACHES_KNOWN);
     char text[256];
-
-    printf("{\"strategy\":");
-    json_string(mk_strategy()->name);
     printf(",\"tunables\":[");
     for (size_t i = 0; i < MK_TUNABLE_COUNT; i++) {
         const mk_tunable_row *r = &mk_tunable_rows[i];
@@ -232,7 +220,15 @@ int main(int argc, char **argv)
         json_string(r->help);
         printf("}");
     }
-    printf("],\"strategies\":[");
+    printf("]");
+}
+
+/* "strategies": each row of the per-CPU table, its choices, whether it was
+ * measured, and its rule for each per-CPU tunable. */
+static void print_strategies(void)
+{
+    char text[256];
+    printf(",\"strategies\":[");
     for (size_t i = 0; i < mk_strategy_count; i++) {
         printf("%s{\"name\":", i ? "," : "");
         json_string(mk_strategy_at(i)->name);
@@ -254,7 +250,14 @@ int main(int argc, char **argv)
         }
         printf("}}");
     }
-    printf("],\"workloads\":[");
+    printf("]");
+}
+
+/* "workloads" (workloads.def) and "paths": the names --paths answers with,
+ * a memset's, then a copy's. */
+static void print_workloads_and_paths(void)
+{
+    printf(",\"workloads\":[");
     for (int i = 0; i < NOPS; i++) {
         printf("%s{\"op\":", i ? "," : "");
         json_string(workloads[i].name);
@@ -264,7 +267,6 @@ int main(int argc, char **argv)
         json_string(workloads[i].words);
         printf("}");
     }
-    /* the names --paths answers with: a memset's, then a copy's */
     static const mk_path paths[] = {MK_PATH_LOOP, MK_PATH_BACKWARD, MK_PATH_REP, MK_PATH_STREAM};
     printf("],\"paths\":{\"memset\":[");
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
@@ -277,6 +279,25 @@ int main(int argc, char **argv)
         printf("%s", i ? "," : "");
         json_string(path_name(paths[i], 0));
     }
-    printf("]}}\n");
+    printf("]}");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && !strcmp(argv[1], "--paths"))
+        return print_paths(argv[2], argv[3], argv + 4, argc - 4);
+    if (argc >= 2 && !strcmp(argv[1], "--cpu"))
+        return print_cpu_defaults(argv + 2, argc - 2);
+    if (argc != 1) {
+        fprintf(stderr, "usage: memkit-tunables [--paths SPEC OP SIZE... | --cpu VENDOR FAMILY MODEL L2 L3 "
+                        "[FEATURE,...]]\n");
+        return 2;
+    }
+    printf("{\"strategy\":");
+    json_string(mk_strategy()->name);
+    print_tunables();
+    print_strategies();
+    print_workloads_and_paths();
+    printf("}\n");
     return 0;
 }
