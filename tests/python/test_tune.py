@@ -698,7 +698,7 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
     """The variant and threshold stages replay a recording as `memkit record`
     does: each function's batch bounded in bytes (numpy's 16 MiB memmoves,
     50,000 a batch, never ended)."""
-    from memkit.commands import tune as tune_command
+    from memkit.tuning import stages
     seen = []
 
     class Done:
@@ -707,7 +707,7 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
     def fake_run(exp, quick, args, env=None, on_progress=None):
         seen.append(list(args))
         return Done()
-    monkeypatch.setattr(tune_command.lab, "run_experiment", fake_run)
+    monkeypatch.setattr(stages.lab, "run_experiment", fake_run)
 
     class Quiet:
         def update(self, *a):
@@ -718,9 +718,9 @@ def test_tune_for_a_recording_bounds_its_replays_batches(monkeypatch, tmp_path):
     timer = real_bench_dir() / "memkit-tune-experiment"
     (tmp_path / "Memset.csv").write_text("64:1\n0:1\n64:1\n")   # a recording, as --for loads one
     (tmp_path / "summary.json").write_text(json.dumps({"calls": {"memset": 1}, "processes": 1, "command": ["p"]}))
-    tune_command.measure_levels(timer, False, Quiet(), "1/1", "variant", {"evex": "memset=evex"},
-                                data=str(tmp_path), over={"memset": {"dram": 1.0}})
-    assert seen and f"batch={tune_command.recording.REPLAY_BATCH}" in seen[0] and f"data={tmp_path}" in seen[0]
+    stages.measure_levels(timer, False, Quiet(), "1/1", "variant", {"evex": "memset=evex"},
+                          data=str(tmp_path), over={"memset": {"dram": 1.0}})
+    assert seen and f"batch={stages.recording.REPLAY_BATCH}" in seen[0] and f"data={tmp_path}" in seen[0]
 
 
 # ---- confirming the moves before the profile is written ----

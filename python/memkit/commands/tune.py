@@ -19,12 +19,12 @@ from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
 from memkit.lab import load
-from memkit.lab.fingerprint import runnable_variants
 from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target
 from memkit.terminal import ProgressLine
-from memkit.tuning import catalogue, evidence, for_program, glibc_tune, level_choice, profile_file, tune, tune_experiment
+from memkit.tuning import (catalogue, evidence, for_program, glibc_tune, level_choice, profile_file, stages, tune,
+                           tune_experiment)
 from memkit.tuning.outcome import TuneOutcome
 
 NAME = "tune"
@@ -100,120 +100,6 @@ def settings(args, fp: dict) -> dict:
     return s
 
 
-def method_text(s: dict, grid: list[int], program: bool = False) -> str:
-    need = stats.sign_test_wins_needed(s["rounds"], tune.ALPHA)
-    rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
-            f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
-            f"at least {tune.MARGIN:.0%} at the median" if need is not None else
-            f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
-            "no threshold can move")
-    what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
-    return (f"memkit's own {what}, each strategy's MEMKIT_TUNABLES settings put in force in "
-            f"turn in one process; {s['rounds']} interleaved rounds over {s['processes']} "
-            f"process(es) per size band; "
-            + (f"{len(grid)} sizes {fmt_size(grid[0])}..{fmt_size(grid[-1])}; {rule}" if grid else
-               "no size within reach of a threshold"))
-
-
-def plan(configs: dict, cells: list, s: dict) -> tune_experiment.Plan:
-    return tune_experiment.Plan(configs, cells, rounds=s["per_process"], processes=s["processes"],
-                                batch_ns=s["batch_ns"])
-
-
-def measure_family(timer, family, grid, s, cpus, progress, step, paths, defaults=None) -> dict:
-    ops = paths.ops(family)
-    strats = catalogue.strategies(family, cpus, defaults)
-    if len(strats) < 2 or not grid:
-        print(f"== {step} {family}: nothing to compare on this machine", flush=True)
-        return {}
-    p = plan({catalogue.candidate_name(st): st.tunables() for st in strats},
-             [(op, size) for op in ops for size in grid], s)
-    print(f"== {step} {family}: {', '.join(st.says for st in strats)}; "
-          f"{len(p.cells)} cells x {len(strats)} strategies x {p.total_rounds} rounds", flush=True)
-    times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, f"{family} "))
-    progress.clear()
-    return times
-
-
-SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
-# (rounds per process, processes) of the level stages: the experiment's own
-# defaults; a variant's code and data placement moves small calls between
-# processes, so --quick (one process) does not choose there.
-VARIANT_RUNS = (11, 3)
-
-
-def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, candidates: dict,
-                   functions=level_choice.VARIANT_FUNCTIONS, data: Optional[str] = None,
-                   over: Optional[dict] = None) -> list[level_choice.LevelScore]:
-    """Each candidate (name or size -> its MEMKIT_TUNABLES) in force in turn,
-    by memkit-exp-size-distributions beside the timing program, scored for
-    `functions`: on the production distributions at every level of
-    level_choice.VARIANT_LEVELS, or, for a recording (data: its directory; over:
-    function -> the working sets its replay runs at), on the program's own
-    sizes at its own working sets."""
-    program = timer.parent / SIZES_EXPERIMENT
-    if quick:
-        print(f"== {step} {what}: not measured with --quick (one process cannot tell a design "
-              "from where its code landed)", flush=True)
-        return []
-    if not os.access(program, os.X_OK):
-        print(f"== {step} {what}: not measured ({program} is not there)", flush=True)
-        return []
-    rounds, processes = VARIANT_RUNS
-    over = {fn: lvs for fn, lvs in over.items() if fn in functions} if over else None
-    if over:
-        levels = sorted({lv for lvs in over.values() for lv in lvs})
-        on = (f"the program's own sizes at its working sets ("
-              + ", ".join(f"{fn} {'/'.join(lvs)}" for fn, lvs in over.items()) + ")")
-    else:
-        levels = list(level_choice.VARIANT_LEVELS)
-        on = f"the production size distributions at {', '.join(level_choice.VARIANT_LEVELS)}"
-    print(f"== {step} {what}: {', '.join(map(tune.fmt_candidate, candidates))} on {on} "
-          f"({rounds} rounds x {processes} process(es) each)", flush=True)
-    exp = lab.describe(program)
-    args = ["ws=" + ",".join(levels), f"rounds={rounds}", f"processes={processes}"]
-    if data:   # replayed as `memkit record` replays it (each function's batch bounded)
-        args = recording.replay_arguments(args + [f"data={data}"], None)
-    if len(functions) == 1:   # the distribution files are named by their function
-        args.append("only=" + recording.FILES[functions[0]].removesuffix(".csv"))
-    scores = []
-    for cand, forced in candidates.items():
-        label = tune.fmt_candidate(cand)
-        res = lab.run_experiment(exp, False, args, env=tune_experiment.clean_env(MEMKIT_TUNABLES=forced),
-                                 on_progress=lambda pr, label=label: progress.update(pr, f"{what} {label} "))
-        progress.clear()
-        if res.status != "ok":
-            raise MemkitError(f"{SIZES_EXPERIMENT} with {forced} {res.status}: {res.error}")
-        scores += level_choice.candidate_scores(cand, res.measurements, over, functions)
-    return scores
-
-
-def forced_variants(variants: dict) -> str:
-    return ":".join(f"{fn}={v}" for fn, v in variants.items())
-
-
-def measure_variants(timer, fp, quick, progress, step, data=None, over=None) -> list[level_choice.LevelScore]:
-    """Each variant this CPU runs, forced for memset, memcpy and memmove."""
-    cands = {v: forced_variants({fn: v for fn in level_choice.VARIANT_FUNCTIONS})
-             for v in runnable_variants(fp.get("isa") or {})}
-    return measure_levels(timer, quick, progress, step, "variant", cands, data=data, over=over)
-
-
-def measure_thresholds(timer, quick, progress, step, variants: dict, incumbents: dict,
-                       data=None, over=None) -> dict:
-    """tunable -> the scores of its level_choice.LEVEL_TUNABLES candidates, with the
-    chosen variants forced."""
-    out = {}
-    for name, (fn, _) in level_choice.LEVEL_TUNABLES.items():
-        if over is not None and fn not in over:
-            continue
-        cands = {c: forced_variants(variants) + f":{name}={catalogue.NEVER if c is None else c}"
-                 for c in level_choice.level_candidates(name, incumbents.get(name))}
-        out[name] = measure_levels(timer, quick, progress, step, f"{name} over the levels", cands,
-                                   (fn,), data, over)
-    return out
-
-
 def recorded_levels(summary: dict) -> dict:
     """function -> {working set its replay runs at: the share of its calls
     there} (recording.function_ws), for the functions the program calls: the
@@ -280,12 +166,12 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
             else catalogue.size_grid(s["lo"], s["hi"], s["per_octave"]))
     print(f"tuning on {fp.get('cpu_model', '?')} ({profile_file.cpu_line(fp)[4:]}); the defaults: "
           f"strategy row {fp.get('strategy', '?')} ({fp.get('strategy_matched', '?')})")
-    print(f"method: {method_text(s, grid, bool(plan))}", flush=True)
+    print(f"method: {stages.method_text(s, grid, bool(plan))}", flush=True)
     progress = ProgressLine()
     watch = load.Watch()
     result = TuneOutcome()
-    stages = measure_families(result, timer, fp, s, grid, plan, defaults, paths, progress)
-    choose_small_design(result, args, timer, fp, plan and recorded_levels(summary), stages, defaults, progress)
+    nstages = measure_families(result, timer, fp, s, grid, plan, defaults, paths, progress)
+    choose_small_design(result, args, timer, fp, plan and recorded_levels(summary), nstages, defaults, progress)
     if plan:
         print("\n".join(result.weighed_lines()))
     print("\n".join(result.table_lines()))
@@ -298,7 +184,7 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if args.dry_run:
         print("\n--dry-run: no profile written")
         return 0
-    write_checked_profile(timer, out, result, fp, method_text(s, grid, bool(plan)), args.for_recording)
+    write_checked_profile(timer, out, result, fp, stages.method_text(s, grid, bool(plan)), args.for_recording)
     print("\n".join(result.written_lines(out, (summary.get("command") or []) if plan else None)))
     return 0
 
@@ -310,11 +196,11 @@ def measure_families(result: TuneOutcome, timer: Path, fp: dict, s: dict, grid: 
     cpus = int(fp.get("cpus_online") or 1)
     # For a program: only the families its calls run (the preload never uses the pool).
     families = [f for f in tune.DECIDERS if f in plan.grids] if plan else list(tune.DECIDERS)
-    stages = len(families) + 1   # and the variant's
+    nstages = len(families) + 1   # and the variant's
     for i, family in enumerate(families, 1):
         fgrid = plan.grids[family] if plan else catalogue.family_grid(family, grid)
         # a program's calls do not say their alignment: --for leaves rep_movsb_align alone
-        times = measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{stages}", paths,
+        times = stages.measure_family(timer, family, fgrid, s, cpus, progress, f"{i}/{nstages}", paths,
                                None if plan else defaults)
         if not times:
             continue
@@ -327,10 +213,10 @@ def measure_families(result: TuneOutcome, timer: Path, fp: dict, s: dict, grid: 
         if plan:
             result.weighed += for_program.weigh_choices(family, got, defaults, times, plan.calls[family], paths)
         result.choices += got
-    return stages
+    return nstages
 
 
-def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, stages: int,
+def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, nstages: int,
                         defaults: dict, progress) -> None:
     """The small-size design: the variant of each function, then the
     thresholds weighed over the levels, with the chosen variants forced.
@@ -338,16 +224,16 @@ def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, 
     own working sets weigh them); None otherwise."""
     data = args.for_recording if over is not None else None
     if over is not None and not over:
-        print(f"== {stages}/{stages} variant: not measured (the recording has no working-set estimate)")
-    step = f"{stages}/{stages}"
+        print(f"== {nstages}/{nstages} variant: not measured (the recording has no working-set estimate)")
+    step = f"{nstages}/{nstages}"
     if over is None or over:
-        result.scores = measure_variants(timer, fp, args.quick, progress, step, data, over)
+        result.scores = stages.measure_variants(timer, fp, args.quick, progress, step, data, over)
     got = level_choice.decide_variants(result.scores, fp.get("variants") or {})
     result.decisions += [evidence.decision_record("variant", c) for c in got]
     result.choices += got
     if result.scores:
         variants = dict(fp.get("variants") or {}, **{c.name: c.value for c in got})
-        result.level_scores = measure_thresholds(timer, args.quick, progress, step, variants,
+        result.level_scores = stages.measure_thresholds(timer, args.quick, progress, step, variants,
                                                  level_choice.level_incumbents(result.choices, defaults),
                                                  data, over)
         decided, result.choices = level_choice.decide_levels(result.level_scores, result.choices, defaults)
@@ -357,7 +243,7 @@ def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, 
 def write_evidence(path: Path, result: TuneOutcome, fp: dict, s: dict, grid: list[int], defaults: dict,
                    paths: catalogue.Paths) -> None:
     rule = {k: s[k] for k in ("rounds", "processes", "per_process", "per_octave", "lo", "hi", "batch_ns")}
-    rule.update(best_of=tune_experiment.Plan.best_of, method=method_text(s, grid))
+    rule.update(best_of=tune_experiment.Plan.best_of, method=stages.method_text(s, grid))
     evidence.write(path, evidence.document(fp, rule, defaults, result.measured, result.decisions, paths,
                                            variants=result.scores, levels=result.level_scores))
     print(f"\nwrote the evidence to {path} (docs/evidence.md)")
@@ -387,7 +273,7 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     if not moved:
         return choices
     cells = tune.workload_cells(paths, tune.confirmation_sizes(grid, s))
-    p = plan({"defaults": "", "tuned": catalogue.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
+    p = stages.plan({"defaults": "", "tuned": catalogue.tunables_text(tune.tuned_tunables(defaults, moved))}, cells, s)
     print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in fresh "
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "confirm "))
@@ -441,7 +327,7 @@ def check_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if forced:
         print(f"note: the profile forces {', '.join(forced)}, which tune chose on the production size "
               "distributions; --check times its thresholds with the variants the defaults run", flush=True)
-    p = plan({"defaults": "", "profile": catalogue.tunables_text(catalogue.parse_tunables(profile.tunables))},
+    p = stages.plan({"defaults": "", "profile": catalogue.tunables_text(catalogue.parse_tunables(profile.tunables))},
              tune.workload_cells(paths, grid), s)
     tuned_paths, default_paths = paths.of_cells(tuned, p.cells), paths.of_cells(defaults, p.cells)
     changed = {c for c in p.cells if tuned_paths[c] != default_paths[c]}
