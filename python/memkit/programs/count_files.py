@@ -124,9 +124,36 @@ class PartialPart(MemkitError):
     (or was killed doing so).  Other problems (a newer layout) stay errors."""
 
 
-def _read_part(path: Path):
-    """(pid, first, argv, threads, {op: OpCounts}) of one count file, of
-    either layout version."""
+@dataclass(frozen=True)
+class _Layout:
+    """What a count file's header says of its layout (of either version)."""
+    version: int
+    header_bytes: int
+    slot_bytes: int
+    slots: int
+    pid: int
+    first: int
+    exact: int
+    log_buckets: int
+    nops: int
+    cmd_bytes: int
+    hist_bytes: int
+    ws_at: int = 0
+    ws_bytes: int = 0
+    ws_buckets: int = 0
+    ws_window: int = 0
+    ws_bits: int = 0
+    repeats_at: Optional[int] = None
+    ws_half_at: Optional[int] = None
+
+    @property
+    def v1_words(self) -> int:
+        return self.exact + 2 * self.log_buckets + ALIGN_SLOTS + 8
+
+
+def _read_layout(path: Path) -> tuple[_Layout, bytes]:
+    """The header, and the file's bytes up to its last slot handed out (the
+    rest of the sparse file is zeros)."""
     with open(path, "rb") as f:
         data = f.read(4096)
         if len(data) < HEADER.size + HEADER_V2.size or not data.startswith(MAGIC_PREFIX):
@@ -140,66 +167,78 @@ def _read_part(path: Path):
                               "one this memkit reads (a newer preload library?)")
         (_, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave, log_buckets,
          nops, cmd_bytes) = HEADER.unpack_from(data)
-        # Only the slots handed out: the rest of the (sparse) file is zeros.
         data += f.read(header_bytes + min(used, slots) * slot_bytes - len(data))
     v1_words = exact + 2 * log_buckets + ALIGN_SLOTS + 8
-    if version >= 2:
-        hist_bytes, ws_at, ws_bytes, ws_buckets, ws_window, ws_bits = HEADER_V2.unpack_from(data, HEADER.size)
-    else:
-        hist_bytes, ws_at, ws_bytes, ws_buckets = v1_words * 8, 0, 0, 0
-    repeats_at, ws_half_at = (HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size) if version >= 3
-                              else (None, None))
-    at_cmd = CMDLINE_AT[version]
-    argv = [a.decode(errors="replace") for a in
-            data[at_cmd:at_cmd + cmd_bytes].split(b"\0") if a]
+    ws = (HEADER_V2.unpack_from(data, HEADER.size) if version >= 2 else (v1_words * 8, 0, 0, 0, 0, 0))
+    later = (HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size) if version >= 3 else (None, None))
+    return _Layout(version, header_bytes, slot_bytes, min(used, slots), pid, first, exact, log_buckets,
+                   nops, cmd_bytes, *ws, *later), data
+
+
+def _add_sizes(c: OpCounts, data: bytes, at: int, words, lay: _Layout) -> None:
+    """One slot's sizes (exact, and log buckets replayed at their mean
+    size), alignments, overlaps and repeats, added to c."""
+    exact, log_buckets = lay.exact, lay.log_buckets
+    sizes = words[:exact + log_buckets]
+    log_sum = words[exact + log_buckets:exact + 2 * log_buckets]
+    align_at = exact + 2 * log_buckets
+    _add_counts(c.sizes, sizes[:exact], range(exact))
+    for b in range(log_buckets):
+        n = sizes[exact + b]
+        if n:
+            mean = round(log_sum[b] / n)
+            c.sizes[mean] = c.sizes.get(mean, 0) + n
+    powers = [1 << k for k in range(7)]
+    _add_counts(c.align, words[align_at:align_at + 7], powers)
+    c.overlap += words[align_at + ALIGN_SLOTS]
+    if lay.repeats_at is not None:
+        c.repeats = (c.repeats or 0) + struct.unpack_from("<Q", data, at + lay.repeats_at)[0]
+    _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
+
+
+def _add_windows(c: OpCounts, data: bytes, at: int, lay: _Layout) -> None:
+    """One slot's working-set windows, each side's, added to c: the closed
+    windows, and the one still open when the program ended."""
+    nb, bits = lay.ws_buckets, lay.ws_bits
+    for side in range(2 if lay.ws_bytes else 0):
+        base = at + lay.ws_at + side * lay.ws_bytes
+        w = array("Q", data[base:base + (2 * nb + WS_OPEN_WORDS) * 8])
+        windows, windows_set = w[:nb], w[nb:2 * nb]
+        inserted, bits_set = w[2 * nb], w[2 * nb + 1]
+        halves, open_half = [None] * nb, None
+        if lay.ws_half_at is not None:
+            halves = array("Q", data[base + lay.ws_half_at:base + lay.ws_half_at + nb * 8])
+            # the open window's count when its draws were last a power of two
+            checkpoint = 1 << (int(inserted).bit_length() - 1) if inserted else 0
+            open_half = (w[2 * nb + 2], checkpoint) if 16 <= checkpoint < inserted else None
+        for b in range(nb):
+            if windows[b]:
+                half = (None if halves[b] is None else
+                        (distinct_lines(halves[b] / windows[b], bits), lay.ws_window // 2))
+                c.windows[side].append((distinct_lines(windows_set[b] / windows[b], bits),
+                                        lay.ws_window, windows[b], bits, half))
+        if inserted:
+            c.windows[side].append((distinct_lines(bits_set, bits), inserted, 1, bits,
+                                    None if open_half is None else
+                                    (distinct_lines(open_half[0], bits), open_half[1])))
+
+
+def _read_part(path: Path):
+    """(pid, first, argv, threads, {op: OpCounts}) of one count file, of
+    either layout version."""
+    lay, data = _read_layout(path)
+    at_cmd = CMDLINE_AT[lay.version]
+    argv = [a.decode(errors="replace") for a in data[at_cmd:at_cmd + lay.cmd_bytes].split(b"\0") if a]
     ops = {op: OpCounts() for op in OPS}
-    for slot in range(min(used, slots)):
-        for i, op in enumerate(OPS[:nops]):
-            at = header_bytes + slot * slot_bytes + i * hist_bytes
-            words = array("Q", data[at:at + v1_words * 8])
-            if len(words) < v1_words or len(data) < at + hist_bytes:
+    for slot in range(lay.slots):
+        for i, op in enumerate(OPS[:lay.nops]):
+            at = lay.header_bytes + slot * lay.slot_bytes + i * lay.hist_bytes
+            words = array("Q", data[at:at + lay.v1_words * 8])
+            if len(words) < lay.v1_words or len(data) < at + lay.hist_bytes:
                 raise PartialPart(f"{path} is truncated")
-            sizes = words[:exact + log_buckets]
-            log_sum = words[exact + log_buckets:exact + 2 * log_buckets]
-            align_at = exact + 2 * log_buckets
-            c = ops[op]
-            _add_counts(c.sizes, sizes[:exact], range(exact))
-            for b in range(log_buckets):
-                n = sizes[exact + b]
-                if n:
-                    # Calls in one bucket are replayed at their mean size.
-                    mean = round(log_sum[b] / n)
-                    c.sizes[mean] = c.sizes.get(mean, 0) + n
-            powers = [1 << k for k in range(7)]
-            _add_counts(c.align, words[align_at:align_at + 7], powers)
-            c.overlap += words[align_at + ALIGN_SLOTS]
-            if repeats_at is not None:
-                c.repeats = (c.repeats or 0) + struct.unpack_from("<Q", data, at + repeats_at)[0]
-            _add_counts(c.src_align, words[align_at + ALIGN_SLOTS + 1:align_at + ALIGN_SLOTS + 8], powers)
-            for side in range(2 if ws_bytes else 0):
-                w = array("Q", data[at + ws_at + side * ws_bytes:
-                                    at + ws_at + side * ws_bytes + (2 * ws_buckets + WS_OPEN_WORDS) * 8])
-                windows, windows_set = w[:ws_buckets], w[ws_buckets:2 * ws_buckets]
-                inserted, bits_set = w[2 * ws_buckets], w[2 * ws_buckets + 1]
-                halves, open_half = [None] * ws_buckets, None
-                if ws_half_at is not None:
-                    at_half = at + ws_at + side * ws_bytes + ws_half_at
-                    halves = array("Q", data[at_half:at_half + ws_buckets * 8])
-                    # the open window's count when its draws were last a power of two
-                    checkpoint = 1 << (int(inserted).bit_length() - 1) if inserted else 0
-                    open_half = ((w[2 * ws_buckets + 2], checkpoint)
-                                 if 16 <= checkpoint < inserted else None)
-                for b in range(ws_buckets):
-                    if windows[b]:
-                        half = (None if halves[b] is None else
-                                (distinct_lines(halves[b] / windows[b], ws_bits), ws_window // 2))
-                        c.windows[side].append((distinct_lines(windows_set[b] / windows[b], ws_bits),
-                                                ws_window, windows[b], ws_bits, half))
-                if inserted:   # the window still open when the program ended
-                    c.windows[side].append((distinct_lines(bits_set, ws_bits), inserted, 1, ws_bits,
-                                            None if open_half is None else
-                                            (distinct_lines(open_half[0], ws_bits), open_half[1])))
-    return pid, first, argv, min(used, slots), ops
+            _add_sizes(ops[op], data, at, words, lay)
+            _add_windows(ops[op], data, at, lay)
+    return lay.pid, lay.first, argv, lay.slots, ops
 
 
 def merge_parts(parts_dir: Path) -> Recording:
