@@ -357,6 +357,61 @@ def parse_jsonl(text: str) -> tuple[Optional[dict], list[dict], list[dict], bool
     return fp, ms, vs, ended
 
 
+def _follow(proc, on_progress, on_stderr) -> tuple[int, str, list[str]]:
+    """The running experiment followed to its end: its stdout read on a
+    thread of its own, its stderr line by line (progress lines to
+    on_progress, the rest to on_stderr and kept).  (exit status, stdout,
+    stderr lines)."""
+    out_chunks: list[str] = []
+
+    def read_stdout():
+        # A signal sent to the process (kill -INT) may land on any thread
+        # that does not block it; here it would interrupt nothing and the
+        # main thread would stay blocked reading the experiment's stderr.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        out_chunks.append(proc.stdout.read())
+    reader = threading.Thread(target=read_stdout, daemon=True)
+    reader.start()
+    err_lines = []
+    try:
+        for line in proc.stderr:
+            p = parse_progress(line)
+            if p:
+                on_progress(p)
+            else:
+                err_lines.append(line.rstrip("\n"))
+                on_stderr(line.rstrip("\n"))
+        rc = proc.wait()
+    except BaseException:
+        # Ctrl-C or anything else: take the experiment down with us.
+        proc.kill()
+        proc.wait()
+        raise
+    reader.join()
+    return rc, "".join(out_chunks), err_lines
+
+
+def _ended(res: Result, rc: int, jsonl: Path, err_lines: list[str]) -> Result:
+    """The result of a finished experiment: its records read, and its status
+    from how it ended (crashed, failed, its end record missing)."""
+    text = jsonl.read_text(errors="replace") if jsonl.exists() else ""
+    try:
+        res.fingerprint, res.measurements, res.verdicts, ended = parse_jsonl(text)
+    except MemkitError as e:
+        res.status, res.error = "failed", str(e)
+        return res
+    if rc < 0:
+        res.status = "crashed"
+        res.error = f"{res.name} crashed ({describe_exit(rc)})"
+    elif rc != 0:
+        res.status = "failed"
+        res.error = f"{res.name} failed ({describe_exit(rc)}): {last_line(chr(10).join(err_lines))}"
+    elif not ended:
+        res.status = "failed"
+        res.error = f"{res.name} ended without its end record (truncated output)"
+    return res
+
+
 def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
                    on_progress: Callable[[Progress], None] = lambda p: None,
                    on_stderr: Callable[[str], None] = lambda l: None,
@@ -374,40 +429,9 @@ def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
         except OSError as e:
             return Result(exp.name, exp.seed, exp.description, "failed", 0.0, args,
                           error=f"cannot start {exp.path}: {e.strerror or e}")
-        out_chunks: list[str] = []
-        def read_stdout():
-            # A signal sent to the process (kill -INT) may land on any thread
-            # that does not block it; here it would interrupt nothing and the
-            # main thread would stay blocked reading the experiment's stderr.
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-            out_chunks.append(proc.stdout.read())
-        reader = threading.Thread(target=read_stdout, daemon=True)
-        reader.start()
-        err_lines = []
-        try:
-            for line in proc.stderr:
-                p = parse_progress(line)
-                if p:
-                    on_progress(p)
-                else:
-                    err_lines.append(line.rstrip("\n"))
-                    on_stderr(line.rstrip("\n"))
-            rc = proc.wait()
-        except BaseException:
-            # Ctrl-C or anything else: take the experiment down with us.
-            proc.kill()
-            proc.wait()
-            raise
-        reader.join()
-        seconds = time.monotonic() - t0
-        output = "".join(out_chunks)
-        res = Result(exp.name, exp.seed, exp.description, "ok", seconds, args, output=output)
-        text = jsonl.read_text(errors="replace") if jsonl.exists() else ""
-        try:
-            res.fingerprint, res.measurements, res.verdicts, ended = parse_jsonl(text)
-        except MemkitError as e:
-            res.status, res.error = "failed", str(e)
-            return res
+        rc, output, err_lines = _follow(proc, on_progress, on_stderr)
+        res = Result(exp.name, exp.seed, exp.description, "ok", time.monotonic() - t0, args, output=output)
+        return _ended(res, rc, jsonl, err_lines)
         if rc < 0:
             res.status = "crashed"
             res.error = f"{exp.name} crashed ({describe_exit(rc)})"

@@ -194,6 +194,35 @@ def _run_each(exps: list, extra_args: dict[str, list[str]], quick: bool, store, 
         store.add(r)
 
 
+def _announce(exps, quick: bool, extra_args, fingerprint, db, host: str, whole_suite: bool):
+    """Before anything runs: how long this will take (memkit.lab.estimate),
+    and whether the machine is busy.  The load as it was."""
+    guess = estimate.estimate(exps, quick, extra_args, fingerprint, estimate.history(db, host))
+    print(guess.line(whole_suite=whole_suite), flush=True)
+    now = load.settle()
+    if now.busy:
+        print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
+              f"the run records it", file=sys.stderr, flush=True)
+    return now
+
+
+def _run_all(exps, extra_args, quick: bool, store, fingerprint, watch) -> None:
+    """Every experiment, each stored as it finishes; interrupted or stopped
+    by an error, what finished is kept, marked incomplete, and said."""
+    progress = ProgressLine()
+    try:
+        with _sigterm_interrupts():
+            _run_each(exps, extra_args, quick, store, progress)
+    except BaseException as stop:
+        progress.clear()
+        how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped by an error"
+        kept = _keep_unfinished(store, how, len(exps), fingerprint, watch)
+        if isinstance(stop, KeyboardInterrupt):
+            raise type(stop)(kept) from None
+        print(f"memkit: {kept}", file=sys.stderr, flush=True)
+        raise
+
+
 def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick: bool, db_path,
               host: str, build: Optional[str], glibc_tunables: Optional[str] = None) -> int:
     """Runs the experiments named (all, in the suite's order, when none),
@@ -209,33 +238,14 @@ def run_suite(names: list[str], experiment_args: dict[str, list[str]], *, quick:
     # an unusable path fails now.
     with Database(db_path, create=True) as db:
         fingerprint = _fingerprint(exps, glibc_tunables)
-        # First, before anything runs: how long this will take (memkit.lab.estimate).
-        guess = estimate.estimate(exps, quick, extra_args, fingerprint,
-                                  estimate.history(db, host))
-        print(guess.line(whole_suite=not names), flush=True)
-        now = load.settle()
-        if now.busy:
-            print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
-                  f"the run records it", file=sys.stderr, flush=True)
+        now = _announce(exps, quick, extra_args, fingerprint, db, host, whole_suite=not names)
         watch = load.Watch()
-        started = _now()
-        progress = ProgressLine()
         # Each experiment is stored as it finishes (a spill file if the
         # database stops taking them): an interrupted run keeps what finished.
-        store = spill.RunStore(db, started_at=started, quick=quick, fingerprint=fingerprint,
+        store = spill.RunStore(db, started_at=_now(), quick=quick, fingerprint=fingerprint,
                                hostname=host, command=shlex.join(map(safe_url, sys.argv)))
         results = store.results
-        try:
-            with _sigterm_interrupts():
-                _run_each(exps, extra_args, quick, store, progress)
-        except BaseException as stop:
-            progress.clear()
-            how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped by an error"
-            kept = _keep_unfinished(store, how, len(exps), fingerprint, watch)
-            if isinstance(stop, KeyboardInterrupt):
-                raise type(stop)(kept) from None
-            print(f"memkit: {kept}", file=sys.stderr, flush=True)
-            raise
+        _run_all(exps, extra_args, quick, store, fingerprint, watch)
         if fingerprint is None:
             fingerprint = next((r.fingerprint for r in results if r.fingerprint), None)
         during = watch.result()
