@@ -407,6 +407,36 @@ def confirm_moves(program: Path, moved: list, choices: list, view, grid: list[in
     return choices, confirmations, ctimes
 
 
+def _say_plan(fp: dict, view: dict, base_env: dict, method: str) -> None:
+    print(f"tuning glibc {fp.get('glibc', '?')} on {fp.get('cpu_model', '?')} ({profile_file.cpu_line(fp)[4:]})")
+    print(f"glibc holds: {glibc.view_text(view)}")
+    if base_env.get("GLIBC_TUNABLES"):
+        print(f"note: the GLIBC_TUNABLES in this environment ({base_env['GLIBC_TUNABLES']}) is left out: "
+              "glibc is measured as shipped and against it")
+    print(f"method: {method}")
+
+
+def _say_line(line: str, any_moved: bool, moved: list) -> None:
+    """The setting, and whether anything moved (and if not, why not)."""
+    print()
+    if any_moved:
+        print("glibc tuned for this machine (give it to a program's environment; memkit try --glibc-tunables "
+              "takes it):")
+    else:
+        why = ("no move held when timed again" if moved else
+               "glibc's own choice held wherever the rule could move a threshold")
+        print(f"nothing moved: {why}; glibc's values as they are (setting them changes nothing):")
+    print(line)
+
+
+def _say_written(out_dir: Optional[Path], written: list) -> None:
+    if out_dir is None:
+        print("\n--dry-run: no line written" + (f"; the evidence: {written[0]}" if written else ""))
+    else:
+        print(f"\nwrote {written[0]} (`memkit try --glibc-tunables @{written[0]}` takes it) "
+              f"and the evidence, {written[1]}")
+
+
 def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Path], s: dict,
         progress, base_env: dict, loader: Optional[Path] = None) -> int:
     """Measures, decides, confirms, prints the line and writes it (out_dir:
@@ -421,14 +451,8 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
         raise MemkitError("no size to time between --min-size and --max-size")
     configs = forced(grid[0])
     strategies = {name: paths.view(settings) for name, settings in configs.items()}
-    rounds = s["rounds"]
-    method = method_text(rounds, grid)
-    print(f"tuning glibc {fp.get('glibc', '?')} on {fp.get('cpu_model', '?')} ({profile_file.cpu_line(fp)[4:]})")
-    print(f"glibc holds: {glibc.view_text(view)}")
-    if base_env.get("GLIBC_TUNABLES"):
-        print(f"note: the GLIBC_TUNABLES in this environment ({base_env['GLIBC_TUNABLES']}) is left out: "
-              "glibc is measured as shipped and against it")
-    print(f"method: {method}")
+    rounds, method = s["rounds"], method_text(s["rounds"], grid)
+    _say_plan(fp, view, base_env, method)
     cells = [(op, size) for ops in FAMILIES.values() for op in ops for size in grid]
     print(f"== glibc's strategies: {', '.join(f'{n} ({spec_of(c)})' for n, c in configs.items())}; "
           f"{len(cells)} cells (each timed by the strategies that run their own path there) x "
@@ -444,22 +468,9 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     moved = [c for c in choices if c.moved]
     choices, confirmations, ctimes = confirm_moves(program, moved, choices, view, grid, s, paths, progress)
     line, any_moved = line_of(choices, view)
-    print()
-    if any_moved:
-        print("glibc tuned for this machine (give it to a program's environment; memkit try --glibc-tunables "
-              "takes it):")
-    else:
-        why = ("no move held when timed again" if moved else
-               "glibc's own choice held wherever the rule could move a threshold")
-        print(f"nothing moved: {why}; glibc's values as they are (setting them changes nothing):")
-    print(line)
+    _say_line(line, any_moved, moved)
     rule = {"rounds": rounds, "per_octave": s["per_octave"], "lo": s["lo"], "hi": s["hi"],
             "batch_ns": s["batch_ns"], "grid": grid, "forced": configs, "method": method}
     doc = evidence_document(fp, rule, view, strategies, times, picks, choices, confirmations, line, ctimes)
-    written = write_outputs(out_dir, line_file_text(line, any_moved, fp, method), doc, evidence)
-    if out_dir is None:
-        print("\n--dry-run: no line written" + (f"; the evidence: {written[0]}" if written else ""))
-    else:
-        print(f"\nwrote {written[0]} (`memkit try --glibc-tunables @{written[0]}` takes it) "
-              f"and the evidence, {written[1]}")
+    _say_written(out_dir, write_outputs(out_dir, line_file_text(line, any_moved, fp, method), doc, evidence))
     return 0
