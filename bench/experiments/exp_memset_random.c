@@ -389,9 +389,7 @@ static void print_header(lab_ctx *ctx, const random_grid *g)
     printf("memset-random: %zu random sizes per row (%s), %u passes per method x %u "
            "processes, zero fill; %% = time saved against glibc (positive: faster); ws: the "
            "working set (hot: one buffer; else random pages of an arena of that size)\n",
-           g->nsizes, g->nsizes >= LAB_UNLEARNABLE_CALLS
-                          ? "more than a branch predictor can learn"
-                          : "FEWER than 50,000: a predictor may learn them",
+           g->nsizes, lab_learnable_words(g->nsizes),
            g->reps, ctx->nprocesses);
     printf("%4s %5s %5s %4s %4s %3s %-5s |", "gran", "min", "max", "offl", "offh", "L1", "ws");
     for (size_t m = 1; m < g->nm; m++)

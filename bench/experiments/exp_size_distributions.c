@@ -535,9 +535,7 @@ static void print_header(lab_ctx *ctx, const dist_grid *g)
     printf("size-distributions: %zu calls per batch drawn from each distribution (%s%s), %zu "
            "rounds x %u processes; speed-up: glibc's time / memkit's, per round; ws: the working "
            "set (hot: in cache; else random lines of an arena per side of that size)%s\n",
-           g->ncalls, g->ncalls >= LAB_UNLEARNABLE_CALLS
-                          ? "more than a branch predictor can learn"
-                          : "FEWER than 50,000: a predictor may learn them",
+           g->ncalls, lab_learnable_words(g->ncalls),
            g->batch_bytes ? "; fewer where a batch would pass batch= bytes: its params say" : "",
            g->rounds, ctx->nprocesses,
            ctx->npeers ? "; each peer: ns per call and speed-up over glibc" : "");

@@ -399,6 +399,13 @@ static inline uint64_t lab_rand(uint64_t *state)
  * (A Zen 5 learnt an 8,192-call batch: glibc memcpy 2.5 ns per call at
  * 1,024 calls per batch, 8.7 at 50,000; the MSRC seed used 50,000.) */
 #define LAB_UNLEARNABLE_CALLS 50000
+/* What a batch of `calls` random sizes is to a predictor, in a table's
+ * header: "more than a branch predictor can learn", or the warning. */
+static inline const char *lab_learnable_words(size_t calls)
+{
+    return calls >= LAB_UNLEARNABLE_CALLS ? "more than a branch predictor can learn"
+                                          : "FEWER than 50,000: a predictor may learn them";
+}
 
 /* ---- memory (memory.c) ---- */
 /* Page-aligned, pre-faulted memory of n bytes (exits with a message on failure). */
