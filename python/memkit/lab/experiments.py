@@ -432,13 +432,3 @@ def run_experiment(exp: Experiment, quick: bool, args: list[str] = (),
         rc, output, err_lines = _follow(proc, on_progress, on_stderr)
         res = Result(exp.name, exp.seed, exp.description, "ok", time.monotonic() - t0, args, output=output)
         return _ended(res, rc, jsonl, err_lines)
-        if rc < 0:
-            res.status = "crashed"
-            res.error = f"{exp.name} crashed ({describe_exit(rc)})"
-        elif rc != 0:
-            res.status = "failed"
-            res.error = f"{exp.name} failed ({describe_exit(rc)}): {last_line(chr(10).join(err_lines))}"
-        elif not ended:
-            res.status = "failed"
-            res.error = f"{exp.name} ended without its end record (truncated output)"
-        return res
