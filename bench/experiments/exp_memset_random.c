@@ -364,10 +364,7 @@ static int setup(lab_ctx *ctx, random_grid *g)
     g->page_offs = malloc(g->nsizes * sizeof *g->page_offs);
     g->sites = (call_sites){malloc(g->nsizes * sizeof(uint32_t)), g->nsizes, 0x706c616365ull,
                             lab_alloc(HOT_BYTES + 4096 + 64)};
-    for (size_t w = 0; w < g->nws; w++)   /* the largest call: 4 KiB */
-        if (g->ws[w].bytes)
-            lab_arena_new(&g->arenas[w], g->ws[w].bytes, 1, 4096,
-                          lab_pages_huge(lab_text(ctx, "pages")));
+    lab_ws_arenas_new(ctx, g->ws, g->nws, g->arenas, 1, 4096);   /* the largest call: 4 KiB */
     g->d = (row_data){NULL, g->sizes, g->sites.offs, g->nsizes,
                       g->nsizes < 5000 ? g->nsizes : 5000, 1, 0, 0};
     evict_buf = lab_alloc(L1_EVICT_BYTES);
@@ -503,9 +500,7 @@ static void verdicts(lab_ctx *ctx, random_grid *g)
 
 static void release(random_grid *g)
 {
-    for (size_t w = 0; w < g->nws; w++)
-        if (g->arenas[w].base)
-            lab_arena_free(&g->arenas[w]);
+    lab_ws_arenas_free(g->arenas, g->nws);
     free(g->sizes);
     free(g->page_offs);
     free(g->sites.offs);

@@ -511,10 +511,7 @@ static int setup(lab_ctx *ctx, dist_grid *g)
     for (size_t f = 0; f < g->nfiles; f++)
         if (largest_size(&g->files[f]) > max_call)
             max_call = largest_size(&g->files[f]);
-    for (size_t w = 0; w < g->nws; w++)
-        if (g->ws[w].bytes)
-            lab_arena_new(&g->arenas[w], g->ws[w].bytes, SIDES, max_call,
-                          lab_pages_huge(lab_text(ctx, "pages")));
+    lab_ws_arenas_new(ctx, g->ws, g->nws, g->arenas, SIDES, max_call);
     g->calls_room = g->ncalls;
     g->calls = malloc(g->calls_room * sizeof *g->calls);
     g->shapes = malloc(g->ncalls * sizeof *g->shapes);
@@ -638,9 +635,7 @@ static void verdicts(lab_ctx *ctx, dist_grid *g)
 
 static void release(dist_grid *g)
 {
-    for (size_t w = 0; w < g->nws; w++)
-        if (g->arenas[w].base)
-            lab_arena_free(&g->arenas[w]);
+    lab_ws_arenas_free(g->arenas, g->nws);
     free(g->calls);
     free(g->shapes);
     free(g->sizes);

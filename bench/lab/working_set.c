@@ -180,6 +180,22 @@ void lab_arena_free(lab_arena *a)
     a->base = NULL;
 }
 
+void lab_ws_arenas_new(lab_ctx *ctx, const lab_ws *ws, size_t n, lab_arena *arenas,
+                       unsigned sides, size_t max_call)
+{
+    for (size_t w = 0; w < n; w++)
+        if (ws[w].bytes)
+            lab_arena_new(&arenas[w], ws[w].bytes, sides, max_call,
+                          lab_pages_huge(lab_text(ctx, "pages")));
+}
+
+void lab_ws_arenas_free(lab_arena *arenas, size_t n)
+{
+    for (size_t w = 0; w < n; w++)
+        if (arenas[w].base)
+            lab_arena_free(&arenas[w]);
+}
+
 size_t lab_arena_place(const lab_arena *a, unsigned side, size_t granule, size_t in_granule,
                        size_t below, size_t above, uint64_t *rng)
 {

@@ -74,6 +74,11 @@ typedef struct {
  * Exits with a message when the memory is not there. */
 void lab_arena_new(lab_arena *a, size_t span, unsigned sides, size_t max_call, int huge);
 void lab_arena_free(lab_arena *a);
+/* An arena for each cold working set of ws[n] (hot: none, base NULL), as
+ * the experiment's pages= argument asks; and all of them freed. */
+void lab_ws_arenas_new(lab_ctx *ctx, const lab_ws *ws, size_t n, lab_arena *arenas,
+                       unsigned sides, size_t max_call);
+void lab_ws_arenas_free(lab_arena *arenas, size_t n);
 /* pages=huge? (the argument's value; NULL: 4k) */
 int lab_pages_huge(const char *pages);
 
