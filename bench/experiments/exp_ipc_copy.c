@@ -314,14 +314,11 @@ typedef struct {
     double pub_copy[MAX_METHODS], sub_copy[MAX_METHODS], pub_wait[MAX_METHODS];
 } size_summary;
 
-/* Records of one size beside its GB/s (lab_sweep_point wrote those, sums):
- * per method the time per message and each side's shares of the batch
- * time; what the tables and verdicts need into sum. */
-static void report_size(lab_ctx *ctx, const options *o, const char *params, const method *ms,
-                        const lab_method *lm, size_t k, size_t n, const double *gbps,
-                        size_run *s, const lab_summary *sums, size_summary *sum)
+/* Method i's time per message and each side's shares of the batch time:
+ * their records, their values into value[4]. */
+static void emit_parts(lab_ctx *ctx, const options *o, const char *params, const lab_method *lm,
+                       size_t i, const size_run *s, double *value)
 {
-    size_t rounds = o->rounds, libc = lab_method_index(lm, k, "libc");
     static const struct {
         const char *metric, *unit;
         int higher;
@@ -329,25 +326,53 @@ static void report_size(lab_ctx *ctx, const options *o, const char *params, cons
                  {"publisher_copy_share", "%", 1},
                  {"publisher_wait_share", "%", 0},
                  {"subscriber_copy_share", "%", 1}};
+    size_t rounds = o->rounds;
+    double v[4][MAX_ROUNDS];
+    for (size_t r = 0; r < rounds; r++) {
+        const batch_time *t = &s->t[i][r];
+        v[0][r] = t->wall_ns / 1e3 / (double)s->count;
+        v[1][r] = 100 * t->pub_copy_ns / t->wall_ns;
+        v[2][r] = 100 * t->pub_wait_ns / t->wall_ns;
+        v[3][r] = 100 * t->sub_copy_ns / t->wall_ns;
+    }
+    for (int p = 0; p < 4; p++) {
+        lab_record rec = {.series = lm[i].name, .params_json = params, .axis = "size",
+                          .axis_unit = "B", .metric = parts[p].metric, .unit = parts[p].unit,
+                          .higher_is_better = parts[p].higher, .samples = v[p], .n = rounds};
+        lab_summary ps = lab_record_emit(ctx, &rec);
+        value[p] = ps.value;
+        lab_summary_free(&ps);
+    }
+}
+
+/* An MT method i's median speed-up over its own base, round by round. */
+static double over_base(const lab_method *lm, size_t k, size_t i, const double *gbps,
+                        size_t rounds, double previous)
+{
+    const method *m = lm[i].data;
+    for (size_t b = 0; b < k; b++) {
+        const method *mb = lm[b].data;
+        if (!mb->mt && mb->c == m->c) {
+            double q[MAX_ROUNDS];
+            lab_speedups(&gbps[i * rounds], &gbps[b * rounds], rounds, 1, q);
+            previous = lab_stat_value(q, rounds, "median", 1);
+        }
+    }
+    return previous;
+}
+
+/* Records of one size beside its GB/s (lab_sweep_point wrote those, sums):
+ * per method the time per message and each side's shares of the batch
+ * time; what the tables and verdicts need into sum. */
+static void report_size(lab_ctx *ctx, const options *o, const char *params, const method *ms,
+                        const lab_method *lm, size_t k, size_t n, const double *gbps,
+                        size_run *s, const lab_summary *sums, size_summary *sum)
+{
+    size_t libc = lab_method_index(lm, k, "libc");
     for (size_t i = 0; i < k; i++) {
         size_t g = (size_t)((const method *)lm[i].data - ms);
-        double v[4][MAX_ROUNDS];
-        for (size_t r = 0; r < rounds; r++) {
-            batch_time *t = &s->t[i][r];
-            v[0][r] = t->wall_ns / 1e3 / (double)s->count;
-            v[1][r] = 100 * t->pub_copy_ns / t->wall_ns;
-            v[2][r] = 100 * t->pub_wait_ns / t->wall_ns;
-            v[3][r] = 100 * t->sub_copy_ns / t->wall_ns;
-        }
         double value[4];
-        for (int p = 0; p < 4; p++) {
-            lab_record rec = {.series = lm[i].name, .params_json = params, .axis = "size",
-                              .axis_unit = "B", .metric = parts[p].metric, .unit = parts[p].unit,
-                              .higher_is_better = parts[p].higher, .samples = v[p], .n = rounds};
-            lab_summary ps = lab_record_emit(ctx, &rec);
-            value[p] = ps.value;
-            lab_summary_free(&ps);
-        }
+        emit_parts(ctx, o, params, lm, i, s, value);
         sum->gbps[g] = sums[i].value;
         sum->us[g] = value[0];
         sum->pub_copy[g] = value[1];
@@ -358,16 +383,8 @@ static void report_size(lab_ctx *ctx, const options *o, const char *params, cons
             sum->ratio[g] = 0;   /* one thread: its base copier again, not a candidate */
         sum->ratio_lo[g] = sums[i].has_ratio ? sums[i].ratio_lo : 1;
         sum->ratio_hi[g] = sums[i].has_ratio ? sums[i].ratio_hi : 1;
-        if (ms[g].mt) {   /* over its own base, round by round */
-            for (size_t b = 0; b < k; b++) {
-                const method *mb = lm[b].data;
-                if (!mb->mt && mb->c == ms[g].c) {
-                    double q[MAX_ROUNDS];
-                    lab_speedups(&gbps[i * rounds], &gbps[b * rounds], rounds, 1, q);
-                    sum->vs_base[g] = lab_stat_value(q, rounds, "median", 1);
-                }
-            }
-        }
+        if (ms[g].mt)
+            sum->vs_base[g] = over_base(lm, k, i, gbps, o->rounds, sum->vs_base[g]);
     }
 }
 
@@ -482,11 +499,12 @@ static void mt_verdict(lab_ctx *ctx, const method *m, size_t i, const size_t *si
                 lab_fmt_size(sizes[ns - 1], sz, sizeof sz));
 }
 
-static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, size_t memkit,
-                     const size_t *sizes, size_t ns, const size_summary *sum)
+/* Per range of sizes, the fastest method over libc (and memkit beside it);
+ * the best in the seed's range into *seed and *seed_best. */
+static void range_verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, size_t memkit,
+                           const size_t *sizes, size_t ns, const size_summary *sum,
+                           range_view *seed, const char **seed_best)
 {
-    range_view seed = {0};
-    const char *seed_best = NULL;
     for (size_t g = 0; g < sizeof ranges / sizeof ranges[0]; g++) {
         range_view best = {0}, v;
         size_t bi = 0;
@@ -504,26 +522,32 @@ static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, siz
                          ranges[g].name, ms[bi].name, best.mean, best.min, best.max, best.faster,
                          best.sizes, best.slower, mk.mean);
         if (g == 1)
-            seed = best, seed_best = ms[bi].name;
+            *seed = best, *seed_best = ms[bi].name;
     }
-    if (seed_best) {
-        if (seed.mean < 1.05 || seed.faster * 2 <= seed.sizes)
-            lab_verdict_kind(ctx, "note",
-                             "the seed's advice, stick to memcpy, holds here: for 512 KiB..2 MiB "
-                             "messages no copier beats libc by 5%% at most sizes beyond the "
-                             "noise (best %s, %.2fx, faster at %zu of %zu sizes)",
-                             seed_best, seed.mean, seed.faster, seed.sizes);
-        else
-            lab_verdict_kind(ctx, "note",
-                             "the seed's advice, stick to memcpy, does not hold here: %s "
-                             "delivers 512 KiB..2 MiB messages %.2fx as fast as libc (faster "
-                             "beyond the noise at %zu of %zu sizes)",
-                             seed_best, seed.mean, seed.faster, seed.sizes);
-    }
-    for (size_t i = 0; i < nm; i++)
-        if (ms[i].mt)
-            mt_verdict(ctx, &ms[i], i, sizes, ns, sum);
-    for (size_t k = 0; k < ns; k++)   /* copy vs wait, at the seed's 1 MiB (or the nearest) */
+}
+
+/* Whether the seed's advice (stick to memcpy) holds for its messages. */
+static void seed_verdict(lab_ctx *ctx, const range_view *seed, const char *seed_best)
+{
+    if (seed->mean < 1.05 || seed->faster * 2 <= seed->sizes)
+        lab_verdict_kind(ctx, "note",
+                         "the seed's advice, stick to memcpy, holds here: for 512 KiB..2 MiB "
+                         "messages no copier beats libc by 5%% at most sizes beyond the "
+                         "noise (best %s, %.2fx, faster at %zu of %zu sizes)",
+                         seed_best, seed->mean, seed->faster, seed->sizes);
+    else
+        lab_verdict_kind(ctx, "note",
+                         "the seed's advice, stick to memcpy, does not hold here: %s "
+                         "delivers 512 KiB..2 MiB messages %.2fx as fast as libc (faster "
+                         "beyond the noise at %zu of %zu sizes)",
+                         seed_best, seed->mean, seed->faster, seed->sizes);
+}
+
+/* Copy vs wait, at the seed's 1 MiB (or the nearest). */
+static void share_verdict(lab_ctx *ctx, size_t libc, const size_t *sizes, size_t ns,
+                          const size_summary *sum)
+{
+    for (size_t k = 0; k < ns; k++)
         if (sizes[k] >= PILOT_SIZE || k == ns - 1) {
             char sz[32];
             lab_verdict_kind(ctx, "note",
@@ -533,6 +557,20 @@ static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, siz
                              sum[k].pub_wait[libc], sum[k].sub_copy[libc], sum[k].us[libc]);
             break;
         }
+}
+
+static void verdicts(lab_ctx *ctx, const method *ms, size_t nm, size_t libc, size_t memkit,
+                     const size_t *sizes, size_t ns, const size_summary *sum)
+{
+    range_view seed = {0};
+    const char *seed_best = NULL;
+    range_verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum, &seed, &seed_best);
+    if (seed_best)
+        seed_verdict(ctx, &seed, seed_best);
+    for (size_t i = 0; i < nm; i++)
+        if (ms[i].mt)
+            mt_verdict(ctx, &ms[i], i, sizes, ns, sum);
+    share_verdict(ctx, libc, sizes, ns, sum);
 }
 
 /* ---- run ---- */
