@@ -666,34 +666,71 @@ static size_t add_mt_adapters(lab_ctx *ctx, publisher *pub, const options *o, me
 
 /* Every size: the methods that fit race through the ring (lab_sweep_point),
  * then each one's parts of the batch.  0, or 1 when the ring failed. */
+/* The grid's state: the sizes and methods, the ring's publisher, the
+ * current point's methods, record and size run, and each size's summary. */
+typedef struct {
+    const options *o;
+    const char *pages;
+    publisher *pub;
+    const method *ms;
+    size_t nm;
+    const size_t *sizes;
+    size_run *srun;
+    lab_ranking *rk;
+    size_summary *sum;
+    lab_method lm[MAX_METHODS];
+    size_t nk;
+    char sz[32], params[160];
+    lab_record tmpl;
+} ipc_grid;
+
+/* Point 0 is the pilot, run before the sweep (its place in the progress
+ * count); point k + 1 is the k-th size, the copiers whose alignment it
+ * fits.  A ring lost at the last point ends the sweep. */
+static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
+{
+    (void)what, (void)len;
+    ipc_grid *g = state;
+    if (i == 0)
+        return LAB_POINT_SKIP;
+    if (g->pub->failed)
+        return LAB_POINT_ERROR;   /* join_subscriber says how */
+    size_t n = g->sizes[i - 1];
+    lab_fmt_size(n, g->sz, sizeof g->sz);
+    g->nk = methods_for(g->ms, g->nm, n, g->lm);
+    *g->srun = (size_run){.p = g->pub, .lm = g->lm, .n = n,
+                          .count = messages_per_batch(ctx, g->o, n), .laps = g->o->slots};
+    snprintf(g->params, sizeof g->params, "\"size\":%zu,\"slots\":%u,\"pages\":\"%s\"", n,
+             g->o->slots, g->pages);
+    g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
+                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
+    *p = (lab_point){g->lm, g->nk, g->o->rounds, pass, g->srun, &g->tmpl,
+                     lab_method_index(g->lm, g->nk, "libc"), g->rk, g->sz,
+                     lab_method_index(g->lm, g->nk, "memkit"), NULL, &g->pub->failed};
+    return LAB_POINT_RUN;
+}
+
+/* A measured size: its other records and summary (report_size). */
+static void measured(lab_ctx *ctx, void *state, size_t i, const lab_point *p,
+                     const lab_summary *sums, const double *samples)
+{
+    (void)p;
+    ipc_grid *g = state;
+    report_size(ctx, g->o, g->params, g->ms, g->lm, g->nk, g->sizes[i - 1], samples, g->srun,
+                sums, &g->sum[i - 1]);
+}
+
+/* The sizes through the lab's sweep.  0; 1 where the ring failed. */
 static int sweep(lab_ctx *ctx, const options *o, const char *pages, publisher *pub,
                  const method *ms, size_t nm, const size_t *sizes, size_t ns, size_run *srun,
                  lab_ranking *rk, size_summary *sum)
 {
-    double *gbps = malloc(MAX_METHODS * MAX_ROUNDS * sizeof *gbps);
-    int rc = 0;
-    for (size_t k = 0; k < ns && !rc; k++) {
-        char sz[32], params[160];
-        lab_progress(ctx, k + 1, ns + 1, lab_fmt_size(sizes[k], sz, sizeof sz));
-        lab_method lm[MAX_METHODS];
-        size_t n = sizes[k], nk = methods_for(ms, nm, n, lm);
-        *srun = (size_run){.p = pub, .lm = lm, .n = n, .count = messages_per_batch(ctx, o, n),
-                           .laps = o->slots};
-        snprintf(params, sizeof params, "\"size\":%zu,\"slots\":%u,\"pages\":\"%s\"", n, o->slots,
-                 pages);
-        lab_record tmpl = {.params_json = params, .axis = "size", .axis_unit = "B",
-                           .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-        lab_point point = {lm, nk, o->rounds, pass, srun, &tmpl, lab_method_index(lm, nk, "libc"),
-                           rk, sz, lab_method_index(lm, nk, "memkit"), NULL, &pub->failed};
-        lab_summary sums[MAX_METHODS];
-        rc = lab_sweep_point(ctx, &point, gbps, sums) ? 1 : 0;
-        if (!rc) {
-            report_size(ctx, o, params, ms, lm, nk, n, gbps, srun, sums, &sum[k]);
-            lab_summaries_free(sums, nk);
-        }
-    }
-    free(gbps);
-    return rc;
+    static ipc_grid g;
+    g = (ipc_grid){.o = o, .pages = pages, .pub = pub, .ms = ms, .nm = nm, .sizes = sizes,
+                   .srun = srun, .rk = rk, .sum = sum};
+    lab_grid grid = {.npoints = ns + 1, .max_methods = MAX_METHODS, .max_rounds = o->rounds,
+                     .declare = declare, .measured = measured};
+    return lab_sweep(ctx, &grid, &g) == (long)ns ? 0 : 1;
 }
 
 /* The subscriber's end: rc, or 1 where it failed or messages arrived damaged. */
