@@ -752,13 +752,39 @@ static int join_subscriber(ipc_ring *ring, const publisher *pub, int rc)
     return rc;
 }
 
+/* The publisher's side, the subscriber forked: the MT adapters (a pilot
+ * may choose one), the sweep, the tables and the verdicts.  0; 1 where the
+ * ring failed. */
+static int publish(lab_ctx *ctx, const options *o, const ring_pages *rp, publisher *pub,
+                   method *ms, size_t nm, const size_t *sizes, size_t ns)
+{
+    static size_run srun;
+    static size_summary sum[MAX_SIZES];
+    size_t libc = copier_at(ms, nm, "libc"), memkit = copier_at(ms, nm, "memkit");
+    nm = add_mt_adapters(ctx, pub, o, ms, nm, ns, &srun);
+    if (nm == SIZE_MAX)
+        return 1;
+    printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
+           mk_pool_threads(pub->pool), lab_tunable("parallel_threshold"));
+    lab_ranking *rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
+    if (sweep(ctx, o, rp->pages, pub, ms, nm, sizes, ns, &srun, rk, sum))
+        return 1;
+    lab_progress(ctx, ns + 1, ns + 1, "done");
+    print_tables(ms, nm, sizes, ns, sum);
+    lab_ranking_verdicts(ctx, rk);
+    verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
+    lab_verdict_kind(ctx, "note",
+                     "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
+                     "reserved: %s)", rp->pages, rp->thp, rp->reserved);
+    return 0;
+}
+
 static int run(lab_ctx *ctx)
 {
     options o;
     get_options(ctx, &o);
     method ms[MAX_METHODS];
-    size_t nm = choose_copiers(&o, ms), libc = copier_at(ms, nm, "libc"),
-           memkit = copier_at(ms, nm, "memkit");
+    size_t nm = choose_copiers(&o, ms);
     size_t sizes[MAX_SIZES], ns = size_grid(&o, ctx->quick, sizes);
     ipc_ring ring;
     ring_pages rp;
@@ -773,28 +799,8 @@ static int run(lab_ctx *ctx)
         _exit(subscriber(&ring, &o));
 
     static publisher pub;
-    static size_run srun;
-    static size_summary sum[MAX_SIZES];
     pub = (publisher){.r = &ring, .pool = mk_pool_create(o.threads), .max = o.max};
-    int rc = 0;
-    nm = add_mt_adapters(ctx, &pub, &o, ms, nm, ns, &srun);
-    if (nm == SIZE_MAX)
-        rc = 1;
-    else {
-        printf("MT adapter: %u threads per process, one below parallel_threshold=%zu\n",
-               mk_pool_threads(pub.pool), lab_tunable("parallel_threshold"));
-        lab_ranking *rk = lab_ranking_new("ipc messages, delivered GB/s", 1, 1);
-        rc = sweep(ctx, &o, rp.pages, &pub, ms, nm, sizes, ns, &srun, rk, sum);
-        if (!rc) {
-            lab_progress(ctx, ns + 1, ns + 1, "done");
-            print_tables(ms, nm, sizes, ns, sum);
-            lab_ranking_verdicts(ctx, rk);
-            verdicts(ctx, ms, nm, libc, memkit, sizes, ns, sum);
-            lab_verdict_kind(ctx, "note",
-                             "the ring was on %s pages (shmem THP setting: %s; hugetlb pages "
-                             "reserved: %s)", rp.pages, rp.thp, rp.reserved);
-        }
-    }
+    int rc = publish(ctx, &o, &rp, &pub, ms, nm, sizes, ns);
     rc = join_subscriber(&ring, &pub, rc);
     mk_pool_destroy(pub.pool);
     ipc_ring_destroy(&ring);
