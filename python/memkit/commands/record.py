@@ -241,6 +241,50 @@ def recover(args) -> int:
     return 0
 
 
+def _prepare_output(args, argv: list[str]) -> tuple[Path, Path, bool]:
+    """The recording's directory (refused when it holds one already, unless
+    --force) and, inside it, the directory the preload writes its parts to.
+    (out, parts, whether out was made here)."""
+    out = Path(args.output) if args.output else default_output(argv[0])
+    _refuse_existing(out, args.force)
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        parts = Path(tempfile.mkdtemp(prefix=count_files.PARTS_PREFIX, dir=out)).resolve()
+        count_files.write_command(parts, argv)
+    except OSError as e:
+        raise MemkitError(f"cannot create {out}: {e.strerror or e}")
+    return out, parts, made
+
+
+def _collect(argv: list[str], status: int, parts: Path, out: Path, made: bool):
+    """The parts merged; nothing recorded, or nothing readable yet, is an
+    error that says why (and what is kept for --recover)."""
+    rec = count_files.merge_parts(parts)
+    if not rec.processes and not rec.unfinished:
+        ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
+        _discard(parts, out if made else None)
+        raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
+                          f"no recording was written")
+    _unfinished_lines(rec, parts, out)
+    if not rec.processes:
+        raise MemkitError(f"no process's counts could be read yet; they stay in {parts}: "
+                          f"`memkit record --recover {out}` once every process has ended")
+    return rec
+
+
+def _exit_as(status: int) -> int:
+    """The program's own ending: its exit status, or, killed by a signal,
+    dying of the same one."""
+    if status >= 0:
+        return status
+    sys.stdout.flush()
+    if -status not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+    return 128 - status
+
+
 def main(args) -> int:
     argv = list(args.program)
     if argv and argv[0] == "--":
@@ -252,15 +296,7 @@ def main(args) -> int:
     if not argv:
         raise MemkitError("no program to record (usage: memkit record [-o DIR] -- PROGRAM [ARGS...])")
     so = find_preload(args.preload, args.build)
-    out = Path(args.output) if args.output else default_output(argv[0])
-    _refuse_existing(out, args.force)
-    made = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        parts = Path(tempfile.mkdtemp(prefix=count_files.PARTS_PREFIX, dir=out)).resolve()
-        count_files.write_command(parts, argv)
-    except OSError as e:
-        raise MemkitError(f"cannot create {out}: {e.strerror or e}")
+    out, parts, made = _prepare_output(args, argv)
     env = dict(os.environ)
     env["MEMKIT_RECORD"] = str(parts)
     env["LD_PRELOAD"] = " ".join(filter(None, [str(so), env.get("LD_PRELOAD", "")]))
@@ -271,16 +307,7 @@ def main(args) -> int:
         _discard(parts, out if made else None)
         raise
     seconds = time.monotonic() - started
-    rec = count_files.merge_parts(parts)
-    if not rec.processes and not rec.unfinished:
-        ended = "" if status == 0 else f" (it ended with {lab.describe_exit(status)})"
-        _discard(parts, out if made else None)
-        raise MemkitError(f"nothing was recorded{ended}: {why_nothing_recorded(argv[0])}; "
-                          f"no recording was written")
-    _unfinished_lines(rec, parts, out)
-    if not rec.processes:
-        raise MemkitError(f"no process's counts could be read yet; they stay in {parts}: "
-                          f"`memkit record --recover {out}` once every process has ended")
+    rec = _collect(argv, status, parts, out, made)
     summary = recording.write(rec, out, argv, status, seconds=seconds, l3_bytes=l3_bytes(args.build))
     if not rec.unfinished:
         shutil.rmtree(parts, ignore_errors=True)
@@ -288,10 +315,4 @@ def main(args) -> int:
     if args.predict and status >= 0:
         for line in replay(out, args).lines():
             print(f"memkit: {line}", file=sys.stderr, flush=True)
-    if status < 0:   # killed by a signal: die of the same one
-        sys.stdout.flush()
-        if -status not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-        return 128 - status
-    return status
+    return _exit_as(status)
