@@ -359,17 +359,12 @@ static const char *factor_text(double lo, double hi, char *buf, size_t len)
  * threshold; then the bands of consecutive sizes where one store kind was
  * faster beyond the noise, or neither, and by how much (the range of the
  * sizes' median speed-ups). */
-static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, size_t nsizes,
-                          const store_race *race, size_t l3)
+/* The bands of consecutive sizes where one store kind was faster beyond the
+ * noise, or neither, and by how much, into bands[len]. */
+static void bands_text(const size_t *sizes, size_t nsizes, const store_race *race, size_t l3,
+                       char *bands, size_t cap)
 {
-    char where[160], by[32], bands[3000] = "";
-    size_t from = nsizes, last_cached = nsizes;
-    for (size_t i = nsizes; i-- > 0 && race[i].judged >= 0;)
-        if (race[i].judged > 0)
-            from = i;
-    for (size_t i = 0; i < nsizes; i++)
-        if (race[i].judged < 0)
-            last_cached = i;
+    char where[160], by[32];
     for (size_t i = 0; i < nsizes;) {
         size_t j = i;
         double lo = race[i].ratio, hi = race[i].ratio;
@@ -381,17 +376,31 @@ static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, s
         size_t len = strlen(bands);
         sizes_text(sizes[i], sizes[j], l3, where, sizeof where);
         if (race[i].judged < 0)
-            snprintf(bands + len, sizeof bands - len, "%scached faster %s by %s", len ? "; " : "",
+            snprintf(bands + len, cap - len, "%scached faster %s by %s", len ? "; " : "",
                      where, factor_text(1 / hi, 1 / lo, by, sizeof by));
         else if (race[i].judged > 0)
-            snprintf(bands + len, sizeof bands - len, "%snon-temporal faster %s by %s",
+            snprintf(bands + len, cap - len, "%snon-temporal faster %s by %s",
                      len ? "; " : "", where, factor_text(lo, hi, by, sizeof by));
         else
-            snprintf(bands + len, sizeof bands - len, "%sneither beyond the noise %s "
+            snprintf(bands + len, cap - len, "%sneither beyond the noise %s "
                      "(non-temporal/cached %s)", len ? "; " : "", where,
                      factor_text(lo, hi, by, sizeof by));
         i = j + 1;
     }
+}
+
+static void store_verdict(lab_ctx *ctx, const char *what, const size_t *sizes, size_t nsizes,
+                          const store_race *race, size_t l3)
+{
+    char where[160], bands[3000] = "";
+    size_t from = nsizes, last_cached = nsizes;
+    for (size_t i = nsizes; i-- > 0 && race[i].judged >= 0;)
+        if (race[i].judged > 0)
+            from = i;
+    for (size_t i = 0; i < nsizes; i++)
+        if (race[i].judged < 0)
+            last_cached = i;
+    bands_text(sizes, nsizes, race, l3, bands, sizeof bands);
 
     char cross[400], last[160] = "", top[32], sz[32], f[16];
     lab_fmt_size(sizes[nsizes - 1], top, sizeof top);
