@@ -32,72 +32,88 @@ def _roff(text: str) -> str:
     return "\n".join("\\&" + line if line[:1] in (".", "'") else line for line in text.splitlines())
 
 
+def _environment() -> str:
+    """The environment variables memkit reads."""
+    return _items([
+        ("MEMKIT_DB", "The results database when --db is not given: an SQLite file or "
+                      "postgresql://USER@HOST:PORT/DB."),
+        ("MEMKIT_HOST", "The host name runs are stored under when --host is not given (default: the "
+                        "machine's name). Control characters and blanks at its ends are refused."),
+        ("MEMKIT_TUNABLES", "name=value:name=value settings of the library (thresholds, a forced "
+                            "variant), read once at load time by every program using it, the experiments "
+                            "included; recorded in each run's fingerprint."),
+        ("MEMKIT_PROFILE", "The tuned profile the library reads (written by memkit tune); none disables "
+                           "it."),
+        ("MEMKIT_RECORD", "Set by memkit record for the program it runs: the directory the preload "
+                          "library writes its count files into."),
+        ("MEMKIT_BUILD", "A build directory holding the experiments (bench/memkit-exp-*) when --build "
+                         "is not given."),
+        ("MEMKIT_DATA", "The directory of distribution files size-distributions replays (default: the "
+                        "shipped ones)."),
+        ("MEMKIT_PRELOAD", "The preload library memkit record uses when --preload is not given."),
+        ("MEMKIT_DEBUG", "1: an internal error shows its traceback."),
+        ("XDG_DATA_HOME", "Outside a memkit checkout the default database is "
+                          "$XDG_DATA_HOME/memkit/memkit.db (~/.local/share/memkit when unset)."),
+    ])
+
+
+def _files() -> str:
+    """Where memkit keeps and writes its files."""
+    from memkit.store import db
+    return _items([
+        (f"{db.RESULTS_IN_CHECKOUT}/{db.DB_FILE}", "The results database when memkit runs inside a memkit "
+                                                  "checkout (from any folder of it)."),
+        (f"~/.local/share/memkit/{db.DB_FILE}", "The results database anywhere else."),
+        ("results/report/, ~/.local/share/memkit/report/", "The default report directory, beside the "
+                                                           "database."),
+        ("DIR/.memkit-files", "What memkit report wrote into DIR: a new report replaces only those files, "
+                              "and a non-empty DIR without this list is refused."),
+        ("DIR/Memset.csv, Memcpy.csv, Memmove.csv, summary.json", "A recording (memkit record -o DIR); "
+                                                                  "DIR/.parts-*: one interrupted, for "
+                                                                  "memkit record --recover DIR."),
+    ])
+
+
+def _exit_status() -> str:
+    """What memkit's exit statuses mean."""
+    from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
+    return _items([
+        ("0", "Success (memkit record: the program's own exit status)."),
+        ("1", "An error the message names: a missing or corrupt database, an experiment that failed "
+              "(the run keeps the others), output that cannot be written, a regression with "
+              "compare --fail-on-regression."),
+        ("2", "A usage error: an unknown option, or an argument an experiment refuses (checked before "
+              "anything runs; nothing is stored)."),
+        (str(OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
+                              "first run's (the timing is still reported and stored)."),
+        ("70", "An internal error (MEMKIT_DEBUG=1 shows where)."),
+        (str(ProgramNotStarted.exit_status), "memkit try: the program could not be started (no such file, "
+                                             "not executable), as a shell says."),
+        ("130", "Interrupted (Ctrl-C): nothing of that run is stored."),
+    ])
+
+
+def _examples() -> str:
+    """A few commands, each with what it does."""
+    return _items([
+        ("memkit run --quick", "The whole suite on its reduced grid: a smoke test."),
+        ("memkit run memset-sizes --quick -- reps=3", "One experiment with one of its arguments "
+                                                      "(memkit-exp-memset-sizes --help lists them)."),
+        ("memkit compare", "The last two runs that share measurements: changes beyond the noise, and what "
+         "changed on the machine."),
+        ("memkit report --out /tmp/report", "The last run as HTML with plots."),
+        ("memkit export 3 --format json > run3.json", "Run 3's measurements for other tools."),
+        ("memkit record -o rec -- git gc", "A program's own call sizes; then MEMKIT_DATA=rec memkit run "
+                                           "size-distributions replays them."),
+        ("memkit system-check", "What makes timings noisy on this machine."),
+    ])
+
+
 def sections() -> dict:
     """The man page's sections beyond the options, which argparse cannot
     say: the environment, the files, the exit statuses, examples."""
-    from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
-    from memkit.store import db
-    return {
-        "ENVIRONMENT": _items([
-            ("MEMKIT_DB", "The results database when --db is not given: an SQLite file or "
-                          "postgresql://USER@HOST:PORT/DB."),
-            ("MEMKIT_HOST", "The host name runs are stored under when --host is not given (default: the "
-                            "machine's name). Control characters and blanks at its ends are refused."),
-            ("MEMKIT_TUNABLES", "name=value:name=value settings of the library (thresholds, a forced "
-                                "variant), read once at load time by every program using it, the experiments "
-                                "included; recorded in each run's fingerprint."),
-            ("MEMKIT_PROFILE", "The tuned profile the library reads (written by memkit tune); none disables "
-                               "it."),
-            ("MEMKIT_RECORD", "Set by memkit record for the program it runs: the directory the preload "
-                              "library writes its count files into."),
-            ("MEMKIT_BUILD", "A build directory holding the experiments (bench/memkit-exp-*) when --build "
-                             "is not given."),
-            ("MEMKIT_DATA", "The directory of distribution files size-distributions replays (default: the "
-                            "shipped ones)."),
-            ("MEMKIT_PRELOAD", "The preload library memkit record uses when --preload is not given."),
-            ("MEMKIT_DEBUG", "1: an internal error shows its traceback."),
-            ("XDG_DATA_HOME", "Outside a memkit checkout the default database is "
-                              "$XDG_DATA_HOME/memkit/memkit.db (~/.local/share/memkit when unset)."),
-        ]),
-        "FILES": _items([
-            (f"{db.RESULTS_IN_CHECKOUT}/{db.DB_FILE}", "The results database when memkit runs inside a memkit "
-                                                      "checkout (from any folder of it)."),
-            (f"~/.local/share/memkit/{db.DB_FILE}", "The results database anywhere else."),
-            ("results/report/, ~/.local/share/memkit/report/", "The default report directory, beside the "
-                                                               "database."),
-            ("DIR/.memkit-files", "What memkit report wrote into DIR: a new report replaces only those files, "
-                                  "and a non-empty DIR without this list is refused."),
-            ("DIR/Memset.csv, Memcpy.csv, Memmove.csv, summary.json", "A recording (memkit record -o DIR); "
-                                                                      "DIR/.parts-*: one interrupted, for "
-                                                                      "memkit record --recover DIR."),
-        ]),
-        "EXIT STATUS": _items([
-            ("0", "Success (memkit record: the program's own exit status)."),
-            ("1", "An error the message names: a missing or corrupt database, an experiment that failed "
-                  "(the run keeps the others), output that cannot be written, a regression with "
-                  "compare --fail-on-regression."),
-            ("2", "A usage error: an unknown option, or an argument an experiment refuses (checked before "
-                  "anything runs; nothing is stored)."),
-            (str(OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
-                                  "first run's (the timing is still reported and stored)."),
-            ("70", "An internal error (MEMKIT_DEBUG=1 shows where)."),
-            (str(ProgramNotStarted.exit_status), "memkit try: the program could not be started (no such file, "
-                                                 "not executable), as a shell says."),
-            ("130", "Interrupted (Ctrl-C): nothing of that run is stored."),
-        ]),
-        "EXAMPLES": _items([
-            ("memkit run --quick", "The whole suite on its reduced grid: a smoke test."),
-            ("memkit run memset-sizes --quick -- reps=3", "One experiment with one of its arguments "
-                                                          "(memkit-exp-memset-sizes --help lists them)."),
-            ("memkit compare", "The last two runs that share measurements: changes beyond the noise, and what "
-             "changed on the machine."),
-            ("memkit report --out /tmp/report", "The last run as HTML with plots."),
-            ("memkit export 3 --format json > run3.json", "Run 3's measurements for other tools."),
-            ("memkit record -o rec -- git gc", "A program's own call sizes; then MEMKIT_DATA=rec memkit run "
-                                               "size-distributions replays them."),
-            ("memkit system-check", "What makes timings noisy on this machine."),
-        ]),
-    }
+    return {"ENVIRONMENT": _environment(), "FILES": _files(), "EXIT STATUS": _exit_status(),
+            "EXAMPLES": _examples()}
 
 
 def manpage() -> str:
