@@ -150,6 +150,8 @@ static size_t worst_offsets(double *median_of, const int *offsets, size_t noff, 
 }
 
 static size_t reps_for(size_t n) { return n >= BATCH_BYTES ? 1 : BATCH_BYTES / n; }
+/* The grid: min, then each size twice the last (--quick: 8 times), to max. */
+static size_t next_size(lab_ctx *ctx, size_t n) { return n * (ctx->quick ? 8 : 2); }
 static size_t rounds_for(lab_ctx *ctx, size_t n)
 {
     if (n >= ((size_t)16 << 20))
@@ -223,7 +225,7 @@ typedef struct {
 static int aligned_point(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what, size_t len)
 {
     aligned_grid *g = state;
-    size_t n = g->pt.n = i ? g->pt.n * (ctx->quick ? 8 : 2) : g->pt.n;
+    size_t n = g->pt.n = i ? next_size(ctx, g->pt.n) : g->pt.n;
     (void)what, (void)len;
     size_t nm = lab_methods_at(g->cs, g->nc, n, fits, g->ms, g->at, g->unranked);
     g->pt.reps = reps_for(n);
@@ -325,7 +327,7 @@ static void misaligned_sweep(lab_ctx *ctx, const options *o, const lab_method *c
             printf(" %16s", cs[c].name);
     printf("\n");
     size_t done = 0;
-    for (size_t n = o->min; n <= o->max; n *= ctx->quick ? 8 : 2, done++) {
+    for (size_t n = o->min; n <= o->max; n = next_size(ctx, n), done++) {
         char sz[32];
         lab_progress(ctx, done, nsizes, "misaligned destination");
         printf("%10s", lab_fmt_size(n, sz, sizeof sz));
@@ -382,7 +384,7 @@ static int run(lab_ctx *ctx)
     char *src = lab_alloc(cap), *dst = lab_alloc(cap);
     memset(src, 0x5a, cap);
     size_t nsizes = 0;
-    for (size_t n = o.min; n <= o.max; n *= ctx->quick ? 8 : 2)
+    for (size_t n = o.min; n <= o.max; n = next_size(ctx, n))
         nsizes++;
 
     lab_ranking *rk = lab_ranking_new("copy, aligned buffers", 1, 1);

@@ -664,8 +664,6 @@ static size_t add_mt_adapters(lab_ctx *ctx, publisher *pub, const options *o, me
     return nm;
 }
 
-/* Every size: the methods that fit race through the ring (lab_sweep_point),
- * then each one's parts of the batch.  0, or 1 when the ring failed. */
 /* The grid's state: the sizes and methods, the ring's publisher, the
  * current point's methods, record and size run, and each size's summary. */
 typedef struct {

@@ -233,16 +233,22 @@ static const lab_arg args[] = {
     LAB_WS_ARGS("hot,dram", "hot,dram"),
 };
 
+/* Whether row ri runs: every step-th row, its label holding only (NULL:
+ * any).  Its label into label. */
+static int row_selected(size_t ri, size_t step, const char *only, char *label, size_t len)
+{
+    row_label(&rows[ri], label, len);
+    return ri % step == 0 && (!only || strstr(label, only));
+}
+
 /* rows= and step= leave a row to run: said before any process starts */
 static int check(lab_ctx *ctx)
 {
     const char *only = lab_text(ctx, "rows");
     char label[160], shown[160];
-    for (size_t ri = 0; ri < NROWS; ri += (size_t)lab_int(ctx, "step")) {
-        row_label(&rows[ri], label, sizeof label);
-        if (!only || strstr(label, only))
+    for (size_t ri = 0; ri < NROWS; ri++)
+        if (row_selected(ri, (size_t)lab_int(ctx, "step"), only, label, sizeof label))
             return 0;
-    }
     fprintf(stderr, "error: memset-random: no row matches rows=%s (with step=%lld)\n",
             lab_printable(only, shown, sizeof shown), lab_int(ctx, "step"));
     return 2;
@@ -414,8 +420,7 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
     size_t ri = i / g->nws, w = i % g->nws;
     const matrix_row *r = &rows[ri];
     char label[160], ws_params[96];
-    row_label(r, label, sizeof label);
-    if (ri % g->step || (g->only && !strstr(label, g->only)))
+    if (!row_selected(ri, g->step, g->only, label, sizeof label))
         return LAB_POINT_SKIP;
     if (w == 0)
         draw_calls(g, ri);

@@ -131,32 +131,14 @@ typedef struct {
     lab_record tmpl;
 } apps;
 
-/* The preload library: preload=SO, else the one built beside the lab. */
-static const char *preload_library(lab_ctx *ctx, char *built, size_t len)
-{
-    const char *so = lab_text(ctx, "preload");
-    struct stat st;
-    if (!so)
-        so = lab_preload_path(built, len);
-    if (!so || !so[0] || stat(so, &st) != 0) {
-        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n",
-                so ? so : "");
-        return NULL;
-    }
-    return so;
-}
-
 /* The workloads set up by bench/apps/workloads.sh in a fresh directory,
  * and the environment it asks for (git needs fixed identities).  0, or 2. */
 static int set_up_workloads(apps *a)
 {
     char script[512], cmd[2048], line[256];
     lab_resource_path("apps/workloads.sh", "bench/apps/workloads.sh", script, sizeof script);
-    snprintf(a->dir, sizeof a->dir, "/tmp/memkit-preload-apps-XXXXXX");
-    if (!mkdtemp(a->dir)) {
-        fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
+    if (lab_temp_dir("preload-apps", a->dir, sizeof a->dir))
         return 2;
-    }
     snprintf(cmd, sizeof cmd, "'%s' setup '%s'", script, a->dir);
     a->nw = system(cmd) == 0 ? read_workloads(script, a->w, 16) : -1;
     if (a->nw <= 0) {
@@ -245,8 +227,8 @@ static void measured(lab_ctx *ctx, void *state, size_t k, const lab_point *pt,
 static int run(lab_ctx *ctx)
 {
     static apps a;
-    char built_so[4096], cmd[128];
-    const char *so = preload_library(ctx, built_so, sizeof built_so);
+    char built_so[4096];
+    const char *so = lab_preload_library(lab_text(ctx, "preload"), built_so, sizeof built_so);
     a.runs = (int)lab_int(ctx, "runs");
     a.record = (int)lab_int(ctx, "record");
     if (!so || set_up_workloads(&a) || set_up_arms(&a, so))
@@ -256,9 +238,7 @@ static int run(lab_ctx *ctx)
     lab_grid grid = {(size_t)a.nw, 2, (size_t)a.runs, declare, measured, lost};
     lab_sweep(ctx, &grid, &a);
     lab_progress(ctx, (size_t)a.nw, (size_t)a.nw, "done");
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", a.dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", a.dir);
+    lab_remove_dir(a.dir);
     return 0;
 }
 

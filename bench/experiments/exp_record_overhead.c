@@ -194,25 +194,15 @@ static void write_table(lab_ctx *ctx, size_t rounds, const double *plain, const 
 
 static int run(lab_ctx *ctx)
 {
-    char built_so[4096], cmd[128], dir[] = "/tmp/memkit-record-overhead-XXXXXX";
-    const char *so = lab_text(ctx, "preload");
-    if (!so)
-        so = lab_preload_path(built_so, sizeof built_so);
+    char built_so[4096], dir[64];
+    const char *so = lab_preload_library(lab_text(ctx, "preload"), built_so, sizeof built_so);
     size_t rounds = (size_t)lab_int(ctx, "rounds");
-    if (!so[0] || access(so, R_OK) != 0) {
-        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n", so);
+    if (!so || lab_temp_dir("record-overhead", dir, sizeof dir))
         return 2;
-    }
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
-        return 2;
-    }
     double *plain = calloc(rounds * NSERIES, sizeof *plain);
     double *rec = calloc(rounds * NSERIES, sizeof *rec);
     int rc = measure_pairs(ctx, so, dir, rounds, plain, rec);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", dir);
+    lab_remove_dir(dir);
     if (rc == 0)
         write_table(ctx, rounds, plain, rec);
     free(plain);

@@ -267,10 +267,10 @@ static void finish_run(lab_ctx *ctx)
     }
 }
 
-/* Everything a run needs before it starts, in every process: the peers
- * loaded, the arguments checked once, the CPU pinned, the records' file
- * opened.  0, or 2 after one line on stderr. */
-static int prepare(lab_ctx *ctx, const driver_args *da, int helper)
+/* The arguments made good, in every process: the peers loaded, the
+ * experiment's own check run once (in the main process).  0, or 2 after
+ * one line on stderr. */
+static int load_and_check(lab_ctx *ctx, const driver_args *da, int helper)
 {
     const lab_info *info = ctx->info;
     if (da->peer_list) {   /* before anything runs, in every process */
@@ -284,10 +284,14 @@ static int prepare(lab_ctx *ctx, const driver_args *da, int helper)
     }
     /* once, before any helper starts: the helpers run what the main process
      * checked, and a refusal is one line, not one per process */
-    if (!helper && info->check && info->check(ctx))
-        return 2;
-    if (da->check_only)
-        return 0;
+    return !helper && info->check && info->check(ctx) ? 2 : 0;
+}
+
+/* What a run that will time needs: the CPU pinned, the records' file
+ * opened.  0, or 2 after one line on stderr. */
+static int pin_and_open(lab_ctx *ctx, const driver_args *da, int helper)
+{
+    const lab_info *info = ctx->info;
     if (info->pinned) {   /* before the helpers: they inherit it, and pin themselves anyway */
         char why[160];
         if (lab_pin_to_timing_cpu(why, sizeof why) && !helper)
@@ -340,11 +344,11 @@ static int drive(int argc, char **argv, lab_ctx *ctx, driver_args *da, int (*run
         return 2;
     }
     int helper = lab_helper_setup(ctx);
-    if (check_glibc_environment(ctx, helper) || prepare(ctx, da, helper))
+    if (check_glibc_environment(ctx, helper) || load_and_check(ctx, da, helper))
         return 2;
     if (da->check_only)
         return 0;
-    if (start_processes(ctx, da, helper, argc, argv))
+    if (pin_and_open(ctx, da, helper) || start_processes(ctx, da, helper, argc, argv))
         return 2;
     if (!ctx->raw) {
         ctx->fingerprint = fingerprint_text();

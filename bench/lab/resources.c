@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "resources.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,4 +53,32 @@ const char *lab_preload_path(char *buf, size_t cap)
     else
         snprintf(buf, cap, "%s", MEMKIT_BUILD_PRELOAD_SO);
     return buf;
+}
+
+const char *lab_preload_library(const char *given, char *buf, size_t cap)
+{
+    const char *so = given ? given : lab_preload_path(buf, cap);
+    if (!so[0] || access(so, R_OK) != 0) {
+        fprintf(stderr, "error: preload library '%s' not found (build it, or pass preload=SO)\n", so);
+        return NULL;
+    }
+    return so;
+}
+
+int lab_temp_dir(const char *what, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/tmp/memkit-%s-XXXXXX", what);
+    if (!mkdtemp(buf)) {
+        fprintf(stderr, "error: cannot create a temporary directory: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void lab_remove_dir(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
 }

@@ -17,4 +17,15 @@ const char *lab_resource_path(const char *rel, const char *source_rel, char *buf
  * (empty if it was not built).  Written into buf; returns buf. */
 const char *lab_preload_path(char *buf, size_t cap);
 
+/* The preload library an experiment runs programs under: `given` (its
+ * preload= argument), else lab_preload_path's, written into buf.  NULL,
+ * said on stderr, when that is not a readable file. */
+const char *lab_preload_library(const char *given, char *buf, size_t cap);
+
+/* A fresh directory /tmp/memkit-<what>-XXXXXX, its path into buf.  0, or
+ * -1 said on stderr. */
+int lab_temp_dir(const char *what, char *buf, size_t cap);
+/* dir and everything in it removed; a warning on stderr when it cannot be. */
+void lab_remove_dir(const char *dir);
+
 #endif

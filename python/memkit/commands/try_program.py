@@ -259,10 +259,9 @@ def main(args) -> int:
                 say(f"note: {glibc_note}")
             _say_pairs_plan(say, t.warm_up(show_output=not args.no_output), args)
             t.run_pairs(t0, args.budget, args.runs)
-            prediction = (lambda ests: [_against_prediction(db, rec_dir, ests.get(wp.WITH))]) if rec_dir else \
-                (lambda ests: [])
-            report = t.report(time.monotonic() - t0, profile.name if profile else "", bool(tunables),
-                              fingerprint, prediction)
+            seconds = time.monotonic() - t0
+            prediction = [_against_prediction(db, rec_dir, t.estimates().get(wp.WITH))] if rec_dir else []
+            report = t.report(seconds, profile.name if profile else "", bool(tunables), fingerprint, prediction)
         # The answer is printed before it is stored: a database that fails
         # now does not take the minutes of runs with it.
         print(report.format())

@@ -124,6 +124,13 @@ class PartialPart(MemkitError):
     (or was killed doing so).  Other problems (a newer layout) stay errors."""
 
 
+def _v1_words(exact: int, log_buckets: int) -> int:
+    """The 64-bit words of one op's histogram in layout 1 (the part every
+    layout begins with): exact sizes, log buckets and their sums, the
+    alignment slots and the overlap and source-alignment counts."""
+    return exact + 2 * log_buckets + ALIGN_SLOTS + 8
+
+
 @dataclass(frozen=True)
 class _Layout:
     """What a count file's header says of its layout (of either version)."""
@@ -148,7 +155,7 @@ class _Layout:
 
     @property
     def v1_words(self) -> int:
-        return self.exact + 2 * self.log_buckets + ALIGN_SLOTS + 8
+        return _v1_words(self.exact, self.log_buckets)
 
 
 def _read_layout(path: Path) -> tuple[_Layout, bytes]:
@@ -168,8 +175,8 @@ def _read_layout(path: Path) -> tuple[_Layout, bytes]:
         (_, header_bytes, slot_bytes, slots, used, pid, first, exact, per_octave, log_buckets,
          nops, cmd_bytes) = HEADER.unpack_from(data)
         data += f.read(header_bytes + min(used, slots) * slot_bytes - len(data))
-    v1_words = exact + 2 * log_buckets + ALIGN_SLOTS + 8
-    ws = (HEADER_V2.unpack_from(data, HEADER.size) if version >= 2 else (v1_words * 8, 0, 0, 0, 0, 0))
+    ws = (HEADER_V2.unpack_from(data, HEADER.size) if version >= 2
+          else (_v1_words(exact, log_buckets) * 8, 0, 0, 0, 0, 0))
     later = (HEADER_V3.unpack_from(data, HEADER.size + HEADER_V2.size) if version >= 3 else (None, None))
     return _Layout(version, header_bytes, slot_bytes, min(used, slots), pid, first, exact, log_buckets,
                    nops, cmd_bytes, *ws, *later), data

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Sequence
 
 from memkit.errors import MemkitError
 from memkit.lab import experiments, glibc
@@ -214,16 +214,16 @@ class Trial:
         return out
 
     def report(self, seconds: float, profile_name: str, glibc_tuned: bool, fingerprint,
-               extra: Callable[[dict], list[str]] = lambda estimates: []) -> "TrialReport":
-        """The finished try's report: its summary, the lines extra adds from
-        the estimates (a recording's prediction), and the bottom line, which
-        says which to deploy (wp.bottom_line)."""
+               extra: Sequence[str] = ()) -> "TrialReport":
+        """The finished try's report: its summary, the lines extra adds (a
+        recording's prediction), and the bottom line, which says which to
+        deploy (wp.bottom_line)."""
         check = self.check
         changed = frozenset(check.differing) if check.reproducible else frozenset()
         ests = self.estimates()
         line = wp.bottom_line(wp.program_name(self.argv), ests, check.problem(), profile_name, changed,
                               "" if glibc_tuned else wp.glibc_suggestion(fingerprint))
-        return TrialReport(self, seconds, line, extra(ests))
+        return TrialReport(self, seconds, line, list(extra))
 
 
 class TrialReport:
