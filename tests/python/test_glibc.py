@@ -14,7 +14,7 @@ import pytest
 
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
 from memkit.comparison import fleet
-from memkit.lab import glibc, system_check
+from memkit.lab import glibc, machine, system_check
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
 from memkit.programs import whole_program as wp
 from memkit.report.fleet_report import write_fleet_report
@@ -200,17 +200,18 @@ def elf_naming(path, interp: bytes):
 def test_the_loader_is_the_one_the_program_names(tmp_path):
     assert glibc.interpreter(elf_naming(tmp_path / "a", b"/opt/glibc/lib/ld-linux-x86-64.so.2")) == \
         "/opt/glibc/lib/ld-linux-x86-64.so.2"
-    assert glibc.find_loader(tmp_path / "a")[0] == glibc.Path("/opt/glibc/lib/ld-linux-x86-64.so.2")
-    loader, why = glibc.find_loader(elf_naming(tmp_path / "m", b"/lib/ld-musl-x86_64.so.1"))
+    assert machine.find_loader(tmp_path / "a")[0] == glibc.Path("/opt/glibc/lib/ld-linux-x86-64.so.2")
+    loader, why = machine.find_loader(elf_naming(tmp_path / "m", b"/lib/ld-musl-x86_64.so.1"))
     assert loader is None and why == "the C library is not glibc (the program loader is /lib/ld-musl-x86_64.so.1)"
     (tmp_path / "script").write_text("#!/bin/sh\n")
     assert glibc.interpreter(tmp_path / "script") is None and glibc.interpreter(tmp_path / "none") is None
     # A loader that is no glibc 2.33+ one says so, and why.
-    assert glibc.read(glibc.Path("/bin/true")) == \
+    live = machine.LiveMachine()
+    assert live.glibc_view(loader=glibc.Path("/bin/true")) == \
         "not available: /bin/true --list-diagnostics printed no x86 cache sizes; glibc prints them from 2.33 on"
-    assert glibc.read(glibc.Path("/bin/false")).startswith("not available: /bin/false --list-diagnostics failed "
+    assert live.glibc_view(loader=glibc.Path("/bin/false")).startswith("not available: /bin/false --list-diagnostics failed "
                                                            "(exit status 1)")
-    assert glibc.read(tmp_path / "none").startswith(f"not available: {tmp_path / 'none'} --list-diagnostics: ")
+    assert live.glibc_view(loader=tmp_path / "none").startswith(f"not available: {tmp_path / 'none'} --list-diagnostics: ")
 
 
 def running_glibc():
@@ -226,9 +227,9 @@ def test_live_this_machines_glibc_view(tmp_path):
     version = running_glibc()
     if version is None:
         pytest.skip("not a glibc system: no glibc ld.so to ask")
-    loader, why = glibc.find_loader()
+    loader, why = machine.find_loader()
     assert loader is not None and loader.name.startswith("ld-linux"), why
-    view = glibc.read()
+    view = machine.LiveMachine().glibc_view()
     if version < (2, 33):
         assert isinstance(view, str) and "2.33" in view
         return
@@ -238,12 +239,12 @@ def test_live_this_machines_glibc_view(tmp_path):
     assert 4096 <= view["data_cache_size"] <= view["shared_cache_size"]
     assert 0 < view["rep_movsb_threshold"] and 0 < view["rep_stosb_threshold"]
     # It is the glibc in force: a GLIBC_TUNABLES the process starts with shows.
-    code = "import json; from memkit.lab import glibc; print(json.dumps(glibc.read()))"
+    code = "import json; from memkit.lab import machine; print(json.dumps(machine.LiveMachine().glibc_view()))"
     env = cli_env(GLIBC_TUNABLES="glibc.cpu.x86_non_temporal_threshold=8388608")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert json.loads(p.stdout)["non_temporal_threshold"] == 8388608, p.stderr
     # ... and so does one given for another process's environment (try --glibc-tunables).
-    tuned = glibc.read(env=dict(os.environ, GLIBC_TUNABLES="glibc.cpu.x86_non_temporal_threshold=8388608"))
+    tuned = machine.LiveMachine().glibc_view(env=dict(os.environ, GLIBC_TUNABLES="glibc.cpu.x86_non_temporal_threshold=8388608"))
     assert tuned["non_temporal_threshold"] == 8388608 and tuned["data_cache_size"] == view["data_cache_size"]
     # And the fingerprint every run records holds it.
     bench = real_bench_dir()

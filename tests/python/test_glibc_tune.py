@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, cli_env, real_bench_dir, run_cli
 from memkit.errors import MemkitError
-from memkit.lab import glibc
+from memkit.lab import glibc, machine
 from memkit.tuning import glibc_tune as gt
 from memkit.tuning import catalogue, tune
 
@@ -192,7 +192,7 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     """The real timing program under the real glibc: the shape of what it
     prints and writes, whatever this machine's speed."""
     bench = real_bench_dir()
-    if not isinstance(glibc.read(), dict):
+    if not isinstance(machine.LiveMachine().glibc_view(), dict):
         pytest.skip("no glibc diagnostics on this machine")
     # a GLIBC_TUNABLES of the user's is left out: glibc is measured as shipped
     p = cli("tune", "--glibc", "--quick", "--build", bench.parent, "--out", tmp_path, timeout=300,
@@ -204,7 +204,7 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     assert one_line((tmp_path / gt.LINE_FILE).read_text()) == [line]
     doc = json.loads((tmp_path / gt.EVIDENCE_FILE).read_text())
     assert doc["format"] == gt.EVIDENCE_FORMAT and doc["line"] == line
-    assert doc["glibc_view"] == glibc.read(env={})
+    assert doc["glibc_view"] == machine.LiveMachine().glibc_view(env={})
     assert {d["tunable"] for d in doc["decisions"]} == {gt.NAMESPACE + t for t in gt.TUNABLES}
     assert {label for c in doc["cells"] for label in c["ns"]} == {"vec", "rep", "nt"}
     assert all(len(ns) == doc["rule"]["rounds"] for c in doc["cells"] for ns in c["ns"].values())

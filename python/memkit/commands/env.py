@@ -5,10 +5,11 @@ where memkit's installed files are (the preload library above all, which
 `pip install` puts inside site-packages)."""
 
 import json
+from pathlib import Path
 
 from memkit.commands._common import add_build_option
 from memkit.errors import MemkitError, UsageError
-from memkit.lab import experiments, load
+from memkit.lab import experiments, load, machine
 from memkit.lab.fingerprint import describe_lines
 from memkit.tuning.evidence import unmeasured_note
 
@@ -19,6 +20,13 @@ Prints this machine's fingerprint as every run records it (CPU, microcode,
 kernel, glibc, ISA, caches, the strategy row and tunables in force) and the
 load now; --tunables, --strategies or --paths print the library's tables or
 where memkit's files are instead.
+
+--record DIR writes the machine as memkit reads it into a new folder (the
+fingerprint, glibc's ld.so --list-diagnostics, /proc/cpuinfo's first CPU);
+MEMKIT_MACHINE=DIR then makes every command read that machine instead of
+this one (env, system-check, the run estimate, try's and tune's advice
+about glibc): to reproduce what memkit said on another machine.  What is
+timed still runs here.
 
 Beside the caches memkit measured stands what glibc computed for its own
 copies (ld.so --list-diagnostics, glibc 2.33 and later; otherwise why not),
@@ -54,6 +62,9 @@ def add_arguments(p):
                            "libraries, the header's folder, pkg-config's and CMake's folders, the experiments; "
                            "with NAME (" + ", ".join(PATHS) + ") only that path, e.g. "
                            "LD_PRELOAD=$(memkit env --paths preload)")
+    view.add_argument("--record", metavar="DIR",
+                      help="write this machine as memkit reads it (fingerprint, glibc's diagnostics, "
+                           "/proc/cpuinfo) into DIR, a new folder; MEMKIT_MACHINE=DIR reads it back")
     p.add_argument("--markdown", action="store_true",
                    help="with --tunables or --strategies: the Markdown table docs/library.md or "
                         "docs/strategy.md holds")
@@ -75,11 +86,18 @@ def main(args) -> int:
             print(tunables_text(table) if args.tunables else strategies_text(table), end="")
         return 0
     fp = experiments.fingerprint(experiments.discover(bench_dir))
+    if args.record:
+        for path in machine.record(Path(args.record), fp):
+            print(f"wrote {path}")
+        print(f"MEMKIT_MACHINE={args.record} memkit COMMAND reads it instead of this machine")
+        return 0
     now = load.sample()
     if args.json:
         print(json.dumps(dict(fp, load=now.as_record()), indent=2, sort_keys=True))
         return 0
     rows = describe_lines(fp) + [("library", experiments.library_version(bench_dir)), ("load", now.describe())]
+    if machine.current().recorded:
+        rows.append(("recorded", f"read from {machine.current().recorded} ({machine.ENV}), not this machine"))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

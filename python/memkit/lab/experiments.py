@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memkit.errors import MemkitError, UsageError
-from memkit.lab import glibc
+from memkit.lab import glibc, machine
+from memkit.lab.helper_process import describe_exit, last_line, run_quiet as _run_quiet
 from memkit.results import records
 from memkit.results.result import Progress, Result
 
@@ -183,22 +184,6 @@ class Experiment:
     keys: tuple = ()
 
 
-def _run_quiet(argv: list[str], what: str, timeout: float = 30, pass_stderr: bool = False) -> str:
-    """A helper program's standard output; its standard error is kept for
-    the error message, or (pass_stderr) goes to ours as it comes."""
-    try:
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=None if pass_stderr else subprocess.PIPE,
-                           text=True, timeout=timeout)
-    except OSError as e:
-        raise MemkitError(f"cannot run {what}: {e.strerror or e}")
-    except subprocess.TimeoutExpired:
-        raise MemkitError(f"{what} did not answer within {timeout:.0f} s")
-    if p.returncode != 0:
-        why = "" if pass_stderr else f": {last_line(p.stderr)}"
-        raise MemkitError(f"{what} failed ({describe_exit(p.returncode)}){why}")
-    return p.stdout
-
-
 def check_arguments(exp: Experiment, quick: bool, args: list[str]) -> None:
     """Asks the experiment whether it takes these arguments (`--check-args`:
     the lab core checks them against the experiment's table and the
@@ -219,20 +204,6 @@ def check_arguments(exp: Experiment, quick: bool, args: list[str]) -> None:
     if p.returncode != 0:
         why = last_line(p.stderr).removeprefix("error: ")
         raise UsageError(why if why.startswith(exp.name) else f"{exp.name}: {why}")
-
-
-def describe_exit(rc: int) -> str:
-    if rc < 0:
-        try:
-            return f"killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"killed by signal {-rc}"
-    return f"exit status {rc}"
-
-
-def last_line(text: str) -> str:
-    lines = [l for l in text.strip().splitlines() if l.strip() and not l.startswith("progress:")]
-    return lines[-1].strip() if lines else "no message"
 
 
 def describe(path: Path) -> Experiment:
@@ -268,22 +239,11 @@ def select(experiments: list[Experiment], names: list[str]) -> list[Experiment]:
 
 
 def fingerprint(experiments: list[Experiment]) -> dict:
-    """This machine's fingerprint, as any experiment reports it."""
+    """The machine's fingerprint, as any experiment reports it (or as the
+    recorded machine says: memkit.lab.machine)."""
     if not experiments:
         raise MemkitError("no experiment to ask for the fingerprint")
-    e = experiments[0]
-    out = _run_quiet([str(e.path), "--fingerprint"], e.path.name + " --fingerprint")
-    try:
-        fp = json.loads(out)
-    except ValueError:
-        raise MemkitError(f"{e.path.name} --fingerprint printed no valid JSON")
-    fp.pop("type", None)
-    fp.pop("format", None)   # the record format, not the machine
-    # glibc's own thresholds, read here rather than by the C core (it runs
-    # ld.so); a fake experiment of the tests reports a recorded machine's.
-    if glibc.KEY not in fp:
-        fp[glibc.KEY] = glibc.read()
-    return fp
+    return machine.current().fingerprint(experiments[0].path)
 
 
 TUNABLES_PROGRAM = "memkit-tunables"
@@ -301,22 +261,14 @@ def tunables(bench_dir: Path) -> dict:
     """The library's tunables and per-CPU strategy table, printed from its
     own tables by memkit-tunables.  What the library says of MEMKIT_TUNABLES
     or the profile goes to our stderr."""
-    out = _run_quiet([_tunables_program(bench_dir)], TUNABLES_PROGRAM, pass_stderr=True)
-    try:
-        return json.loads(out)
-    except ValueError:
-        raise MemkitError(f"{TUNABLES_PROGRAM} printed no valid JSON")
+    return machine.current().library_tables(Path(_tunables_program(bench_dir)))
 
 
 def paths(bench_dir: Path, spec: str, op: str, sizes: list[int]) -> list[str]:
     """The method the library takes for each size of op under its defaults
     with spec (MEMKIT_TUNABLES syntax) applied, as it decides it
     (memkit-tunables --paths; src/diagnostics/memkit_tunables.c names the ops and methods)."""
-    out = _run_quiet([_tunables_program(bench_dir), "--paths", spec, op, *map(str, sizes)], TUNABLES_PROGRAM)
-    got = out.splitlines()
-    if len(got) != len(sizes):
-        raise MemkitError(f"{TUNABLES_PROGRAM} --paths answered {len(got)} of {len(sizes)} sizes")
-    return got
+    return machine.current().paths(Path(_tunables_program(bench_dir)), spec, op, sizes)
 
 
 # ---- running one experiment ----

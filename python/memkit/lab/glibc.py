@@ -5,7 +5,7 @@ as `ld.so --list-diagnostics` prints them from glibc 2.33 on), where they
 disagree with the caches memkit measured (the fingerprint's `cache`), what
 that costs, and the GLIBC_TUNABLES setting that corrects each.
 
-The one reader of that output (`parse`, `read`) and the one place that
+The one reader of that output (`parse`; memkit.lab.machine runs the loader) and the one place that
 decides "disagrees" (`checks`); the fingerprint stores the view under KEY,
 and `memkit env`, `memkit system-check` and the report print it from here.
 The view is the one in force: a GLIBC_TUNABLES in the environment shows in
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import struct
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
@@ -40,10 +39,6 @@ KEY = "glibc_x86"
 FIELDS = ("data_cache_size", "shared_cache_size", "non_temporal_threshold",
           "rep_movsb_threshold", "rep_movsb_stop_threshold", "rep_stosb_threshold")
 _PREFIX = "x86.cpu_features."
-
-# The x86-64 ABI's path of glibc's loader, for a process whose own
-# interpreter cannot be read (a static Python).
-ABI_LOADER = Path("/lib64/ld-linux-x86-64.so.2")
 
 # glibc's non-temporal threshold disagrees with memkit's caches when it lies
 # beyond this many L3s (the L3 memkit measured).  Past the L3, a copy's
@@ -77,19 +72,6 @@ def interpreter(exe: Path) -> Optional[str]:
     return None
 
 
-def find_loader(exe: Path = Path("/proc/self/exe")) -> tuple[Optional[Path], str]:
-    """glibc's dynamic loader on this system, the one this process (Python)
-    was started by, else the ABI's path; (None, why not) when there is none."""
-    interp = interpreter(exe)
-    if interp:
-        if not Path(interp).name.startswith("ld-linux"):
-            return None, f"the C library is not glibc (the program loader is {interp})"
-        return Path(interp), ""
-    if ABI_LOADER.exists():
-        return ABI_LOADER, ""
-    return None, f"no glibc loader (this Python names none, and there is no {ABI_LOADER})"
-
-
 def parse(text: str) -> dict:
     """{field: bytes} of FIELDS, those `ld.so --list-diagnostics` printed."""
     found = {}
@@ -104,28 +86,55 @@ def parse(text: str) -> dict:
     return {f: found[f] for f in FIELDS if f in found}
 
 
-def read(loader: Optional[Path] = None, env: Optional[dict] = None) -> Union[dict, str]:
-    """glibc's view on this machine (parse), or why it cannot be had; under
-    `env` (default: this process's environment), so a GLIBC_TUNABLES there
-    shows whether glibc took it."""
-    why = ""
-    if loader is None:
-        loader, why = find_loader()
-    if loader is None:
-        return f"not available: {why}"
-    command = f"{loader} --list-diagnostics"
-    try:
-        p = subprocess.run([str(loader), "--list-diagnostics"], capture_output=True, text=True,
-                           errors="replace", timeout=10, env=env)
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"not available: {command}: {getattr(e, 'strerror', None) or e}"
-    view = parse(p.stdout) if p.returncode == 0 else {}
-    if view:
-        return view
-    said = next((line.strip() for line in p.stderr.splitlines() if line.strip()), "")
-    what = "printed no x86 cache sizes" if p.returncode == 0 else f"failed (exit status {p.returncode})"
-    return (f"not available: {command} {what}{': ' + said if said else ''}; "
-            f"glibc prints them from 2.33 on")
+# glibc 2.36's bounds on the tunables (sysdeps/x86/dl-cacheinfo.h): a value
+# outside them is ignored without a word.  rep movsb's lower bound is 8
+# vectors of the width glibc's memmove uses.
+NT_THRESHOLD_BOUNDS = (0x4040, (1 << 64) - 1 >> 4)
+
+
+def _rep_movsb_minimum(text: str, fp: dict) -> int:
+    flags = {line.partition("=")[0].rsplit(".", 1)[-1]: line.partition("=")[2].strip()
+             for line in text.splitlines() if line.startswith(_PREFIX + "preferred.")}
+    isa = fp.get("isa") or {}
+    if isa.get("avx512f") and isa.get("os_avx512") and flags.get("Prefer_No_AVX512") == "0x0":
+        return 64 * 8
+    if flags.get("AVX_Fast_Unaligned_Load") == "0x1":
+        return 32 * 8
+    return 16 * 8
+
+
+def diagnostics_under(text: str, tunables: str, fp: dict) -> str:
+    """`ld.so --list-diagnostics`'s output `text` (glibc as shipped) as
+    glibc 2.36 would print it under GLIBC_TUNABLES=tunables: each of the
+    x86 thresholds within its bounds taken, the rest ignored; the stop of
+    rep movsb follows the non-temporal threshold except on AMD, where it
+    is the L2 (dl-cacheinfo.h).  For a recorded machine
+    (memkit.lab.machine), where no glibc can be asked."""
+    view = parse(text)
+    maximum = (1 << 64) - 1
+    bounds = {"non_temporal_threshold": NT_THRESHOLD_BOUNDS,
+              "rep_movsb_threshold": (_rep_movsb_minimum(text, fp), maximum),
+              "rep_stosb_threshold": (1, maximum),
+              "data_cache_size": (0, maximum), "shared_cache_size": (0, maximum)}
+    tuned = dict(view)
+    for item in tunables.split(":"):
+        name, _, value = item.partition("=")
+        field = name.removeprefix("glibc.cpu.x86_")
+        if name.startswith("glibc.cpu.x86_") and field in bounds:
+            try:
+                v = int(value, 0)
+            except ValueError:
+                continue
+            lo, hi = bounds[field]
+            if lo <= v <= hi:
+                tuned[field] = v
+    if fp.get("vendor") != "AuthenticAMD" and "non_temporal_threshold" in tuned:
+        tuned["rep_movsb_stop_threshold"] = tuned["non_temporal_threshold"]
+    lines = []
+    for line in text.splitlines():
+        field = line.partition("=")[0][len(_PREFIX):] if line.startswith(_PREFIX) else ""
+        lines.append(f"{_PREFIX}{field}={tuned[field]:#x}" if field in FIELDS and field in tuned else line)
+    return "\n".join(lines) + "\n"
 
 
 @dataclass

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
+from memkit.lab import machine
+
 # Busy: more runnable threads than half the CPUs (the lab wants the machine
 # to itself), or more than 2% of CPU time stolen by the hypervisor.
 LOAD_PER_CPU = 0.5
@@ -21,34 +23,22 @@ OTHERS_PCT = 25.0
 
 
 def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return machine.current().usable_cpus()
 
 
-def read_loadavg(path="/proc/loadavg") -> Optional[float]:
-    try:
-        with open(path) as f:
-            return float(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def read_cpu_times(path="/proc/stat") -> Optional[list[int]]:
-    """The aggregate "cpu" line: user nice system idle iowait irq softirq steal ..."""
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith("cpu "):
-                    return [int(x) for x in line.split()[1:]]
-    except (OSError, ValueError):
-        pass
+def parse_cpu_times(text: str) -> Optional[list[int]]:
+    """The aggregate "cpu" line of /proc/stat's text: user nice system idle iowait irq softirq steal ..."""
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            try:
+                return [int(x) for x in line.split()[1:]]
+            except ValueError:
+                return None
     return None
 
 
 def steal_pct(before: Optional[list[int]], after: Optional[list[int]]) -> Optional[float]:
-    """% of all CPU time between two read_cpu_times() that was stolen."""
+    """% of all CPU time between two cpu_times readings (memkit.lab.machine) that was stolen."""
     if not before or not after or len(before) < 8 or len(after) < 8:
         return None
     # guest and guest_nice are already counted in user and nice.
@@ -59,7 +49,7 @@ def steal_pct(before: Optional[list[int]], after: Optional[list[int]]) -> Option
 
 
 def others_pct(before: Optional[list[int]], after: Optional[list[int]], own_seconds: float) -> Optional[float]:
-    """% of all CPUs' time between two read_cpu_times() spent running work
+    """% of all CPUs' time between two cpu_times readings spent running work
     other than this process and its children (`own_seconds` of CPU time)."""
     if not before or not after or len(before) < 8 or len(after) < 8:
         return None
@@ -68,8 +58,9 @@ def others_pct(before: Optional[list[int]], after: Optional[list[int]], own_seco
     steal = after[7] - before[7]
     if total <= 0:
         return None
-    busy_s = (total - idle - steal) / os.sysconf("SC_CLK_TCK")
-    return max(0.0, 100.0 * (busy_s - own_seconds) / (total / os.sysconf("SC_CLK_TCK")))
+    ticks = machine.current().clock_ticks()
+    busy_s = (total - idle - steal) / ticks
+    return max(0.0, 100.0 * (busy_s - own_seconds) / (total / ticks))
 
 
 def _own_cpu_seconds() -> float:
@@ -115,11 +106,18 @@ class Load:
 def sample(seconds: float = 0.5) -> Load:
     """The load now: what other processes use and the steal, measured over
     `seconds` (while this process sleeps)."""
-    before, own = read_cpu_times(), _own_cpu_seconds()
-    time.sleep(seconds)
-    after = read_cpu_times()
-    return Load(read_loadavg(), steal_pct(before, after), usable_cpus(),
+    m = machine.current()
+    before, own = m.cpu_times(), _own_cpu_seconds()
+    time.sleep(seconds if before is not None else 0)
+    after = m.cpu_times()
+    return Load(m.load_average(), _steal(m, before, after), m.usable_cpus(),
                 others_pct(before, after, _own_cpu_seconds() - own))
+
+
+def _steal(m, before, after) -> Optional[float]:
+    """Measured between two readings, or as the (recorded) machine says."""
+    measured = steal_pct(before, after)
+    return measured if measured is not None else m.steal_pct()
 
 
 def settle(most_seconds: float = 1.5, window: float = 0.3) -> Load:
@@ -139,11 +137,12 @@ class Watch:
     the CPU time other processes took."""
 
     def __init__(self):
-        self.start_load = read_loadavg()
-        self.start_times = read_cpu_times()
+        self.machine = machine.current()
+        self.start_load = self.machine.load_average()
+        self.start_times = self.machine.cpu_times()
         self.start_own = _own_cpu_seconds()
 
     def result(self) -> Load:
-        now = read_cpu_times()
-        return Load(self.start_load, steal_pct(self.start_times, now), usable_cpus(),
+        now = self.machine.cpu_times()
+        return Load(self.start_load, _steal(self.machine, self.start_times, now), self.machine.usable_cpus(),
                     others_pct(self.start_times, now, _own_cpu_seconds() - self.start_own))

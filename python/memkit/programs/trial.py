@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memkit.errors import MemkitError
-from memkit.lab import experiments, glibc
+from memkit.lab import experiments, glibc, machine
 from memkit.programs import whole_program as wp
 from memkit.programs.preload import PRELOAD_NAME
 from memkit.results.result import Result
@@ -62,7 +62,8 @@ def glibc_tuned_note(shipped_env: dict, tuned_env: dict) -> str:
     """glibc's thresholds under the setting, beside those as shipped: glibc
     ignores an unknown name or a value beyond its bounds without a word,
     and this is where that shows."""
-    shipped, tuned = glibc.read(env=shipped_env), glibc.read(env=tuned_env)
+    m = machine.current()
+    shipped, tuned = m.glibc_view(env=shipped_env), m.glibc_view(env=tuned_env)
     if not isinstance(shipped, dict) or not isinstance(tuned, dict):
         return ""
     if shipped == tuned:

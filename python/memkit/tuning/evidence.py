@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab.fingerprint import runnable_variants
+from memkit.lab import machine
 from memkit.store.outdir import write_file
 from memkit.tuning import catalogue, level_choice, tune
 
@@ -233,12 +233,7 @@ def agrees(implied: Optional[int], row_value: Optional[int], rule_text: str, gri
 
 def cpu_arguments(doc: dict) -> list[str]:
     """memkit-tunables --cpu's arguments for the evidence's CPU."""
-    c = doc["cpu"]
-    isa, cache = c.get("isa") or {}, c.get("cache") or {}
-    variants = runnable_variants(isa)
-    feats = [f for f in ("erms", "fsrm", "amx") if isa.get(f)] + [v for v in ("avx2", "avx512") if v in variants]
-    return [str(c["vendor"]), str(c["family"]), str(c["model"]), str(cache.get("l2") or 0),
-            str(cache.get("l3") or 0), ",".join(feats)]
+    return machine.cpu_arguments(doc["cpu"])
 
 
 def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:

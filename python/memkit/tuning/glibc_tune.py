@@ -17,7 +17,7 @@ only if it holds (tune.confirm).
 
 What glibc does at a size under a setting is asked of glibc itself: the
 thresholds `ld.so --list-diagnostics` prints under that GLIBC_TUNABLES
-(lab.glibc.read), which also shows a setting glibc ignored (out of its
+(memkit.lab.machine's glibc_view), which also shows a setting glibc ignored (out of its
 bounds: it says nothing else) and the stop of rep movsb it derives (the L2
 on AMD, the non-temporal threshold elsewhere; not a tunable).
 
@@ -41,7 +41,7 @@ from typing import Callable, Optional
 
 from memkit.errors import MemkitError
 from memkit.judging import stats
-from memkit.lab import experiments, glibc
+from memkit.lab import experiments, glibc, machine
 from memkit.results.result import Progress
 from memkit.lab.sizes import fmt_size
 from memkit.store.outdir import check_target, starts_with, write_file
@@ -108,7 +108,7 @@ def values_of(view: dict) -> dict:
 class GlibcPaths:
     """catalogue.Paths' part that tune.confirm asks (of_cells), answered by glibc:
     the diagnostics under each setting (read once each), then glibc_path.
-    `read(settings) -> view` is lab.glibc.read under GLIBC_TUNABLES, or a
+    `read(settings) -> view` is the machine's glibc_view under GLIBC_TUNABLES, or a
     recorded view in a test."""
 
     def __init__(self, read: Callable[[dict], dict]):
@@ -136,7 +136,7 @@ def reader(loader: Optional[Path], base_env: dict) -> Callable[[dict], dict]:
         env.pop("GLIBC_TUNABLES", None)
         if settings:
             env["GLIBC_TUNABLES"] = spec_of(settings)
-        view = glibc.read(loader, env)
+        view = machine.current().glibc_view(env, loader)
         if not isinstance(view, dict) or any(FIELD[t] not in view for t in TUNABLES):
             raise MemkitError(f"glibc's thresholds cannot be read: {view}")
         ignored = [f"{t}={v}" for t, v in settings.items() if view[FIELD[t]] != v]
