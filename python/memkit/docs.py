@@ -51,6 +51,9 @@ def _environment() -> str:
         ("MEMKIT_DATA", "The directory of distribution files size-distributions replays (default: the "
                         "shipped ones)."),
         ("MEMKIT_PRELOAD", "The preload library memkit record uses when --preload is not given."),
+        ("MEMKIT_MACHINE", "A folder memkit env --record wrote: every command reads that machine (its "
+                           "fingerprint, glibc's thresholds, its row) instead of this one, to reproduce what "
+                           "memkit said there; what is timed still runs here."),
         ("MEMKIT_DEBUG", "1: an internal error shows its traceback."),
         ("XDG_DATA_HOME", "Outside a memkit checkout the default database is "
                           "$XDG_DATA_HOME/memkit/memkit.db (~/.local/share/memkit when unset)."),

@@ -26,7 +26,7 @@ from memkit.commands._common import add_build_option, add_db_option, add_host_op
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
-from memkit.lab import experiments, glibc, load
+from memkit.lab import experiments, glibc, load, machine
 from memkit.programs import recording, trial
 from memkit.programs import whole_program as wp
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
@@ -227,6 +227,8 @@ def _warn_before(say, fingerprint, profile):
     note = None if profile else unmeasured_note(fingerprint or {})
     if note:
         say(note, loud=True)
+    if machine.current().note():
+        say(f"note: {machine.current().note()}", loud=True)
     now = load.sample(0.3)
     if now.busy:
         say(f"warning: the machine is busy ({now.busy}): the pairs will be noisier; the run records it",

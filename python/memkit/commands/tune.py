@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -18,7 +19,7 @@ from memkit.commands._common import add_build_option, given
 from memkit.errors import MemkitError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
-from memkit.lab import load
+from memkit.lab import load, machine
 from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target
@@ -396,6 +397,8 @@ def glibc_main(args, timer: Path) -> int:
 
 def main(args) -> int:
     bench_dir = lab.find_bench_dir(args.build)
+    if machine.current().note():
+        print(f"memkit tune: note: {machine.current().note()}", file=sys.stderr, flush=True)
     timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
     if args.glibc:
         return glibc_main(args, timer)

@@ -15,7 +15,7 @@ import sys
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab import estimate, experiments, glibc, load, ranking
+from memkit.lab import estimate, experiments, glibc, load, machine, ranking
 from memkit.programs import recording, whole_program
 from memkit.store import spill
 from memkit.store.backends import safe_url
@@ -199,6 +199,8 @@ def _announce(exps, quick: bool, extra_args, fingerprint, db, host: str, whole_s
     and whether the machine is busy.  The load as it was."""
     guess = estimate.estimate(exps, quick, extra_args, fingerprint, estimate.history(db, host))
     print(guess.line(whole_suite=whole_suite), flush=True)
+    if machine.current().note():
+        print(f"memkit: note: {machine.current().note()}", file=sys.stderr, flush=True)
     now = load.settle()
     if now.busy:
         print(f"memkit: warning: the machine is busy ({now.busy}): results will be noisier; "
