@@ -46,9 +46,10 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
     h->tmpl = (lab_record){.params_json = h->params, .axis = "size", .axis_unit = "B",
                            .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
     size_t nm = lab_methods_at(h->all, h->nall, h->n, fits, h->at, NULL, NULL);
-    *p = (lab_point){h->at, nm, h->rounds, copy_once, h, &h->tmpl, lab_glibc_index(h->at, nm),
-                     NULL /* the grid's ranking */, lab_fmt_size(h->n, h->label, sizeof h->label),
-                     lab_method_index(h->at, nm, "memkit"), NULL, NULL};
+    *p = (lab_point){.methods = h->at, .n = nm, .rounds = h->rounds, .pass = copy_once, .arg = h,
+                     .tmpl = &h->tmpl, .baseline = lab_glibc_index(h->at, nm),
+                     .label = lab_fmt_size(h->n, h->label, sizeof h->label),
+                     .memkit = lab_method_index(h->at, nm, "memkit")};
     return LAB_POINT_RUN;
 }
 
@@ -69,7 +70,8 @@ static int run(lab_ctx *ctx)
     h.rounds = (size_t)lab_int(ctx, "rounds");
     h.dst = lab_alloc((size_t)1 << 20);
     h.src = lab_alloc((size_t)1 << 20);
-    lab_grid grid = {POINTS, MAX_COPIERS, 63, declare, measured,
+    lab_grid grid = {.npoints = POINTS, .max_methods = MAX_COPIERS, .max_rounds = 63,
+                     .declare = declare, .measured = measured,
                      .ranking = "copy, hot buffers", .higher_is_better = 1, .ordered = 1};
     printf("copy throughput, GB/s (median of interleaved rounds)\n");
     return lab_sweep(ctx, &grid, &h) < 0 ? 2 : 0;   /* then the verdicts: "loss", "fastest" */
@@ -77,9 +79,9 @@ static int run(lab_ctx *ctx)
 
 int main(int argc, char **argv)
 {
-    static const lab_info info = {"hot-copies", "going-faster-than-memcpy",
-                                  "every copier 4 KiB..1 MiB in GB/s, hot buffers",
-                                  args, sizeof args / sizeof args[0], .pinned = 1,
-                                  .races_glibc = 1};
+    static const lab_info info = {.name = "hot-copies", .seed = "going-faster-than-memcpy",
+                                  .description = "every copier 4 KiB..1 MiB in GB/s, hot buffers",
+                                  .args = args, .nargs = sizeof args / sizeof args[0],
+                                  .pinned = 1, .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -43,6 +43,17 @@ if(TARGET memkit-exp-copy-read)
            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/lab_copy_read
            -P ${CMAKE_CURRENT_LIST_DIR}/c/lab/check_copy_read.cmake)
 endif()
+# What an experiment hands the lab is written by name (lab.h's
+# LAB_DESIGNATED): a grid point written by position, built with the flags
+# every program on the lab gets, stops the build with that message.
+if(TARGET memkit_lab)
+  add_library(lab_positional_point OBJECT EXCLUDE_FROM_ALL c/lab/lab_positional_point.c)
+  target_link_libraries(lab_positional_point PRIVATE memkit_lab)
+  add_test(NAME lab_positional_refused
+           COMMAND ${CMAKE_COMMAND} --build ${PROJECT_BINARY_DIR} --target lab_positional_point)
+  set_tests_properties(lab_positional_refused PROPERTIES
+    PASS_REGULAR_EXPRESSION "error: positional initiali[sz]ation of field")
+endif()
 # docs/architecture.md's example experiment, built and run: the page's way
 # of writing an experiment works as written.
 if(TARGET memkit_lab)

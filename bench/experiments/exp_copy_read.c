@@ -182,10 +182,10 @@ static void *copy_cached(void *dst, const void *src, size_t n)
 
 enum { GLIBC, MEMKIT, CACHED, NT };
 static lab_method methods[MAX_METHODS] = {
-    {"glibc", COPY(memcpy), 0, NULL, NULL, .glibc = 1},
-    {"memkit", COPY(mk_memcpy), 0, NULL, NULL},
-    {"cached-stores", COPY(copy_cached), 0, NULL, NULL},
-    {"nt-stores", COPY(mk_memcpy_nt), 0, NULL, NULL},
+    {.name = "glibc", .fn = COPY(memcpy), .glibc = 1},
+    {.name = "memkit", .fn = COPY(mk_memcpy)},
+    {.name = "cached-stores", .fn = COPY(copy_cached)},
+    {.name = "nt-stores", .fn = COPY(mk_memcpy_nt)},
 };
 static size_t nmethods = NT + 1;
 
@@ -461,7 +461,7 @@ static void setup(lab_ctx *ctx, copy_read *c, size_t min, size_t max)
     nmethods = lab_peer_methods(ctx, LAB_PEER_MEMCPY, "", 0, methods, NT + 1, MAX_METHODS);
     for (size_t m = 0; m < nmethods; m++)
         for (int t = 0; t < c->nthen; t++)
-            c->pairs[m * c->nthen + t] = (lab_method){methods[m].name, methods[m].fn, t, NULL, NULL};
+            c->pairs[m * c->nthen + t] = (lab_method){.name = methods[m].name, .fn = methods[m].fn, .kind = t};
     c->npairs = nmethods * (size_t)c->nthen;
     c->nsizes = lab_octave_sizes(min, max, (unsigned)lab_int(ctx, "per_octave"), GRANULE,
                                  c->sizes, MAX_SIZES);

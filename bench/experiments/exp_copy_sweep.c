@@ -232,9 +232,10 @@ static int aligned_point(lab_ctx *ctx, void *state, size_t i, lab_point *p, char
     snprintf(g->params, sizeof g->params, "\"size\":%zu,\"dst_offset\":0", n);
     g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
                            .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-    *p = (lab_point){g->ms, nm, rounds_for(ctx, n), pass, &g->pt, &g->tmpl,
-                     lab_glibc_index(g->ms, nm), g->rk, lab_fmt_size(n, g->label, sizeof g->label),
-                     lab_method_index(g->ms, nm, "memkit"), g->unranked, NULL};
+    *p = (lab_point){.methods = g->ms, .n = nm, .rounds = rounds_for(ctx, n), .pass = pass,
+                     .arg = &g->pt, .tmpl = &g->tmpl, .baseline = lab_glibc_index(g->ms, nm),
+                     .ranking = g->rk, .label = lab_fmt_size(n, g->label, sizeof g->label),
+                     .memkit = lab_method_index(g->ms, nm, "memkit"), .unranked = g->unranked};
     return LAB_POINT_RUN;
 }
 
@@ -268,7 +269,8 @@ static void aligned_sweep(lab_ctx *ctx, const options *o, const lab_method *cs, 
     printf("\n");
     static aligned_grid g;
     g = (aligned_grid){.cs = cs, .nc = nc, .pt = {dst, src, o->min, 0}, .rk = rk};
-    lab_grid grid = {nsizes, MAX_COPIERS, 64, aligned_point, aligned_row};
+    lab_grid grid = {.npoints = nsizes, .max_methods = MAX_COPIERS, .max_rounds = 64,
+                     .declare = aligned_point, .measured = aligned_row};
     lab_sweep(ctx, &grid, &g);
 }
 
@@ -406,9 +408,9 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "copy-sweep", "going-faster-than-memcpy",
-        "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
-        args, sizeof args / sizeof args[0], 0, 0, .check = check, .pinned = 1,
+        .name = "copy-sweep", .seed = "going-faster-than-memcpy",
+        .description = "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
+        .args = args, .nargs = sizeof args / sizeof args[0], .check = check, .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

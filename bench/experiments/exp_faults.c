@@ -169,7 +169,7 @@ static void measure_page_costs(lab_ctx *ctx, size_t n, int rounds, double *us)
     time_phase(&page_rows[1], n);
     lab_method rows[NPAGE_ROWS];
     for (size_t i = 0; i < NPAGE_ROWS; i++)
-        rows[i] = (lab_method){page_rows[i].name, NULL, (int)i, &page_rows[i], NULL};
+        rows[i] = (lab_method){.name = page_rows[i].name, .kind = (int)i, .data = &page_rows[i]};
     job j = {n, NULL, NULL};
     lab_progress(ctx, 0, 2, "page costs");
     lab_interleave(ctx, rows, NPAGE_ROWS, (size_t)rounds, page_pass, &j, us);
@@ -220,7 +220,8 @@ static void measure_scaling(lab_ctx *ctx, size_t n, int rounds, int nthreads, do
     size_t ncells = 0;
     for (int k = 0; k < NSCALING; k++)
         for (int t = 1; t <= nthreads; t++)
-            cells[ncells++] = (lab_method){scaling_names[k], NULL, k, (const void *)(uintptr_t)t, NULL};
+            cells[ncells++] = (lab_method){.name = scaling_names[k], .kind = k,
+                                           .data = (const void *)(uintptr_t)t};
     job j = {n, pools, src};
     lab_progress(ctx, 1, 2, "threads");
     lab_interleave(ctx, cells, ncells, (size_t)rounds, scaling_pass, &j, ms);
@@ -297,9 +298,9 @@ static int run(lab_ctx *ctx)
 }
 
 static const lab_info info = {
-    "faults", "hardware-and-windows-to-its-limits-page-faults",
-    "µs per MB of first touch, warm touch, zeroing, munmap (4 KiB vs THP), prefault modes; "
-    "touch and memcpy into fresh vs warm memory with 1..N threads",
-    args, sizeof args / sizeof args[0], 0, 0};
+    .name = "faults", .seed = "hardware-and-windows-to-its-limits-page-faults",
+    .description = "µs per MB of first touch, warm touch, zeroing, munmap (4 KiB vs THP), prefault "
+                   "modes; touch and memcpy into fresh vs warm memory with 1..N threads",
+    .args = args, .nargs = sizeof args / sizeof args[0]};
 
 int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }

@@ -92,11 +92,11 @@ static void *fill_memkit(void *dst, int c, size_t n) { return mk_memset(dst, c, 
  * CPUs (or kernels) without AVX.  The peers follow memkit. */
 enum { VECTOR_LOOP, REP_STOSB, NT_STORES, GLIBC, MEMKIT, MAX_METHODS = MEMKIT + 1 + 12 };
 static lab_method methods[MAX_METHODS] = {
-    {"vector-loop", FILL(fill_vector_avx2), 0, NULL, NULL},
-    {"rep-stosb", FILL(fill_rep_stosb), 0, NULL, NULL},
-    {"nt-stores", FILL(fill_nt_avx2), 0, NULL, NULL},
-    {"glibc", FILL(fill_glibc), 0, NULL, NULL},
-    {"memkit", FILL(fill_memkit), 0, NULL, NULL},
+    {.name = "vector-loop", .fn = FILL(fill_vector_avx2)},
+    {.name = "rep-stosb", .fn = FILL(fill_rep_stosb)},
+    {.name = "nt-stores", .fn = FILL(fill_nt_avx2)},
+    {.name = "glibc", .fn = FILL(fill_glibc)},
+    {.name = "memkit", .fn = FILL(fill_memkit)},
 };
 static size_t nmethods = MEMKIT + 1;
 
@@ -368,7 +368,7 @@ static int run(lab_ctx *ctx)
     nmethods = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, methods, MEMKIT + 1, MAX_METHODS);
     for (size_t m = 0; m < nmethods; m++)
         for (int v = 0; v < NVALUES; v++)
-            pairs[m * NVALUES + v] = (lab_method){methods[m].name, methods[m].fn, v, NULL, NULL};
+            pairs[m * NVALUES + v] = (lab_method){.name = methods[m].name, .fn = methods[m].fn, .kind = v};
     size_t sizes[512];
     /* rounded to 256 bytes: every size is whole vectors for the loops and the
      * non-temporal stores */

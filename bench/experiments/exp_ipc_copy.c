@@ -275,7 +275,7 @@ static size_t methods_for(const method *ms, size_t nm, size_t n, lab_method *lm)
 {
     lab_method all[MAX_METHODS];
     for (size_t i = 0; i < nm; i++)
-        all[i] = (lab_method){ms[i].name, NULL, ms[i].mt, &ms[i], NULL};
+        all[i] = (lab_method){.name = ms[i].name, .kind = ms[i].mt, .data = &ms[i]};
     return lab_methods_at(all, nm, n, fits, lm, NULL, NULL);
 }
 
@@ -702,9 +702,11 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
              g->o->slots, g->pages);
     g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
                            .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1};
-    *p = (lab_point){g->lm, g->nk, g->o->rounds, pass, g->srun, &g->tmpl,
-                     lab_method_index(g->lm, g->nk, "libc"), g->rk, g->sz,
-                     lab_method_index(g->lm, g->nk, "memkit"), NULL, &g->pub->failed};
+    *p = (lab_point){.methods = g->lm, .n = g->nk, .rounds = g->o->rounds, .pass = pass,
+                     .arg = g->srun, .tmpl = &g->tmpl,
+                     .baseline = lab_method_index(g->lm, g->nk, "libc"), .ranking = g->rk,
+                     .label = g->sz, .memkit = lab_method_index(g->lm, g->nk, "memkit"),
+                     .failed = &g->pub->failed};
     return LAB_POINT_RUN;
 }
 
@@ -808,9 +810,10 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "ipc-copy", "going-faster-than-memcpy",
-        "messages through a shared-memory ring between two processes: every copier and the MT "
-        "adapter, 4 KiB..16 MiB, GB/s delivered",
-        args, sizeof args / sizeof args[0], 1, 1, .check = check};
+        .name = "ipc-copy", .seed = "going-faster-than-memcpy",
+        .description = "messages through a shared-memory ring between two processes: every "
+                       "copier and the MT adapter, 4 KiB..16 MiB, GB/s delivered",
+        .args = args, .nargs = sizeof args / sizeof args[0], .processes = 1, .quick_processes = 1,
+        .check = check};
     return lab_main(argc, argv, &info, run);
 }

@@ -438,8 +438,10 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
     g->tmpl = (lab_record){.params_json = g->params, .metric = "ns_per_call", .unit = "ns",
                            .stat = "mean_fastest_10pct"};
     row_words(r, g->words, sizeof g->words);
-    *p = (lab_point){g->methods, g->nm, g->reps, pass, &g->d, &g->tmpl, 0 /* glibc */,
-                     g->tallies[w].rk, g->words, (size_t)g->i_mk, g->skip, NULL};
+    *p = (lab_point){.methods = g->methods, .n = g->nm, .rounds = g->reps, .pass = pass,
+                     .arg = &g->d, .tmpl = &g->tmpl, .baseline = 0 /* glibc */,
+                     .ranking = g->tallies[w].rk, .label = g->words, .memkit = (size_t)g->i_mk,
+                     .unranked = g->skip};
     return LAB_POINT_RUN;
 }
 
@@ -517,7 +519,8 @@ static int run(lab_ctx *ctx)
     if (setup(ctx, &g))
         return 2;
     print_header(ctx, &g);
-    lab_grid grid = {NROWS * g.nws, g.nm, g.reps, declare, measured};
+    lab_grid grid = {.npoints = NROWS * g.nws, .max_methods = g.nm, .max_rounds = g.reps,
+                     .declare = declare, .measured = measured};
     long measured_points = lab_sweep(ctx, &grid, &g);
     if (measured_points == 0)
         fprintf(stderr, "error: no row matches '%s'\n", g.only ? g.only : "");
@@ -530,11 +533,13 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "memset-random", "msrc-faster-amd64-memset",
-        "the MSRC random-size matrix: 50,000 random sizes per row, every memset method "
-        "interleaved, % improvement over glibc per row, new vs old NT memset beside the seed",
+        .name = "memset-random", .seed = "msrc-faster-amd64-memset",
+        .description = "the MSRC random-size matrix: 50,000 random sizes per row, every memset "
+                       "method interleaved, % improvement over glibc per row, new vs old NT "
+                       "memset beside the seed",
+        .args = args, .nargs = sizeof args / sizeof args[0],
         /* 2 processes: its 24 rows with L1 cleared cost ~40 s per process */
-        args, sizeof args / sizeof args[0], 2, 2, .check = check, .pinned = 1,
+        .processes = 2, .quick_processes = 2, .check = check, .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

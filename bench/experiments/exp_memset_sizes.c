@@ -69,8 +69,10 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
     snprintf(g->params, sizeof g->params, "\"size\":%zu,\"value\":0", g->n);
     g->tmpl = (lab_record){.params_json = g->params, .axis = "size", .axis_unit = "B",
                            .metric = "ns_per_call", .unit = "ns", .stat = "mean_fastest_10pct"};
-    *p = (lab_point){g->methods, g->nm, g->reps, pass, g, &g->tmpl, 0 /* glibc */, NULL,
-                     lab_fmt_size(g->n, g->label, sizeof g->label), g->mk, g->skip, NULL};
+    *p = (lab_point){.methods = g->methods, .n = g->nm, .rounds = g->reps, .pass = pass, .arg = g,
+                     .tmpl = &g->tmpl, .baseline = 0 /* glibc */,
+                     .label = lab_fmt_size(g->n, g->label, sizeof g->label), .memkit = g->mk,
+                     .unranked = g->skip};
     return LAB_POINT_RUN;
 }
 
@@ -143,10 +145,10 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "memset-sizes", "msrc-faster-amd64-memset",
-        "every memset method at fixed sizes 0..1 MiB with a trained predictor: ns/call, "
-        "GB/s, speed-up over glibc, in several processes",
-        args, sizeof args / sizeof args[0], 3, 2, .pinned = 1,
-        .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET), .races_glibc = 1};
+        .name = "memset-sizes", .seed = "msrc-faster-amd64-memset",
+        .description = "every memset method at fixed sizes 0..1 MiB with a trained predictor: "
+                       "ns/call, GB/s, speed-up over glibc, in several processes",
+        .args = args, .nargs = sizeof args / sizeof args[0], .processes = 3, .quick_processes = 2,
+        .pinned = 1, .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);
 }

@@ -88,7 +88,7 @@ static int make_pools(unsigned nthreads, mk_pool **pools, lab_method *ms, char (
             return 2;
         }
         snprintf(names[t - 1], sizeof names[t - 1], "threads=%u", t);
-        ms[t - 1] = (lab_method){names[t - 1], NULL, 0, (const void *)(uintptr_t)t, NULL};
+        ms[t - 1] = (lab_method){.name = names[t - 1], .data = (const void *)(uintptr_t)t};
     }
     return 0;
 }
@@ -160,8 +160,10 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "parallel-sweep", "going-faster-than-memcpy, hardware-and-windows-to-its-limits",
-        "parallel copy and fill on warm memory, 1..N threads by size: where threads pay off",
-        args, sizeof args / sizeof args[0], 0, 0, .check = check};
+        .name = "parallel-sweep",
+        .seed = "going-faster-than-memcpy, hardware-and-windows-to-its-limits",
+        .description = "parallel copy and fill on warm memory, 1..N threads by size: where "
+                       "threads pay off",
+        .args = args, .nargs = sizeof args / sizeof args[0], .check = check};
     return lab_main(argc, argv, &info, run);
 }

@@ -171,8 +171,8 @@ static int set_up_arms(apps *a, const char *so)
     }
     a->arms[0] = (arm){a->record ? so : NULL, NULL};
     a->arms[1] = (arm){so, a->record ? a->rec_dir : NULL};
-    a->ms[0] = (lab_method){a->record ? "memkit-preload" : "libc", NULL, 0, &a->arms[0], NULL};
-    a->ms[1] = (lab_method){a->record ? "memkit-record" : "memkit-preload", NULL, 0, &a->arms[1], NULL};
+    a->ms[0] = (lab_method){.name = a->record ? "memkit-preload" : "libc", .data = &a->arms[0]};
+    a->ms[1] = (lab_method){.name = a->record ? "memkit-record" : "memkit-preload", .data = &a->arms[1]};
     return 0;
 }
 
@@ -195,8 +195,9 @@ static int declare(lab_ctx *ctx, void *state, size_t k, lab_point *pt, char *wha
     snprintf(what, len, "%s", w->name);
     snprintf(a->params, sizeof a->params, "\"program\":\"%.32s\"", w->name);
     a->tmpl = (lab_record){.params_json = a->params, .metric = "wall_ms", .unit = "ms"};
-    *pt = (lab_point){a->ms, 2, (size_t)a->runs, pass, &a->p, &a->tmpl, 0, NULL, w->name,
-                      SIZE_MAX, NULL, &a->p.failed};
+    *pt = (lab_point){.methods = a->ms, .n = 2, .rounds = (size_t)a->runs, .pass = pass,
+                      .arg = &a->p, .tmpl = &a->tmpl, .baseline = 0, .label = w->name,
+                      .memkit = SIZE_MAX /* not ranked */, .failed = &a->p.failed};
     return LAB_POINT_RUN;
 }
 
@@ -235,7 +236,8 @@ static int run(lab_ctx *ctx)
         return 2;
     printf("%-10s %12s %12s %10s %18s\n", "program", a.record ? "preload ms" : "libc ms",
            a.record ? "record ms" : "memkit ms", "speed-up", "~95% interval");
-    lab_grid grid = {(size_t)a.nw, 2, (size_t)a.runs, declare, measured, lost};
+    lab_grid grid = {.npoints = (size_t)a.nw, .max_methods = 2, .max_rounds = (size_t)a.runs,
+                     .declare = declare, .measured = measured, .lost = lost};
     lab_sweep(ctx, &grid, &a);
     lab_progress(ctx, (size_t)a.nw, (size_t)a.nw, "done");
     lab_remove_dir(a.dir);
@@ -245,9 +247,9 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "preload-apps", "(beyond the seeds)",
-        "real programs (sort, gzip, python3, git, tar) with and without the preload shim, "
-        "interleaved",
-        args, sizeof args / sizeof args[0], 0, 0};
+        .name = "preload-apps", .seed = "(beyond the seeds)",
+        .description = "real programs (sort, gzip, python3, git, tar) with and without the "
+                       "preload shim, interleaved",
+        .args = args, .nargs = sizeof args / sizeof args[0]};
     return lab_main(argc, argv, &info, run);
 }

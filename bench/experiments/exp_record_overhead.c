@@ -213,11 +213,13 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "record-overhead", "(beyond the seeds)",
-        "ns per memset/memcpy/memmove call under the preload shim with and without memkit record",
+        .name = "record-overhead", .seed = "(beyond the seeds)",
+        .description = "ns per memset/memcpy/memmove call under the preload shim with and without "
+                       "memkit record",
+        .args = args, .nargs = sizeof args / sizeof args[0],
         /* A few ns a call: per-round samples of one process cannot be judged
          * between runs (placement moves them more); three processes can. */
-        args, sizeof args / sizeof args[0], 3, 0};
+        .processes = 3};
     if (getenv(CHILD_ENV))
         return child();
     return lab_main(argc, argv, &info, run);

@@ -69,7 +69,7 @@ static void init_methods(lab_ctx *ctx)
         for (int i = 0; i < 2; i++) {
             snprintf(names[op][i], sizeof names[op][i], "%s %s", i ? "memkit" : "glibc",
                      op_names[op]);
-            op_methods[op][i] = (lab_method){names[op][i], fn[op][i], kind, NULL, NULL,
+            op_methods[op][i] = (lab_method){.name = names[op][i], .fn = fn[op][i], .kind = kind,
                                              .glibc = i == BASELINE};
         }
         char suffix[16];
@@ -592,8 +592,9 @@ static int declare(lab_ctx *ctx, void *state, size_t i, lab_point *p, char *what
              "\"distribution\":\"%s\",\"op\":\"%s\",\"calls\":%zu%s%s", d->name,
              op_names[d->op], g->nc, ws_params, data_param);
     g->tmpl = (lab_record){.params_json = g->params, .metric = "ns_per_call", .unit = "ns"};
-    *p = (lab_point){op_methods[d->op], op_nmethods[d->op], g->rounds, pass, &g->b, &g->tmpl,
-                     BASELINE, g->tallies[d->op][w].rk, d->name, MEMKIT, NULL, NULL};
+    *p = (lab_point){.methods = op_methods[d->op], .n = op_nmethods[d->op], .rounds = g->rounds,
+                     .pass = pass, .arg = &g->b, .tmpl = &g->tmpl, .baseline = BASELINE,
+                     .ranking = g->tallies[d->op][w].rk, .label = d->name, .memkit = MEMKIT};
     return LAB_POINT_RUN;
 }
 
@@ -649,7 +650,8 @@ static int run(lab_ctx *ctx)
         return 2;
     print_header(ctx, &g);
     size_t npoints = g.nfiles * g.nws;
-    lab_grid grid = {npoints, MAX_METHODS, g.rounds, declare, measured};
+    lab_grid grid = {.npoints = npoints, .max_methods = MAX_METHODS, .max_rounds = g.rounds,
+                     .declare = declare, .measured = measured};
     if (lab_sweep(ctx, &grid, &g) < 0)
         return 2;
     lab_progress(ctx, npoints, npoints, "done");
@@ -661,11 +663,12 @@ static int run(lab_ctx *ctx)
 int main(int argc, char **argv)
 {
     static const lab_info info = {
-        "size-distributions", "beyond the seeds (production size distributions)",
-        "memset, memcpy and memmove on production size distributions (or any given): ns/call, "
-        "memkit's speed-up over glibc, 50,000 unlearnable calls per batch, several processes, "
-        "hot and cold working sets",
-        args, sizeof args / sizeof args[0], 3, 2, .check = check, .pinned = 1,
+        .name = "size-distributions", .seed = "beyond the seeds (production size distributions)",
+        .description = "memset, memcpy and memmove on production size distributions (or any "
+                       "given): ns/call, memkit's speed-up over glibc, 50,000 unlearnable calls "
+                       "per batch, several processes, hot and cold working sets",
+        .args = args, .nargs = sizeof args / sizeof args[0], .processes = 3, .quick_processes = 2,
+        .check = check, .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMSET) | LAB_PEER_OP(LAB_PEER_MEMCPY) |
                     LAB_PEER_OP(LAB_PEER_MEMMOVE),
         .races_glibc = 1};

@@ -204,7 +204,8 @@ static void measure(lab_ctx *ctx, unsigned char *mem, size_t volume, int rounds)
     char (*names)[32] = malloc(nrows * sizeof *names);
     double *one = malloc(nrows * sizeof *one);
     for (size_t i = 0; i < nrows; i++)
-        cells[i] = (lab_method){series_of(&rows[i], names[i], sizeof names[i]), NULL, 0, &rows[i], NULL};
+        cells[i] = (lab_method){.name = series_of(&rows[i], names[i], sizeof names[i]),
+                                .data = &rows[i]};
     job j = {mem, volume};
     for (int round = 0; round < rounds; round++) {
         char what[64];
@@ -353,8 +354,8 @@ static int run(lab_ctx *ctx)
 }
 
 static const lab_info info = {
-    "zeroing", "slower-memory-zeroing-through-parallelism",
-    "zeroing service over threads x grain x lock kind: wall, CPU, GB per CPU-second",
-    args, sizeof args / sizeof args[0], 0, 0};
+    .name = "zeroing", .seed = "slower-memory-zeroing-through-parallelism",
+    .description = "zeroing service over threads x grain x lock kind: wall, CPU, GB per CPU-second",
+    .args = args, .nargs = sizeof args / sizeof args[0]};
 
 int main(int argc, char **argv) { return lab_main(argc, argv, &info, run); }

@@ -56,6 +56,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What an experiment declares to the lab (lab_info, lab_method, and
+ * sweep.h's lab_point and lab_grid) is written with designated
+ * initializers, {.name = ...}: a field added or moved then shifts no
+ * experiment's values.  A positional one does not compile
+ * (-Werror=designated-init, given to every program built on the lab in
+ * bench/CMakeLists.txt).  A lab_arg table stays a table of rows, its
+ * columns in this order. */
+#if defined(__has_attribute)
+#if __has_attribute(designated_init)
+#define LAB_DESIGNATED __attribute__((designated_init))
+#endif
+#endif
+#ifndef LAB_DESIGNATED
+#define LAB_DESIGNATED
+#endif
+
 /* ---- arguments ---- */
 typedef enum { LAB_INT, LAB_SIZE, LAB_REAL, LAB_TEXT } lab_arg_kind;
 
@@ -74,7 +90,7 @@ typedef struct {
 
 typedef struct lab_ctx lab_ctx;
 
-typedef struct {
+typedef struct LAB_DESIGNATED {
     const char *name;         /* "memset-random" */
     const char *seed;         /* "msrc-faster-amd64-memset" */
     const char *description;  /* one line */
@@ -198,7 +214,7 @@ lab_stats lab_stats_scaled(lab_stats s, double k);
 
 /* A method an experiment times: its name, its function (cast back by the
  * experiment to the signature `kind` says), and any data it needs. */
-typedef struct {
+typedef struct LAB_DESIGNATED {
     const char *name;
     void (*fn)(void);
     int kind;                 /* the experiment's own: which signature, what operation */

@@ -137,7 +137,7 @@ size_t lab_peer_methods(lab_ctx *ctx, int op, const char *suffix, int kind, lab_
         for (int k = 2; taken(methods, n, name); k++)
             snprintf(name, sizeof name, "%s-%d%s", p->name, k, suffix);
         /* the name lives as long as the method: this process */
-        methods[n++] = (lab_method){strdup(name), p->fn[op], kind, NULL, NULL};
+        methods[n++] = (lab_method){.name = strdup(name), .fn = p->fn[op], .kind = kind};
     }
     return n;
 }

@@ -29,7 +29,7 @@ size_t lab_copier_methods(const char *only, const char *always, lab_method *out,
     for (size_t i = 0; i < count && k < cap; i++)
         if (all[i].usable && (!only || lab_listed(only, all[i].name) ||
                               lab_listed(always, all[i].name)))
-            out[k++] = (lab_method){all[i].name, NULL, 0, &all[i], NULL,
+            out[k++] = (lab_method){.name = all[i].name, .data = &all[i],
                                     .glibc = !strcmp(all[i].name, "libc")};
     return k;
 }
@@ -39,7 +39,7 @@ size_t lab_memset_contestants(lab_ctx *ctx, lab_method *out, size_t cap, unsigne
     size_t n;
     const memset_method *table = memset_methods(&n);
     for (size_t i = 0; i < n && i < cap; i++)
-        out[i] = (lab_method){table[i].name, (void (*)(void))table[i].fn, 0, NULL, NULL,
+        out[i] = (lab_method){.name = table[i].name, .fn = (void (*)(void))table[i].fn,
                               .glibc = i == 0};
     n = lab_peer_methods(ctx, LAB_PEER_MEMSET, "", 0, out, n < cap ? n : cap, cap);
     memset(skip, 0, cap);

@@ -44,7 +44,7 @@ size_t lab_methods_at(const lab_method *all, size_t n, size_t size, lab_fits_fn 
                       lab_method *out, size_t *at, unsigned char *unranked);
 
 /* One grid point, declared. */
-typedef struct {
+typedef struct LAB_DESIGNATED {
     const lab_method *methods;   /* those that run at this point */
     size_t n, rounds;
     lab_pass_fn *pass;           /* the kernel: one pass of a method */
@@ -69,7 +69,7 @@ void lab_summaries_free(lab_summary *sums, size_t n);
 /* A grid, declared: its points 0..npoints-1, what point i is, and what the
  * experiment does with a point's summaries (its table row, tallies of its
  * own).  The lab's core loops over it (lab_sweep). */
-typedef struct {
+typedef struct LAB_DESIGNATED {
     size_t npoints;
     size_t max_methods, max_rounds;   /* the most any point has: the samples' room */
     /* Sets up point i in *p (methods, rounds, kernel and its argument,

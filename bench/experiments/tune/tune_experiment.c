@@ -364,9 +364,10 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "--loaded"))
         return print_loaded();
     static const lab_info info = {
-        "tune", "",
-        "memkit's own routines under each configuration memkit tune compares, interleaved in one "
-        "process: ns per call",
-        args, sizeof args / sizeof args[0], 3, 1, check, .pinned = 0};
+        .name = "tune", .seed = "",
+        .description = "memkit's own routines under each configuration memkit tune compares, "
+                       "interleaved in one process: ns per call",
+        .args = args, .nargs = sizeof args / sizeof args[0], .processes = 3, .quick_processes = 1,
+        .check = check, .pinned = 0};
     return lab_main(argc, argv, &info, run);
 }

@@ -34,8 +34,8 @@ static double pass(const lab_method *m, void *arg, int warm)
 
 static int run(lab_ctx *ctx)
 {
-    lab_method methods[] = {{"glibc", NULL, GLIBC, NULL, NULL, .glibc = 1},
-                            {"memkit", NULL, MEMKIT, NULL, NULL}};
+    lab_method methods[] = {{.name = "glibc", .kind = GLIBC, .glibc = 1},
+                            {.name = "memkit", .kind = MEMKIT}};
     size_t rounds = 5;
     double samples[2 * 5];
     lab_interleave(ctx, methods, 2, rounds, pass, NULL, samples);

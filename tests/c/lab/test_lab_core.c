@@ -45,8 +45,8 @@ static void test_interleave(void)
 {
     static const lab_info info = {.name = "test", .seed = "", .description = ""};
     lab_ctx ctx = {.info = &info, .rng = 12345};
-    lab_method m[NM] = {{"a", NULL, 0, NULL, NULL}, {"b", NULL, 1, NULL, NULL}, {"c", NULL, 2, NULL, NULL},
-                        {"d", NULL, 3, NULL, NULL}};
+    lab_method m[NM] = {{.name = "a", .kind = 0}, {.name = "b", .kind = 1}, {.name = "c", .kind = 2},
+                        {.name = "d", .kind = 3}};
     static call_log l;
     double samples[NM * ROUNDS];
     lab_interleave(&ctx, m, NM, ROUNDS, logging_pass, &l, samples);
