@@ -238,19 +238,21 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max
        margin: 1.5em auto; color: #222; line-height: 1.4; padding: 0 1em; }
 h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.6em; }
 h3 { margin: .8em 0 .3em; font-size: 1.05em; }
-/* A wide table scrolls in its own box: the page itself never scrolls sideways. */
-table { border-collapse: collapse; font-size: .85em; margin: .4em 0; display: block; max-width: 100%; overflow-x: auto; }
-td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top; }
+/* Nothing is wider than the page, nor scrolls in a box of its own: a long
+   word (a GLIBC_TUNABLES line, a JSON key, the CPU's flags) wraps, and a
+   table's cells wrap before the table outgrows the page. */
+body { overflow-wrap: break-word; }
+table { border-collapse: collapse; font-size: .85em; margin: .4em 0; max-width: 100%; }
+td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
 th { background: #f4f4f4; }
-/* The headline's tables fit the page: their cells wrap rather than scroll. */
-table.fastest { display: table; width: 100%; }
-table.fastest td:nth-child(2) { white-space: nowrap; }
+table.fastest { width: 100%; }
 figure.trade { margin: .4em 0; }
 details.fastest > summary { font-weight: bold; margin: .8em 0 .3em; cursor: pointer; }
 .loss { color: #b00; font-weight: bold; }
 .verdicts li { margin: .2em 0; overflow-wrap: anywhere; }
 .failed { color: #b00; font-weight: bold; }
-img { max-width: 100%; border: 1px solid #eee; }
+img { max-width: 100%; border: 1px solid #eee; box-sizing: border-box; }
 figure { margin: 1em 0; } figcaption { font-size: .85em; color: #555; }
 pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: .78em; }
 .meta { color: #555; font-size: .9em; }
