@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memkit.report.run_report import write_report
+from memkit.report.run_report import LOSSES_SHOWN, write_report
 from memkit.store.db import Database
 
 STORED_RUN = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-run.db"
@@ -122,3 +122,16 @@ def test_the_check_sees_a_broken_image_and_what_runs_off_the_page(report):
     assert any(line.startswith("HIDES table.scrolls") for line in wide), wide
     assert any(line.startswith("WIDE div.wide") for line in wide), wide
     assert not any("verdicts" in line or line.startswith(("WIDE li", "HIDES li")) for line in wide), wide
+
+
+def test_the_headline_opens_with_the_trade_then_the_losses_then_the_folded_table(report):
+    # No browser needed: the order on the page, which the first screen shows.
+    text = report.read_text()
+    head = text[text.index("<h2>Headline"):text.index("<h2>Experiments")]
+    trade = head.index("<figure class='trade'><img src='plots/headline-trade.png'")
+    losses = head.index("<h3>memkit's losses")
+    fastest = head.index("<details class='fastest'><summary>The fastest method per operation and range")
+    assert trade < losses < fastest
+    # The stored run has more losses than the headline shows: the rest folded.
+    shown = re.search(r"<ul class='losses'>(.*?)</ul>", head)[1]
+    assert shown.count("<li>") == LOSSES_SHOWN and head.index(" more</summary>") < fastest

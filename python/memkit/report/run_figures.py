@@ -450,10 +450,13 @@ def trade_figure(ms: list[dict], plot_dir: Path) -> Optional[tuple[str, str]]:
     records: per operation and cache level, memkit's speed-up over glibc as
     shipped, and glibc tuned's and each peer's where the run raced them, the
     levels' numbers as `memkit tune` and the summary weigh them
-    (level_choice.level_scores).  None where there are none."""
+    (level_choice.level_scores).  None without memkit's or without working
+    sets."""
     fns = level_choice.VARIANT_FUNCTIONS
     contenders = list(dict.fromkeys(m["series"].partition(" ")[0] for m in ms
                                     if records.speedup(m) is not None and m["series"].partition(" ")[2] in fns))
+    if "memkit" not in contenders:
+        return None
     contenders.sort(key=lambda who: who != "memkit")
     scores = {who: level_choice.level_scores(ms, who) for who in contenders}
     tuned = level_choice.level_scores(ms, glibc.TUNED, "value")
@@ -461,7 +464,7 @@ def trade_figure(ms: list[dict], plot_dir: Path) -> Optional[tuple[str, str]]:
         shipped = level_choice.level_scores(ms, "glibc", "value")
         scores["glibc tuned"] = {fn: {lv: shipped[fn][lv] / t for lv, t in by.items() if lv in shipped.get(fn, {})}
                                  for fn, by in tuned.items()}
-        contenders.insert(1 if "memkit" in contenders else 0, "glibc tuned")
+        contenders.insert(1, "glibc tuned")
     levels = [lv for lv in ws_order(ms) if any(lv in scores[who].get(fn, {}) for who in contenders for fn in fns)]
     if not levels:
         return None
