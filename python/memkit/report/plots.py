@@ -289,16 +289,16 @@ def heatmap(panels: list[dict], *, path, title: str, label: str = "speed-up over
                     ax.text(c, r, "-", ha="center", va="center", fontsize=7, color="#999")
                     continue
                 dark = abs(math.log(v)) > 0.6 * scale
-                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=8.5,
+                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=9,
                         color="white" if dark else "#222")
         ax.set_xticks(range(len(p["cols"])))
-        ax.set_xticklabels(p["cols"], fontsize=8)
+        ax.set_xticklabels(p["cols"], fontsize=9)
         ax.xaxis.tick_top()
         ax.set_yticks(range(len(p["rows"])))
         left = panels[i - 1] if i % ncols else None
-        ax.set_yticklabels([] if left and left["rows"] == p["rows"] else p["rows"], fontsize=8)
+        ax.set_yticklabels([] if left and left["rows"] == p["rows"] else p["rows"], fontsize=9)
         ax.tick_params(length=0)
-        ax.set_title(p["title"], fontsize=9)
+        ax.set_title(p["title"], fontsize=10)
         for side in ax.spines.values():
             side.set_visible(False)
     fig.suptitle(title, fontsize=11)

@@ -331,7 +331,7 @@ def _write_report(db, run: dict, out: Path):
 
 
 def _experiment_html(db, run_id: int, x: dict, levels, plot_dir: Path) -> list[str]:
-    """One experiment's section: its verdicts, figures, table and own output."""
+    """One experiment's section: its figures, verdicts, table and own output."""
     e = html.escape
     name = x["name"]
     parts = [f"<h2 id='{slug(name)}'>{e(name)}</h2>",
@@ -340,22 +340,23 @@ def _experiment_html(db, run_id: int, x: dict, levels, plot_dir: Path) -> list[s
     if x["status"] != "ok":
         parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
     vs = db.verdict_records(run_id, name)
+    memkit = ranking.memkit_series(vs)
+    ms = db.measurements(run_id, name)
+    if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
+        figures, rows = try_figures(name, ms, plot_dir), ms
+    else:
+        figures, rows = experiment_figures(name, ms, levels, plot_dir, frozenset(memkit))
+        figures += recorded_figures(name, ms, plot_dir)
+    # The picture first, as a reader scrolling to the experiment looks for it; then what the lab concluded.
+    for src, caption in figures:
+        parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
+                     "</figure>")
     if vs:
         items = "".join(f"<li{' class=loss' if v.get('kind') == 'loss' else ''}>{e(v['text'])}</li>" for v in vs)
         lst = f"<ul class='verdicts'>{items}</ul>"
         parts.append(lst if len(vs) <= FOLD_ROWS else
                      f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
-    ms = db.measurements(run_id, name)
-    parts += working_set_html(name, ms, ranking.memkit_series(db.verdict_records(run_id, name)))
-    if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
-        figures, rows = try_figures(name, ms, plot_dir), ms
-    else:
-        figures, rows = experiment_figures(name, ms, levels, plot_dir,
-                                           frozenset(ranking.memkit_series(vs)))
-        figures += recorded_figures(name, ms, plot_dir)
-    for src, caption in figures:
-        parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
-                     "</figure>")
+    parts += working_set_html(name, ms, memkit)
     if rows:
         parts.append(_table(rows))
     if x["output"]:
