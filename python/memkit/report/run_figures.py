@@ -406,7 +406,7 @@ def matrix_figure(fig: Figures, rows: list[dict], pref: dict, memkit: frozenset)
         own = spec.get(f"{which[:-1]}_label")
         if own:
             return own(m["params"])
-        if which == "cols" and keys[-1] == "ws":
+        if spec[which] == ("ws",):
             return level_label(m["params"]["ws"])
         return compact(m["params"], list(spec[which]))
 
@@ -468,7 +468,8 @@ def trade_figure(ms: list[dict], plot_dir: Path) -> Optional[tuple[str, str]]:
     levels = [lv for lv in ws_order(ms) if any(lv in scores[who].get(fn, {}) for who in contenders for fn in fns)]
     if not levels:
         return None
-    panels = [{"title": who, "rows": [fn for fn in fns if fn in scores[who]], "cols": [level_label(lv) for lv in levels],
+    panels = [{"title": who, "rows": [fn for fn in fns if fn in scores[who]],
+               "cols": [level_label(lv) for lv in levels],
                "values": [[scores[who][fn].get(lv) for lv in levels] for fn in fns if fn in scores[who]]}
               for who in contenders if scores[who]]
     path = plot_dir / "headline-trade.png"
