@@ -313,8 +313,8 @@ def test_memset_random_is_the_seeds_matrix(tmp_path, monkeypatch):
     items, _ = experiment_figures("memset-random", ms, [], tmp_path, frozenset({"mk_memset"}))
     assert [p.rsplit("/", 1)[1] for p, _ in items] == ["memset-random-matrix.png"]
     (panels,) = drawn
-    assert [p["title"] for p in panels] == ["mk_memset vs glibc, ws=hot (in cache)",
-                                            "mk_memset vs glibc, ws=dram (64 MiB per side)"]
+    assert [p["title"] for p in panels] == ["mk_memset vs glibc\nws=hot (in cache)",
+                                            "mk_memset vs glibc\nws=dram (64 MiB per side)"]
     hot = panels[0]
     assert hot["rows"] == ["1..16 B, step 1", "1..1024 B, step 1", "256..512 B, step 16"]
     assert hot["cols"] == ["offsets 0..0", "offsets 0..4095", "offsets 0..0\nL1 cleared"]

@@ -432,7 +432,7 @@ def matrix_figure(fig: Figures, rows: list[dict], pref: dict, memkit: frozenset)
         size = pts[0]["params"].get("ws_bytes")
         per_side = (" (in cache)" if where == "ws=hot" else f" ({fmt_size(size)} per side)") \
             if where.startswith("ws=") and size else ""
-        out.append({"title": f"{series} vs {base}" + (f", {where}{per_side}" if where else ""),
+        out.append({"title": f"{series} vs {base}" + (f"\n{where}{per_side}" if where else ""),
                     "rows": row_labels, "cols": col_labels,
                     "values": [[cell.get((r, c)) for c in col_labels] for r in row_labels]})
     path = fig.path("matrix")
