@@ -7,6 +7,8 @@ import json
 import random
 import re
 
+import pytest
+
 from conftest import FINGERPRINT, run_cli
 from memkit.results.result import Result
 from memkit.report import run_report
@@ -225,14 +227,31 @@ def working_set_suite():
     return ms
 
 
-def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
+def drawn_matrices(monkeypatch) -> list:
+    """Every plots.heatmap call's panels, the PNG still written."""
+    from memkit.report import plots
+    seen, real = [], plots.heatmap
+
+    def spy(panels, **kw):
+        seen.append(panels)
+        real(panels, **kw)
+    monkeypatch.setattr(plots, "heatmap", spy)
+    return seen
+
+
+def test_working_sets_are_one_matrix_a_table_row_each_and_a_headline(tmp_path, monkeypatch):
     from memkit.report.run_figures import experiment_figures
     ms = working_set_suite()
+    drawn = drawn_matrices(monkeypatch)
     items, _ = experiment_figures("size-distributions", ms, [], tmp_path)
-    names = sorted(p.rsplit("/", 1)[1] for p, _ in items)
-    assert names == sorted(f"size-distributions-{m}-ws-{w}.png" for m in ("ns-per-call", "speedup")
-                           for w in ("hot", "l3", "dram")), names
-    assert all("(ws=" in caption for _, caption in items)
+    # One figure across the levels: a panel per method, memkit's first, a
+    # distribution per row, the levels hot first then by size.
+    assert [p.rsplit("/", 1)[1] for p, _ in items] == ["size-distributions-matrix.png"]
+    (panels,) = drawn
+    assert [p["title"] for p in panels] == ["memkit memcpy vs glibc memcpy", "aocl-libmem memcpy vs glibc memcpy"]
+    mine = panels[0]
+    assert mine["rows"] == ["Memcpy_0", "Memcpy_1"] and mine["cols"] == ["hot", "L3", "DRAM"]
+    assert mine["values"] == [[2.0, 1.25, 0.5], [10 / 7.5, 10 / 12, 10 / 30]]
     rows = run_report.working_set_rows("size-distributions", ms, {"memkit memcpy"})
     assert [r["ws"] for r in rows] == ["hot", "l3", "dram"]
     hot, _, dram = rows
@@ -248,6 +267,58 @@ def test_working_sets_each_get_figures_a_table_row_and_a_headline(tmp_path):
               for m in ms if m["params"]["ws"] == "hot"]
     assert run_report.working_set_rows("size-distributions", before, {"memkit memcpy"}) == []
     assert run_report.working_set_rows("size-distributions", ms, set()) == []
+
+
+def test_the_trade_is_one_matrix_per_method_over_glibc_as_shipped(tmp_path, monkeypatch):
+    # memkit, glibc tuned (glibc's time over its own: it never shares a
+    # process with glibc as shipped) and the peer, each per operation and
+    # level, as `memkit tune` and the summary weigh the levels.
+    from memkit.report.run_figures import trade_figure
+    from memkit.results.records import measurement
+    from memkit.tuning import level_choice
+    ms = working_set_suite()
+    ms += [measurement(rec("size-distributions", "glibc-tuned memcpy", m["params"], 8.0, axis=None), 2)
+           for m in ms if m["series"] == "glibc memcpy"]
+    drawn = drawn_matrices(monkeypatch)
+    src, caption = trade_figure(ms, tmp_path)
+    assert src == "plots/headline-trade.png" and (tmp_path / "headline-trade.png").read_bytes()[:8] == PNG
+    assert "across processes" in caption
+    (panels,) = drawn
+    assert [p["title"] for p in panels] == ["memkit", "glibc tuned", "aocl-libmem"]
+    assert all(p["rows"] == ["memcpy"] and p["cols"] == ["hot", "L3", "DRAM"] for p in panels)
+    scores = level_choice.level_scores(ms)["memcpy"]
+    assert panels[0]["values"] == [[scores["hot"], scores["l3"], scores["dram"]]]
+    assert panels[1]["values"] == [[pytest.approx(10 / 8)] * 3] and panels[2]["values"] == [[pytest.approx(10 / 9)] * 3]
+    # Without memkit's records, or without working sets, no picture.
+    assert trade_figure([m for m in ms if not m["series"].startswith("memkit")], tmp_path) is None
+    assert trade_figure([dict(m, params={k: v for k, v in m["params"].items() if k != "ws"}) for m in ms],
+                        tmp_path) is None
+
+
+def test_memset_random_is_the_seeds_matrix(tmp_path, monkeypatch):
+    # Size range down, offset range across, a panel per working set, memkit's
+    # routine alone (as the ranking names it).
+    from memkit.report.run_figures import experiment_figures
+    from memkit.results.records import measurement
+    ms = []
+    for ws, ws_bytes in (("hot", 4096), ("dram", 64 << 20)):
+        for g, lo, hi in ((1, 1, 16), (16, 256, 512), (1, 1, 1024)):
+            for off, clear in ((0, False), (4095, False), (0, True)):
+                params = {"clear_l1": clear, "granularity": g, "max_offset": off, "max_size": hi, "min_offset": 0,
+                          "min_size": lo, "pages": "4k", "sizes": 50000, "ws": ws, "ws_bytes": ws_bytes}
+                for s, up in (("glibc", None), ("mk_memset", 1 + hi / 1e4 + off / 1e5), ("avx2", 0.5)):
+                    kw = dict(baseline="glibc", speedup=up) if up else {}
+                    ms.append(measurement(rec("memset-random", s, params, 10.0, axis=None, **kw), 2))
+    drawn = drawn_matrices(monkeypatch)
+    items, _ = experiment_figures("memset-random", ms, [], tmp_path, frozenset({"mk_memset"}))
+    assert [p.rsplit("/", 1)[1] for p, _ in items] == ["memset-random-matrix.png"]
+    (panels,) = drawn
+    assert [p["title"] for p in panels] == ["mk_memset vs glibc\nws=hot (in cache)",
+                                            "mk_memset vs glibc\nws=dram (64 MiB per side)"]
+    hot = panels[0]
+    assert hot["rows"] == ["1..16 B, step 1", "1..1024 B, step 1", "256..512 B, step 16"]
+    assert hot["cols"] == ["offsets 0..0", "offsets 0..4095", "offsets 0..0\nL1 cleared"]
+    assert hot["values"][1] == [1 + 1024 / 1e4, 1 + 1024 / 1e4 + 4095 / 1e5, 1 + 1024 / 1e4]
 
 
 def test_a_replayed_recording_names_its_speed_up_per_working_set():

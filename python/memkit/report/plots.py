@@ -238,3 +238,75 @@ def pairs(curves: list[dict], *, path, title: str, ylabel: str, reference: Optio
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+# A speed-up matrix: each cell coloured by its log ratio, red below 1, blue
+# above, white at 1, the same intensity for 2x faster and 2x slower; the
+# scale saturates at SATURATE (or the largest ratio's distance from 1, if
+# smaller, but never below FLOOR: 1.02 against 0.98 is not deep colour).
+SATURATE = 2.5
+FLOOR = 1.25
+CELL_IN = (0.7, 0.3)   # a cell's width and height, inches
+RATIO_TICKS = (0.4, 0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5)
+
+
+def _ratio_scale(values: list[float]) -> float:
+    far = max((abs(math.log(v)) for v in values if v and v > 0), default=0.0)
+    return min(math.log(SATURATE), max(math.log(FLOOR), far))
+
+
+def heatmap(panels: list[dict], *, path, title: str, label: str = "speed-up over glibc (> 1: faster)",
+            per_row: int = 3):
+    """Matrices of ratios, one panel each, on one shared scale around 1:
+    panels [{"title", "rows": [labels], "cols": [labels], "values": [[ratio or None per col] per row]}];
+    each cell shows its number.  A panel whose row labels repeat its left
+    neighbour's leaves them to it."""
+    plt = pyplot()
+    from matplotlib.colors import Normalize
+    cmap = plt.get_cmap("RdBu")
+    flat = [v for p in panels for row in p["values"] for v in row if v]
+    scale = _ratio_scale(flat)
+    norm = Normalize(-scale, scale)
+    label_in = 0.075 * max((len(r) for p in panels for r in p["rows"]), default=4) + 0.2
+    ncols = min(per_row, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    width_cells = max(len(p["cols"]) for p in panels)
+    height_cells = max(len(p["rows"]) for p in panels)
+    panel_w = width_cells * CELL_IN[0] + label_in
+    panel_h = height_cells * CELL_IN[1] + 0.75
+    fig, axes = plt.subplots(nrows, ncols, squeeze=False, dpi=90, constrained_layout=True,
+                             figsize=(max(5.0, ncols * panel_w + 0.9), nrows * panel_h + 0.55))
+    for i, ax in enumerate(axes.flat):
+        if i >= len(panels):
+            ax.axis("off")
+            continue
+        p = panels[i]
+        grid = [[math.log(v) if v and v > 0 else float("nan") for v in row] for row in p["values"]]
+        ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+        for r, row in enumerate(p["values"]):
+            for c, v in enumerate(row):
+                if not v:
+                    ax.text(c, r, "-", ha="center", va="center", fontsize=7, color="#999")
+                    continue
+                dark = abs(math.log(v)) > 0.6 * scale
+                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=9,
+                        color="white" if dark else "#222")
+        ax.set_xticks(range(len(p["cols"])))
+        ax.set_xticklabels(p["cols"], fontsize=9)
+        ax.xaxis.tick_top()
+        ax.set_yticks(range(len(p["rows"])))
+        left = panels[i - 1] if i % ncols else None
+        ax.set_yticklabels([] if left and left["rows"] == p["rows"] else p["rows"], fontsize=9)
+        ax.tick_params(length=0)
+        ax.set_title(p["title"], fontsize=10)
+        for side in ax.spines.values():
+            side.set_visible(False)
+    fig.suptitle(title, fontsize=11)
+    sm = plt.cm.ScalarMappable(cmap=cmap, norm=norm)
+    bar = fig.colorbar(sm, ax=axes.ravel().tolist(), fraction=0.025, pad=0.02, aspect=30)
+    ticks = [t for t in RATIO_TICKS if abs(math.log(t)) <= scale + 1e-9]
+    bar.set_ticks([math.log(t) for t in ticks])
+    bar.set_ticklabels([f"{t:.2f}" for t in ticks], fontsize=7)
+    bar.set_label(label, fontsize=8)
+    fig.savefig(path)
+    plt.close(fig)

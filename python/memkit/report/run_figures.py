@@ -14,9 +14,12 @@ from typing import Optional
 from memkit.comparison import compare as cmp
 from memkit.comparison.compare import params_text
 from memkit.judging import stats
+from memkit.lab import glibc
+from memkit.lab.sizes import fmt_size
 from memkit.programs import whole_program
 from memkit.report import plots, recording_plot
 from memkit.results import records
+from memkit.tuning import level_choice
 
 
 PLOTS_DIR = "plots"
@@ -37,12 +40,35 @@ PLOT_PREFS = {
     "faults": {"bars": True},
     # A figure per `then`: the copy read right after it is made, and the copy alone.
     "copy-read": {"split": ("then",)},
+    # The seed's matrix: size range by offset range, a panel per working set.
+    "memset-random": {"matrix": {
+        "rows": ("granularity", "min_size", "max_size"), "cols": ("clear_l1", "min_offset", "max_offset"),
+        "row_label": lambda p: f"{p['min_size']}..{p['max_size']} B, step {p['granularity']}",
+        "col_label": lambda p: f"offsets {p['min_offset']}..{p['max_offset']}" +
+                               ("\nL1 cleared" if p["clear_l1"] else ""),
+        "memkit_only": True}},
+    # Every distribution at every level in one figure: a row of panels per
+    # method, memkit's first, a panel per operation.
+    "size-distributions": {"matrix": {
+        "rows": ("distribution",), "cols": ("ws",), "row_label": lambda p: p["distribution"],
+        "panel_order": lambda series: (series.partition(" ")[0] != "memkit", series.partition(" ")[0],
+                                       _index(level_choice.VARIANT_FUNCTIONS, series.partition(" ")[2]))}},
 }
 # Experiments measured at several working sets (ws=hot,l3,dram...): a figure
 # per working set, its size and pages named by the figure, not the bars.
 WS_PREF = {"split": ("ws",), "ignore": ("ws_bytes", "pages")}
 # A metric plotted as its reciprocal, so the plot reads as its title says.
 RECIPROCAL = {"GB/CPU-s": ("CPU-s/GB", "CPU seconds per GB")}
+
+
+def ws_order(ms: list[dict]) -> list:
+    """The working sets measured, hot first, then by their size."""
+    sizes = {m["params"]["ws"]: m["params"].get("ws_bytes") or 0 for m in ms if "ws" in m["params"]}
+    return sorted(sizes, key=lambda w: (w != "hot", sizes[w]))
+
+
+def level_label(ws: str) -> str:
+    return ws if ws == "hot" else ws.upper()
 
 
 def slug(text: str) -> str:
@@ -329,14 +355,18 @@ def preferences(exp: str, ms: list[dict]) -> dict:
     return pref
 
 
-def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tuple[list, list[dict]]:
+def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path,
+                       memkit: frozenset = frozenset()) -> tuple[list, list[dict]]:
     """Writes one experiment's PNGs; returns ([(src, caption)], the rows
-    plotted, for the folded table)."""
+    plotted, for the folded table).  memkit: the names the lab's rankings
+    gave memkit's routine (a matrix of memkit's alone draws those)."""
     fig = Figures(exp, plot_dir)
     if not ms:
         return [], []
     pref = preferences(exp, ms)
     rows = choose_rows(ms, pref)
+    if pref.get("matrix") and matrix_figure(fig, rows, pref, memkit):
+        return fig.items, rows
     x, unit = (None, "") if pref.get("bars") else axis_of(rows, pref)
     xs = {m["params"].get(x) for m in rows if x and _num(m["params"].get(x)) and m["params"][x] > 0}
     if x and len(xs) >= 3:
@@ -346,6 +376,111 @@ def experiment_figures(exp: str, ms: list[dict], levels, plot_dir: Path) -> tupl
     else:
         bar_figures(fig, rows, pref)
     return fig.items, rows
+
+
+def _index(items, item) -> int:
+    return items.index(item) if item in items else len(items)
+
+
+def _sort_key(value):
+    return (0, value, "") if _num(value) or isinstance(value, bool) else (1, 0, str(value))
+
+
+def matrix_figure(fig: Figures, rows: list[dict], pref: dict, memkit: frozenset) -> bool:
+    """A grid with two axes as matrices of speed-ups (plots.heatmap): the
+    preference's row parameters down, its column parameters across, a panel
+    per series and per value of whatever else varies (a working set).
+    False, nothing drawn, where the records lack those parameters or any
+    speed-up (older records: the bars then)."""
+    spec = pref["matrix"]
+    keys = spec["rows"] + spec["cols"]
+    ups = [m for m in rows if records.speedup(m) is not None and all(k in m["params"] for k in keys)]
+    if spec.get("memkit_only") and any(m["series"] in memkit for m in ups):
+        ups = [m for m in ups if m["series"] in memkit]
+    if not ups:
+        return False
+    ws = ws_order(ups)
+    ignore = set(keys) | set(pref.get("ignore", ())) | {"ws_bytes", "pages"}
+
+    def label(m, which):
+        own = spec.get(f"{which[:-1]}_label")
+        if own:
+            return own(m["params"])
+        if spec[which] == ("ws",):
+            return level_label(m["params"]["ws"])
+        return compact(m["params"], list(spec[which]))
+
+    def order(m, which):
+        if spec[which] == ("ws",):
+            return (ws.index(m["params"]["ws"]),)
+        return tuple(_sort_key(m["params"][k]) for k in spec[which])
+
+    panels = defaultdict(list)
+    for series in dict.fromkeys(m["series"] for m in ups):
+        mine = [m for m in ups if m["series"] == series]
+        rest = [k for k in varying(mine) if k not in ignore]
+        for m in mine:
+            panels[(series, m.get("ratio_to"), compact(m["params"], rest) if rest else "")].append(m)
+    panel_order = spec.get("panel_order") or (lambda series: series not in memkit)
+    out = []
+    for (series, base, where), pts in sorted(panels.items(), key=lambda kv: (
+            panel_order(kv[0][0]), _index(ws, kv[1][0]["params"].get("ws")))):
+        row_labels = [label(m, "rows") for m in sorted(pts, key=lambda m: order(m, "rows"))]
+        col_labels = [label(m, "cols") for m in sorted(pts, key=lambda m: order(m, "cols"))]
+        row_labels, col_labels = list(dict.fromkeys(row_labels)), list(dict.fromkeys(col_labels))
+        cell = {(label(m, "rows"), label(m, "cols")): m["ratio"] for m in pts}
+        size = pts[0]["params"].get("ws_bytes")
+        per_side = (" (in cache)" if where == "ws=hot" else f" ({fmt_size(size)} per side)") \
+            if where.startswith("ws=") and size else ""
+        out.append({"title": f"{series} vs {base}" + (f"\n{where}{per_side}" if where else ""),
+                    "rows": row_labels, "cols": col_labels,
+                    "values": [[cell.get((r, c)) for c in col_labels] for r in row_labels]})
+    path = fig.path("matrix")
+    down, across = (" and ".join(spec[w]) for w in ("rows", "cols"))
+    plots.heatmap(out, path=path, title=f"{fig.exp}: speed-up over the baseline (> 1: faster)",
+                  label="speed-up (> 1: faster)", per_row=3)
+    fig.add(path, f"each cell: the series' paired per-round speed-up over the baseline (median), by {down} "
+                  f"down and {across} across; blue: faster, red: slower, white: the same; which cells are "
+                  "beyond the noise: the verdicts")
+    return True
+
+
+def trade_figure(ms: list[dict], plot_dir: Path) -> Optional[tuple[str, str]]:
+    """The trade on this CPU in one picture, from size-distributions'
+    records: per operation and cache level, memkit's speed-up over glibc as
+    shipped, and glibc tuned's and each peer's where the run raced them, the
+    levels' numbers as `memkit tune` and the summary weigh them
+    (level_choice.level_scores).  None without memkit's or without working
+    sets."""
+    fns = level_choice.VARIANT_FUNCTIONS
+    contenders = list(dict.fromkeys(m["series"].partition(" ")[0] for m in ms
+                                    if records.speedup(m) is not None and m["series"].partition(" ")[2] in fns))
+    if "memkit" not in contenders:
+        return None
+    contenders.sort(key=lambda who: who != "memkit")
+    scores = {who: level_choice.level_scores(ms, who) for who in contenders}
+    tuned = level_choice.level_scores(ms, glibc.TUNED, "value")
+    if tuned:
+        shipped = level_choice.level_scores(ms, "glibc", "value")
+        scores["glibc tuned"] = {fn: {lv: shipped[fn][lv] / t for lv, t in by.items() if lv in shipped.get(fn, {})}
+                                 for fn, by in tuned.items()}
+        contenders.insert(1, "glibc tuned")
+    levels = [lv for lv in ws_order(ms) if any(lv in scores[who].get(fn, {}) for who in contenders for fn in fns)]
+    if not levels:
+        return None
+    panels = [{"title": who, "rows": [fn for fn in fns if fn in scores[who]],
+               "cols": [level_label(lv) for lv in levels],
+               "values": [[scores[who][fn].get(lv) for lv in levels] for fn in fns if fn in scores[who]]}
+              for who in contenders if scores[who]]
+    path = plot_dir / "headline-trade.png"
+    plots.heatmap(panels, path=path, title="speed-up over glibc as shipped, production size distributions",
+                  label="speed-up (> 1: faster)", per_row=4)
+    caption = ("each cell: the geometric mean over size-distributions' production distributions of the paired "
+               "per-round speed-up over glibc as shipped (median), per operation and working set (hot: in cache, "
+               "then sized to each cache level and beyond); blue: faster, red: slower")
+    if tuned:
+        caption += "; glibc tuned: glibc's time ÷ glibc tuned's, across processes (they never share one)"
+    return f"{PLOTS_DIR}/{path.name}", caption
 
 
 def recorded_figures(exp: str, ms: list[dict], plot_dir: Path) -> list:

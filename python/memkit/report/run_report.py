@@ -25,7 +25,7 @@ from memkit.lab.sizes import fmt_size
 from memkit.programs import whole_program
 from memkit.report import plots
 from memkit.report.run_figures import (PLOTS_DIR, choose_rows, compact, experiment_figures, preferences,
-                                       recorded_figures, slug, try_figures, varying)
+                                       recorded_figures, slug, trade_figure, try_figures, varying, ws_order)
 from memkit.results import records
 from memkit.store.outdir import OutputDir
 from memkit.tuning.evidence import unmeasured_note
@@ -33,12 +33,6 @@ from memkit.tuning.evidence import unmeasured_note
 FOLD_ROWS = 12
 MAX_TABLE_ROWS = 400
 LOSSES_SHOWN = 5      # the rest folded: the headline stays one screen
-
-
-def ws_order(ms: list[dict]) -> list:
-    """The working sets measured, hot first, then by their size."""
-    sizes = {m["params"]["ws"]: m["params"].get("ws_bytes") or 0 for m in ms if "ws" in m["params"]}
-    return sorted(sizes, key=lambda w: (w != "hot", sizes[w]))
 
 
 def working_set_rows(exp: str, ms: list[dict], memkit: set[str]) -> list[dict]:
@@ -101,30 +95,25 @@ def working_set_html(exp: str, ms: list[dict], memkit: set[str]) -> list[str]:
 
 # ---- the headline ----
 
-def headline_html(db, run: dict, exps: list[dict]) -> list[str]:
+TRADE_EXPERIMENT = "size-distributions"
+
+
+def headline_html(db, run: dict, exps: list[dict], plot_dir: Path) -> list[str]:
+    """One screen: the trade on this CPU as one picture, memkit's losses in
+    red, then, folded, the fastest method per operation and range; then
+    memkit against glibc tuned, and what changed since the previous run."""
     e = html.escape
     run_id = run["id"]
     parts = ["<section class='headline'><h2>Headline</h2>"]
-    parts += real_programs_html(db, run, exps)
     if exps and all(whole_program.is_try(x) for x in exps):
+        parts += real_programs_html(db, run, exps)
         parts += ["<h3>Since the previous try of this command</h3>"] + changes_html(db, run)
         return parts + ["</section>"]
     verdicts = db.verdict_records(run_id)
-    rows = ranking.headline_rows(verdicts)
-    if rows:
-        parts.append("<table class='fastest'><tr><th>operation</th><th>where</th><th>fastest here</th>"
-                     "<th>memkit</th></tr>")
-        for r in rows:
-            cls = " class='loss'" if ranking.is_loss(r) else ""
-            parts.append(f"<tr><td>{e(r['experiment'])}: {e(r['what'])}</td><td>{e(r['where'])}</td>"
-                         f"<td>{e(r['fastest'])}</td><td{cls}>{e(r['memkit'])}: "
-                         f"{e(ranking.standing_text(r))}</td></tr>")
-        parts.append("</table><p class='meta'>as each experiment judged it (its \"fastest\" verdict): a range "
-                     "goes on while its method is the fastest or within its noise; memkit slower than the "
-                     "fastest other method beyond the noise in red, each such point one of the losses "
-                     "below</p>")
-    else:
-        parts.append("<p>No experiment of this run ranked memkit beside other methods.</p>")
+    parts += trade_html(db, run_id, exps, plot_dir)
+    parts += losses_html(verdicts)
+    parts += real_programs_html(db, run, exps)
+    parts += fastest_html(verdicts)
     spec = (run.get("fingerprint") or {}).get(glibc.TUNABLES_KEY)
     against = [(x["name"], glibc.headline(db.measurements(run_id, x["name"]),
                                           ranking.memkit_series(verdicts, x["name"]), spec))
@@ -134,8 +123,28 @@ def headline_html(db, run: dict, exps: list[dict]) -> list[str]:
                      "".join(f"<li><b>{e(n)}</b>: {e(line)}</li>" for n, line in against if line) + "</ul>")
     parts.append("<h3>Since the previous run</h3>")
     parts += changes_html(db, run)
+    parts.append("</section>")
+    return parts
+
+
+def trade_html(db, run_id: int, exps: list[dict], plot_dir: Path) -> list[str]:
+    """The trade picture (run_figures.trade_figure), or why there is none."""
+    e = html.escape
+    ran = any(x["name"] == TRADE_EXPERIMENT for x in exps)
+    figure = trade_figure(db.measurements(run_id, TRADE_EXPERIMENT), plot_dir) if ran else None
+    if figure is None:
+        why = "timed no working sets" if ran else "did not run it"
+        return [f"<p class='meta'>The trade on this CPU, memkit against glibc per operation and cache level, "
+                f"comes from {TRADE_EXPERIMENT}: this run {why} (<code>memkit run {TRADE_EXPERIMENT}</code>).</p>"]
+    src, caption = figure
+    return [f"<figure class='trade'><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)} "
+            f"(<a href='#{slug(TRADE_EXPERIMENT)}'>{TRADE_EXPERIMENT}</a>)</figcaption></figure>"]
+
+
+def losses_html(verdicts: list[dict]) -> list[str]:
+    e = html.escape
     losses = [v for v in verdicts if v.get("kind") == "loss"]
-    parts.append("<h3>memkit's losses</h3>")
+    parts = [f"<h3>memkit's losses{f' ({len(losses)})' if losses else ''}</h3>"]
     if losses:
         items = [f"<li><b>{e(v['experiment'])}</b>: {e(v['text'])}</li>" for v in losses]
         parts.append("<ul class='losses'>" + "".join(items[:LOSSES_SHOWN]) + "</ul>")
@@ -145,9 +154,31 @@ def headline_html(db, run: dict, exps: list[dict]) -> list[str]:
     elif any(v.get("kind") for v in verdicts):
         parts.append("<p>None: no experiment found memkit slower than the best other method beyond the noise.</p>")
     else:
-        parts.append("<p>The experiments of this run do not classify their verdicts; the table above shows "
-                     "where memkit trails.</p>")
-    parts.append("</section>")
+        parts.append("<p>The experiments of this run do not classify their verdicts; the table of the fastest "
+                     "methods shows where memkit trails.</p>")
+    return parts
+
+
+def fastest_html(verdicts: list[dict]) -> list[str]:
+    """The fastest method per operation and range, as each experiment
+    ranked them (memkit.lab.ranking), folded."""
+    e = html.escape
+    rows = ranking.headline_rows(verdicts)
+    if not rows:
+        return ["<p>No experiment of this run ranked memkit beside other methods.</p>"]
+    slower = sum(ranking.is_loss(r) for r in rows)
+    parts = [f"<details class='fastest'><summary>The fastest method per operation and range: {len(rows)} rows"
+             f"{f', memkit slower beyond the noise in {slower}' if slower else ''}</summary>"
+             "<table class='fastest'><tr><th>operation</th><th>where</th><th>fastest here</th><th>memkit</th></tr>"]
+    for r in rows:
+        cls = " class='loss'" if ranking.is_loss(r) else ""
+        parts.append(f"<tr><td>{e(r['experiment'])}: {e(r['what'])}</td><td>{e(r['where'])}</td>"
+                     f"<td>{e(r['fastest'])}</td><td{cls}>{e(r['memkit'])}: "
+                     f"{e(ranking.standing_text(r))}</td></tr>")
+    parts.append("</table><p class='meta'>as each experiment judged it (its \"fastest\" verdict): a range "
+                 "goes on while its method is the fastest or within its noise; memkit slower than the "
+                 "fastest other method beyond the noise in red, each such point one of the losses "
+                 "above</p></details>")
     return parts
 
 
@@ -207,15 +238,21 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max
        margin: 1.5em auto; color: #222; line-height: 1.4; padding: 0 1em; }
 h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.6em; }
 h3 { margin: .8em 0 .3em; font-size: 1.05em; }
-/* A wide table scrolls in its own box: the page itself never scrolls sideways. */
-table { border-collapse: collapse; font-size: .85em; margin: .4em 0; display: block; max-width: 100%; overflow-x: auto; }
-td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top; }
+/* Nothing is wider than the page, nor scrolls in a box of its own: a long
+   word (a GLIBC_TUNABLES line, a JSON key, the CPU's flags) wraps, and a
+   table's cells wrap before the table outgrows the page. */
+body { overflow-wrap: break-word; }
+table { border-collapse: collapse; font-size: .85em; margin: .4em 0; max-width: 100%; }
+td, th { border: 1px solid #ddd; padding: .15em .5em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
 th { background: #f4f4f4; }
-.headline table.fastest td { white-space: nowrap; }
+table.fastest { width: 100%; }
+figure.trade { margin: .4em 0; }
+details.fastest > summary { font-weight: bold; margin: .8em 0 .3em; cursor: pointer; }
 .loss { color: #b00; font-weight: bold; }
 .verdicts li { margin: .2em 0; overflow-wrap: anywhere; }
 .failed { color: #b00; font-weight: bold; }
-img { max-width: 100%; border: 1px solid #eee; }
+img { max-width: 100%; border: 1px solid #eee; box-sizing: border-box; }
 figure { margin: 1em 0; } figcaption { font-size: .85em; color: #555; }
 pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: .78em; }
 .meta { color: #555; font-size: .9em; }
@@ -277,7 +314,7 @@ def _write_report(db, run: dict, out: Path):
     note = unmeasured_note(fp)
     if note:
         parts.append(f"<p class='loss'>{e(note)}</p>")
-    parts += headline_html(db, run, exps)
+    parts += headline_html(db, run, exps, plot_dir)
 
     parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>status</th><th>seconds</th></tr>")
     for x in exps:
@@ -294,7 +331,7 @@ def _write_report(db, run: dict, out: Path):
 
 
 def _experiment_html(db, run_id: int, x: dict, levels, plot_dir: Path) -> list[str]:
-    """One experiment's section: its verdicts, figures, table and own output."""
+    """One experiment's section: its figures, verdicts, table and own output."""
     e = html.escape
     name = x["name"]
     parts = [f"<h2 id='{slug(name)}'>{e(name)}</h2>",
@@ -303,21 +340,23 @@ def _experiment_html(db, run_id: int, x: dict, levels, plot_dir: Path) -> list[s
     if x["status"] != "ok":
         parts.append(f"<p class='failed'>{e(x['error'] or x['status'])}</p>")
     vs = db.verdict_records(run_id, name)
+    memkit = ranking.memkit_series(vs)
+    ms = db.measurements(run_id, name)
+    if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
+        figures, rows = try_figures(name, ms, plot_dir), ms
+    else:
+        figures, rows = experiment_figures(name, ms, levels, plot_dir, frozenset(memkit))
+        figures += recorded_figures(name, ms, plot_dir)
+    # The picture first, as a reader scrolling to the experiment looks for it; then what the lab concluded.
+    for src, caption in figures:
+        parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
+                     "</figure>")
     if vs:
         items = "".join(f"<li{' class=loss' if v.get('kind') == 'loss' else ''}>{e(v['text'])}</li>" for v in vs)
         lst = f"<ul class='verdicts'>{items}</ul>"
         parts.append(lst if len(vs) <= FOLD_ROWS else
                      f"<details open><summary>{len(vs)} verdicts</summary>{lst}</details>")
-    ms = db.measurements(run_id, name)
-    parts += working_set_html(name, ms, ranking.memkit_series(db.verdict_records(run_id, name)))
-    if whole_program.is_try(x):   # no grid to plot: the pairs, in the order they ran
-        figures, rows = try_figures(name, ms, plot_dir), ms
-    else:
-        figures, rows = experiment_figures(name, ms, levels, plot_dir)
-        figures += recorded_figures(name, ms, plot_dir)
-    for src, caption in figures:
-        parts.append(f"<figure><img src='{e(src)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption>"
-                     "</figure>")
+    parts += working_set_html(name, ms, memkit)
     if rows:
         parts.append(_table(rows))
     if x["output"]:
