@@ -174,7 +174,7 @@ def test_system_check_and_env_read_the_recorded_machine(name, tmp_path):
 
 @pytest.mark.parametrize("name", MACHINES)
 def test_try_suggests_glibc_tunables_where_glibc_disagrees(name, bench, tmp_path):
-    root = bench.parent
+    root = bench.parent.resolve()
     if not (root / "libmemkit_preload.so").exists():
         pytest.skip("the preload library is not built here (sanitizer build?)")
     p = run_cli("try", "--build", root, "--db", tmp_path / "m.db", "--runs", "1", "-q", "--", "true",
