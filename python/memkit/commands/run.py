@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
+import os
+
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
 from memkit.errors import MemkitError
 from memkit.lab import glibc
 from memkit.orchestration import suite
@@ -20,7 +22,7 @@ def add_arguments(p):
                         "EXPERIMENT:key=value to that experiment (its arguments: the experiment's --help)")
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
-    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE",
+    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE", type=given("a GLIBC_TUNABLES setting"),
                    help="also race glibc under GLIBC_TUNABLES=SPEC (glibc.NAME=VALUE:...; @FILE: a file holding "
                         "that line, as `memkit tune --glibc` writes it) as the series glibc-tuned, in processes "
                         "of its own, in every experiment that races glibc")
@@ -56,6 +58,8 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 def main(args) -> int:
     names, experiment_args = split_arguments(args.experiments)
     spec = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables is not None else None
+    if spec:
+        glibc.check_shipped_environment(os.environ, "memkit run")
     suite.run_suite(names, experiment_args, quick=args.quick, db_path=db_path(args), host=host_name(args),
                     build=args.build, glibc_tunables=spec)
     return 0

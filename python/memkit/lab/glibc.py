@@ -387,6 +387,14 @@ def tunables_argument(value: str) -> str:
         raise MemkitError(f"{path}: {e}") from None
 
 
+def check_shipped_environment(env: dict, command: str) -> None:
+    """glibc as shipped, raced beside glibc tuned, must start under no
+    GLIBC_TUNABLES: one already in the environment is refused (exit 1)."""
+    if "GLIBC_TUNABLES" in env:
+        raise MemkitError(f"GLIBC_TUNABLES is already set ({env['GLIBC_TUNABLES']}): the runs of glibc as shipped "
+                          f"would have it too; unset it for `{command} --glibc-tunables`")
+
+
 def race_tuned(names: list[str], takes: dict[str, bool], args: dict[str, list[str]], spec: str) -> dict:
     """args with glibc_tunables=spec added for every experiment that races
     glibc (`takes`: its name -> whether it takes the argument); a
