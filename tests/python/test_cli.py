@@ -172,7 +172,7 @@ def test_failing_experiments(fake_build, tmp_path, name, message):
 def test_user_errors(fake_build, tmp_path):
     cases = [
         (["run", "--build", fake_build, "--db", tmp_path / "x.db", "nosuch"],
-         "memkit: error: unknown experiment 'nosuch' (known: crash, fail, ok, slow, truncated, zeta)", 1),
+         "memkit: error: unknown experiment 'nosuch' (known: crash, fail, ok, slow, truncated, zeta)", 2),
         (["list", "--build", tmp_path], f"memkit: error: no experiments (memkit-exp-*) in {tmp_path}", 1),
         (["compare", "--db", tmp_path / "none.db"], f"memkit: error: no database at {tmp_path / 'none.db'}", 1),
         (["report", "--db", tmp_path / "none.db"], "memkit: error: no database at", 1),

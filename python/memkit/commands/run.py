@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
-from memkit.errors import MemkitError
+from memkit.errors import UsageError
 from memkit.lab import glibc
 from memkit.orchestration import suite
 
@@ -43,13 +43,13 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
         exp, sep, kv = w.partition(":")
         if sep and "=" not in exp:
             if exp not in names:
-                raise MemkitError(f"argument {w} is for {exp}, which is not among the experiments to run")
+                raise UsageError(f"argument {w} is for {exp}, which is not among the experiments to run")
             args.setdefault(exp, []).append(kv)
         else:
             bare.append(w)
     if bare:
         if len(names) != 1:
-            raise MemkitError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
+            raise UsageError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
                               f"(e.g. `memkit run fill-regions -- {bare[0]}`), or write EXPERIMENT:{bare[0]}")
         args.setdefault(names[0], []).extend(bare)
     return names, args

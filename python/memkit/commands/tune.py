@@ -140,7 +140,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, for_program.ForPlan]:
 
 def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if args.evidence and args.for_recording:
-        raise MemkitError("--evidence goes without --for: a program's calls weigh the moves there, "
+        raise UsageError("--evidence goes without --for: a program's calls weigh the moves there, "
                           "which the evidence of the rule alone does not re-derive")
     defaults = with_pool(tune_experiment.loaded(timer))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
@@ -367,7 +367,7 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
 
 def glibc_main(args, timer: Path) -> int:
     if args.check or args.for_recording:
-        raise MemkitError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
+        raise UsageError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
                           "whose line `memkit try --glibc-tunables @FILE` checks")
     out = None if args.dry_run else (Path(args.out) if args.out else profile_file.default_profile_path(dict(os.environ)).parent)
     if out is not None and os.path.lexists(out) and not out.is_dir():
