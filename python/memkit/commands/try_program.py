@@ -33,7 +33,7 @@ from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store import spill
 from memkit.store.backends import safe_url
 from memkit.store.db import Database
-from memkit.tuning import profile_file, tune_experiment
+from memkit.tuning import tune_experiment
 from memkit.tuning.evidence import unmeasured_note
 
 NAME = "try"
@@ -176,18 +176,14 @@ def _program_argv(args) -> list[str]:
 def _checked_profile(given_path: str, build_option) -> Path:
     """The profile, refused when libmemkit would not load it: it would run
     its defaults and the runs be labelled with the profile.  The library
-    itself is asked where the build is found; else the file must at least
-    begin as a profile memkit wrote."""
+    itself is asked, through the build's timing program (installed beside
+    the experiments); without one the file is taken as given."""
     path = _readable(given_path, "the profile")
     try:
         timer = tune_experiment.find_program(experiments.find_bench_dir(build_option))
     except MemkitError:
-        timer = None
-    if timer:
-        tune_experiment.profile_loaded(timer, path)
-    elif not profile_file.profile_is_ours(path):
-        raise MemkitError(f"the profile {given_path}: not a profile `memkit tune` wrote (it begins with "
-                          f"{profile_file.PROFILE_MARKER.decode()}); libmemkit would ignore it")
+        return path
+    tune_experiment.profile_loaded(timer, path)
     return path
 
 
