@@ -238,7 +238,7 @@ def test_compare_needs_two_runs(fake_build, tmp_path):
     assert one_line_error(run_cli("compare", "--db", db)) == \
         "memkit: error: need two runs to compare; the database has 1"
     assert one_line_error(run_cli("compare", "--db", db, 1, 7)) == "memkit: error: no run 7 (runs: 1)"
-    assert one_line_error(run_cli("compare", "--db", db, 1)) == \
+    assert one_line_error(run_cli("compare", "--db", db, 1), 2) == \
         "memkit: error: compare takes two run ids, or none for the last two runs that share measurements"
 
 

@@ -70,12 +70,6 @@ def add_arguments(p):
     add_build_option(p)
 
 
-def check_writable(path: Path) -> None:
-    """Fails now, not after minutes of measuring: the target must take a
-    profile (memkit.outdir's rule) and its directory a new file."""
-    check_writable(path, "the profile", profile_file.profile_is_ours)
-
-
 def settings(args, fp: dict) -> dict:
     s = dict(QUICK if args.quick else FULL)
     l3 = int((fp.get("cache") or {}).get("l3") or 32 << 20)
@@ -153,7 +147,8 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     out = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if plan
            else profile_file.default_profile_path(dict(os.environ)))
     if not args.dry_run:
-        check_writable(out)
+        # refused now, not after minutes of measuring
+        check_writable(out, "the profile", profile_file.profile_is_ours)
     if args.evidence:   # refused now, not after minutes of measuring
         check_target(Path(args.evidence), "the evidence", evidence.is_ours)
     s = settings(args, fp)
