@@ -183,7 +183,11 @@ def _checked_profile(given_path: str, build_option) -> Path:
         timer = tune_experiment.find_program(experiments.find_bench_dir(build_option))
     except MemkitError:
         return path
-    tune_experiment.profile_loaded(timer, path)
+    got = tune_experiment.loaded(timer, MEMKIT_PROFILE=str(path))
+    if got.profile != str(path):   # a warning alone (no cpu= line) still loads it
+        raise MemkitError(f"the profile {given_path}: libmemkit would not load it "
+                          f"({got.stderr.removeprefix('memkit: ') or 'it reports profile ' + repr(got.profile)}), "
+                          f"and the runs with it would run its defaults")
     return path
 
 

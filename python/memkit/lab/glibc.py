@@ -321,7 +321,7 @@ def check_tunables(spec: str) -> str:
     can hold), else a UsageError saying which item is not.  glibc ignores an
     item it cannot read without a word, so a typo would race glibc as
     shipped under the name glibc tuned.  The lab holds its glibc_tunables=
-    to the same syntax (lab_glibc_tunables_check)."""
+    to the same rule (lab_glibc_tunables_check)."""
     if not spec:
         raise UsageError("no glibc tunable given (expected glibc.NAMESPACE.NAME=VALUE:...)")
     for item in spec.split(":"):
