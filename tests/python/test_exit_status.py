@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -204,15 +205,27 @@ def test_a_tunables_file_is_read_only_when_regular_and_small(tmp_path):
 
 @pytest.mark.parametrize("value", ["-1", "18446744073709551616", "9" * 10000, "0x1" + "0" * 16, "1a", "+5", "1e6",
                                    "0x", "08"])
-def test_a_tunable_value_glibc_cannot_hold_is_refused(value):
+def test_a_tunable_value_glibc_cannot_hold_is_refused(world, value):
+    spec = f"glibc.cpu.x86_rep_movsb_threshold={value}"
     with pytest.raises(UsageError, match="not an integer from 0 to"):
-        glibc.check_tunables(f"glibc.cpu.x86_rep_movsb_threshold={value}")
+        glibc.check_tunables(spec)
+    if world["real"]:   # the lab's glibc_tunables= by the same rule
+        p = lab_check(world, spec)
+        assert p.returncode == 2 and "not an integer from 0 to" in p.stderr, p.stderr
 
 
-def test_a_tunable_value_glibc_holds_is_taken():
+def test_a_tunable_value_glibc_holds_is_taken(world):
     spec = ("glibc.cpu.x86_rep_movsb_threshold=18446744073709551615:glibc.cpu.x86_non_temporal_threshold=0x1000000:"
             "glibc.malloc.perturb=0:glibc.cpu.x86_rep_stosb_threshold=010:glibc.cpu.hwcaps=-AVX2_Usable")
     assert glibc.check_tunables(spec) == spec
+    if world["real"]:
+        p = lab_check(world, spec)
+        assert p.returncode == 0, p.stderr
+
+
+def lab_check(world, spec):
+    probe = os.path.join(world["real"], "tests", "lab_glibc_probe")
+    return subprocess.run([probe, "--check-args", f"glibc_tunables={spec}"], capture_output=True, text=True)
 
 
 def test_a_backwards_rep_movsb_window_reads_never():
