@@ -61,7 +61,8 @@ def add_arguments(p):
                         "confirmation, each strategy a process under its GLIBC_TUNABLES; prints the "
                         "GLIBC_TUNABLES= line and writes it to DIR/glibc-tunables (--out DIR; default: "
                         "the profile's directory), with its evidence beside it (or at --evidence FILE)")
-    p.add_argument("--rounds", type=at_least(2, "rounds"), metavar="N", help="interleaved rounds (default 12, --quick 7)")
+    p.add_argument("--rounds", type=at_least(2, "rounds"), metavar="N",
+                   help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
                    help="largest size timed (default 4x the L3 cache, 16M..256M; --quick 4M)")
@@ -135,7 +136,7 @@ def plan_for(args, defaults: dict) -> tuple[dict, for_program.ForPlan]:
 def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if args.evidence and args.for_recording:
         raise UsageError("--evidence goes without --for: a program's calls weigh the moves there, "
-                          "which the evidence of the rule alone does not re-derive")
+                         "which the evidence of the rule alone does not re-derive")
     defaults = with_pool(tune_experiment.loaded(timer))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
@@ -363,7 +364,7 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
 def glibc_main(args, timer: Path) -> int:
     if args.check or args.for_recording:
         raise UsageError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
-                          "whose line `memkit try --glibc-tunables @FILE` checks")
+                         "whose line `memkit try --glibc-tunables @FILE` checks")
     out = None if args.dry_run else (Path(args.out) if args.out else profile_file.default_profile_path(dict(os.environ)).parent)
     if out is not None and os.path.lexists(out) and not out.is_dir():
         raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)"

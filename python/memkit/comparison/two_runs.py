@@ -117,7 +117,8 @@ class RunPairComparison:
         gate: the regression gate's verdict last."""
         lines = self._header_lines()
         if not self.result.changes:
-            return lines + [f"no measurement is in both runs: {self.why_not}"] + (["gate: " + self.gate()] if gate else [])
+            lines.append(f"no measurement is in both runs: {self.why_not}")
+            return lines + (["gate: " + self.gate()] if gate else [])
         for s in cmp.summarize(self.result.changes):
             lines += self._experiment_lines(s, show_all)
         lines += self._closing_lines()
