@@ -236,6 +236,50 @@ static int glibc_own(const char *name, size_t len)
     return parts >= 3 && len > 6 && !strncmp(name, "glibc.", 6);
 }
 
+/* glibc's tunables whose value is text; every other one takes an integer,
+ * read as strtoul reads it (decimal, 0x hex, 0 octal), up to SIZE_MAX
+ * (python/memkit/lab/glibc.py's TEXT_TUNABLES and check_tunables) */
+static const char *const glibc_text_tunables[] = {"glibc.cpu.hwcaps", "glibc.cpu.x86_ibt", "glibc.cpu.x86_shstk"};
+
+static int glibc_text_tunable(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof glibc_text_tunables / sizeof *glibc_text_tunables; i++)
+        if (strlen(glibc_text_tunables[i]) == len && !strncmp(name, glibc_text_tunables[i], len))
+            return 1;
+    return 0;
+}
+
+/* v[0..n) is an integer glibc can hold: 0 to 2^64-1 */
+static int glibc_integer(const char *v, size_t n)
+{
+    char buf[32];
+    size_t i = 0;
+    int base = 10;
+    if (n == 0 || n >= sizeof buf)
+        return 0;
+    if (n > 1 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        base = 16;
+        i = 2;
+    } else if (n > 1 && v[0] == '0') {
+        base = 8;
+        i = 1;
+    }
+    if (i >= n)
+        return 0;
+    for (; i < n; i++) {
+        char c = v[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
+        if (d >= base)
+            return 0;
+    }
+    memcpy(buf, v, n);
+    buf[n] = 0;
+    errno = 0;
+    (void)strtoull(buf, NULL, 0);
+    return errno != ERANGE;
+}
+
 int lab_glibc_tunables_check(const char *spec, char *err, size_t errlen)
 {
     char shown[256];
@@ -258,6 +302,9 @@ int lab_glibc_tunables_check(const char *spec, char *err, size_t errlen)
         for (const char *c = p; c < p + len; c++)
             if ((unsigned char)*c <= ' ' || *c == 0x7f)
                 return lab_fail(err, errlen, "'%s' holds a space or a control character", shown);
+        if (!glibc_text_tunable(p, (size_t)(eq - p)) && !glibc_integer(eq + 1, (size_t)(p + len - eq - 1)))
+            return lab_fail(err, errlen, "'%s': not an integer from 0 to 18446744073709551615 (decimal or 0x hex)",
+                            shown);
         p += len + (p[len] == ':');
     }
     return 0;

@@ -3,6 +3,7 @@
 own parser, so they never disagree with `memkit --help`.
 
     python -m memkit.docs --out DIR   writes DIR/memkit.1, DIR/memkit.bash, DIR/_memkit
+    python -m memkit.docs --exit-statuses   prints the exit statuses as docs/lab.md's table
 
 `make install` and the Python package's build install what this writes;
 `memkit completion bash|zsh` prints a completion script directly.
@@ -77,23 +78,46 @@ def _files() -> str:
     ])
 
 
-def _exit_status() -> str:
-    """What memkit's exit statuses mean."""
+def exit_statuses() -> list[tuple[str, str]]:
+    """What memkit's exit statuses mean: one rule for every command (a
+    usage error 2, input refused or a check failed 1, a program's own
+    status where memkit runs it), held by tests/python/test_exit_status.py."""
+    from memkit.errors import MemkitError, UsageError
     from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
-    return _items([
-        ("0", "Success (memkit record: the program's own exit status)."),
-        ("1", "An error the message names: a missing or corrupt database, an experiment that failed "
-              "(the run keeps the others), output that cannot be written, a regression with "
-              "compare --fail-on-regression."),
-        ("2", "A usage error: an unknown option, or an argument an experiment refuses (checked before "
-              "anything runs; nothing is stored)."),
-        (str(OUTPUTS_DIFFER), "memkit try: a run's output or exit status differed from the "
-                              "first run's (the timing is still reported and stored)."),
+    return [
+        ("0", "Success; a check asked for passed (compare --fail-on-regression, tune --check). memkit "
+              "record: the program's own exit status, whatever it is (or it dies of the program's signal)."),
+        (str(MemkitError.exit_status), "Input refused or a check failed, said in one line: a missing, locked, "
+              "newer or corrupt database, a file or directory memkit will not read or write, a preload that "
+              "is not a shared library, a profile libmemkit would not load, GLIBC_TUNABLES already set, a "
+              "spill file holding no results; an experiment that failed (the run keeps the others); a finished "
+              "run the database would not take (kept in a spill file that memkit import stores); output that "
+              "cannot be written; compare --fail-on-regression: a regression, or no measurement in both runs; "
+              "tune --check: the profile hurt."),
+        (str(UsageError.exit_status), "A usage error, said in one line and checked before anything runs "
+              "(nothing is measured or stored): an unknown option or experiment, a missing or extra argument, "
+              "options that do not go together, a value out of its range (--runs 0, --budget nan, --rounds 1, "
+              "--min-size 0, a GLIBC_TUNABLES setting glibc cannot hold), an argument an experiment refuses."),
+        (str(OUTPUTS_DIFFER), "A check's third answer, neither passed nor failed: memkit try: a run's "
+              "output or exit status differed from the first run's (the timing is still reported and stored); "
+              "compare --fail-on-regression: nothing worse, but some measurements could not be judged."),
         ("70", "An internal error (MEMKIT_DEBUG=1 shows where)."),
-        (str(ProgramNotStarted.exit_status), "memkit try: the program could not be started (no such file, "
-                                             "not executable), as a shell says."),
-        ("130", "Interrupted (Ctrl-C): nothing of that run is stored."),
-    ])
+        (str(ProgramNotStarted.NOT_EXECUTABLE), "memkit try and record: the program cannot be executed "
+                                                "(not executable, not a program), as a shell says."),
+        (str(ProgramNotStarted.NOT_FOUND), "memkit try and record: there is no such program, as a shell says."),
+        ("130", "Interrupted (Ctrl-C): nothing of that run is stored (memkit run keeps the experiments that "
+                "finished; 143 when it is stopped by SIGTERM)."),
+    ]
+
+
+def _exit_status() -> str:
+    return _items(exit_statuses())
+
+
+def exit_status_markdown() -> str:
+    """The same table for docs/lab.md."""
+    rows = [f"| {status} | {text} |" for status, text in exit_statuses()]
+    return "\n".join(["| status | meaning |", "|---|---|", *rows]) + "\n"
 
 
 def _examples() -> str:
@@ -145,8 +169,14 @@ def write_all(out: Path) -> list[Path]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m memkit.docs", description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, type=Path, help="directory to write into")
+    p.add_argument("--out", type=Path, help="directory to write into")
+    p.add_argument("--exit-statuses", action="store_true", help="print the exit statuses as docs/lab.md's table")
     args = p.parse_args(argv)
+    if args.exit_statuses:
+        print(exit_status_markdown(), end="")
+        return 0
+    if not args.out:
+        p.error("--out DIR, or --exit-statuses")
     for path in write_all(args.out):
         print(path)
     return 0

@@ -172,7 +172,7 @@ def test_failing_experiments(fake_build, tmp_path, name, message):
 def test_user_errors(fake_build, tmp_path):
     cases = [
         (["run", "--build", fake_build, "--db", tmp_path / "x.db", "nosuch"],
-         "memkit: error: unknown experiment 'nosuch' (known: crash, fail, ok, slow, truncated, zeta)", 1),
+         "memkit: error: unknown experiment 'nosuch' (known: crash, fail, ok, slow, truncated, zeta)", 2),
         (["list", "--build", tmp_path], f"memkit: error: no experiments (memkit-exp-*) in {tmp_path}", 1),
         (["compare", "--db", tmp_path / "none.db"], f"memkit: error: no database at {tmp_path / 'none.db'}", 1),
         (["report", "--db", tmp_path / "none.db"], "memkit: error: no database at", 1),
@@ -238,7 +238,7 @@ def test_compare_needs_two_runs(fake_build, tmp_path):
     assert one_line_error(run_cli("compare", "--db", db)) == \
         "memkit: error: need two runs to compare; the database has 1"
     assert one_line_error(run_cli("compare", "--db", db, 1, 7)) == "memkit: error: no run 7 (runs: 1)"
-    assert one_line_error(run_cli("compare", "--db", db, 1)) == \
+    assert one_line_error(run_cli("compare", "--db", db, 1), 2) == \
         "memkit: error: compare takes two run ids, or none for the last two runs that share measurements"
 
 

@@ -29,12 +29,12 @@ def test_run_passes_arguments_to_the_experiment(build, tmp_path):
     with Database(db) as d:
         assert json.loads(d.experiments(2)[0]["args"]) == ["min=4K", "max=1M"]
     p = run_cli("run", "--build", build, "--db", db, "ok", "zeta", "--", "min=4K")
-    assert p.returncode == 1 and "go to one experiment" in p.stderr
+    assert p.returncode == 2 and "go to one experiment" in p.stderr
     p = run_cli("run", "--build", build, "--db", db, "ok", "zeta", "zeta:min=4K", "zeta:max=8K")
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("arguments:") == 1 and "arguments: min=4K max=8K" in p.stdout
     p = run_cli("run", "--build", build, "--db", db, "ok", "loser:min=4K")
-    assert p.returncode == 1 and "not among the experiments" in p.stderr
+    assert p.returncode == 2 and "not among the experiments" in p.stderr
 
 
 def test_summary_starts_with_losses_then_fastest(build, tmp_path):

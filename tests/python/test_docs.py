@@ -37,9 +37,11 @@ def test_the_man_page_has_environment_files_exit_status_and_examples():
     assert "results/memkit.db" in files and "~/.local/share/memkit/memkit.db" in files and ".memkit-files" in files
     status = section(page, "EXIT STATUS")
     # every status a command exits with, memkit try's own two included
+    from memkit.comparison.two_runs import UNJUDGED_STATUS
     from memkit.programs.whole_program import OUTPUTS_DIFFER, ProgramNotStarted
+    assert OUTPUTS_DIFFER == UNJUDGED_STATUS   # the table's one line for a check's third answer
     assert [int(s) for s in re.findall(r"^\.B (\d+)$", status, re.M)] == \
-        [0, 1, 2, OUTPUTS_DIFFER, 70, ProgramNotStarted.exit_status, 130]
+        [0, 1, 2, OUTPUTS_DIFFER, 70, ProgramNotStarted.NOT_EXECUTABLE, ProgramNotStarted.NOT_FOUND, 130]
     examples = section(page, "EXAMPLES")
     commands = re.findall(r"^\.B (memkit .*)$", examples, re.M)
     assert len(commands) >= 5
@@ -48,6 +50,11 @@ def test_the_man_page_has_environment_files_exit_status_and_examples():
         words = shlex.split(command.split(">")[0])[1:]
         args, unknown = parser.parse_known_args(words)
         assert not unknown and args.command, command
+
+
+def test_the_docs_table_of_exit_statuses_is_the_man_pages():
+    have = marked_table((REPO / "docs/lab.md").read_text(), "python -m memkit.docs --exit-statuses")
+    assert have == docs.exit_status_markdown(), "put `python -m memkit.docs --exit-statuses` in docs/lab.md"
 
 
 def marked_table(text: str, command: str) -> str:

@@ -146,12 +146,12 @@ def test_large_sizes_are_kept_in_buckets_at_their_mean(build, tmp_path):
 
 def test_no_program_is_a_usage_error(build, tmp_path):
     p = run_cli("record", "--build", build, "-o", tmp_path / "x")
-    assert p.returncode == 1 and "no program to record" in p.stderr
+    assert p.returncode == 2 and "no program to record" in p.stderr
 
 
 def test_unknown_program_fails_cleanly(build, tmp_path):
     p = record(build, tmp_path / "x", str(tmp_path / "no-such-program"))
-    assert p.returncode == 1 and "cannot run" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 127 and "cannot run" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "x").exists()   # no empty recording left behind
 
 

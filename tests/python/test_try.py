@@ -345,7 +345,7 @@ def test_errors_are_one_line_with_their_status(build, tmp_path):
     assert p.returncode == 127 and "cannot run no-such-program-here: No such file" in p.stderr
     (tmp_path / "script").write_text("#!/bin/sh\n")
     p = try_cli(build, tmp_path / "m.db", "--", tmp_path / "script")
-    assert p.returncode == 127 and "Permission denied" in p.stderr
+    assert p.returncode == 126 and "Permission denied" in p.stderr
     p = try_cli(build, tmp_path / "m.db", "--preload", tmp_path / "none.so", "--", "true")
     assert p.returncode == 1 and "no preload library at" in p.stderr
     empty = tmp_path / "empty"
@@ -355,7 +355,7 @@ def test_errors_are_one_line_with_their_status(build, tmp_path):
     p = try_cli(build, tmp_path / "m.db", "--", "true", env=cli_env(LD_PRELOAD=str(build / "libmemkit_preload.so")))
     assert p.returncode == 1 and "LD_PRELOAD already holds" in p.stderr
     p = try_cli(build, tmp_path / "m.db")
-    assert p.returncode == 1 and "no program to try" in p.stderr
+    assert p.returncode == 2 and "no program to try" in p.stderr
 
 
 def test_help_says_how_often_the_program_runs():

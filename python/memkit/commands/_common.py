@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import socket
 
@@ -21,6 +22,32 @@ def given(what: str):
                                              f"for its default")
         return value
     return check
+
+
+def at_least(minimum: int, what: str):
+    """An option's type: an integer of at least `minimum` (a usage error,
+    exit 2, before anything runs, where 0 would silently mean the default)."""
+    def check(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{value}' is not a whole number") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"{n}: takes at least {minimum} {what}")
+        return n
+    return check
+
+
+def seconds(value: str) -> float:
+    """An option's type: a finite number of seconds, 0 or more (nan and inf
+    would mean no limit at all)."""
+    try:
+        n = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{value}' is not a number of seconds") from None
+    if not math.isfinite(n) or n < 0:
+        raise argparse.ArgumentTypeError(f"{value}: takes a finite number of seconds, 0 or more")
+    return n
 
 
 def add_db_option(parser):

@@ -27,7 +27,8 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit with status 1 when any measurement or whole series is worse (for CI); "
+                   help="exit with status 1 when any measurement or whole series is worse, or none is in both "
+                        "runs (for CI); "
                         f"{UNJUDGED_STATUS} when none is but some measurements could be judged neither "
                         "alone nor in their series (short calls of a quick run without a baseline)")
     p.add_argument("--machine", action="append", metavar="HOST",
@@ -40,8 +41,6 @@ def pick_runs(db, runs: list[dict], wanted: list[int]) -> tuple[dict, dict, list
     ids the last run and the one it is comparable with (the rule `run`'s
     summary, report and fleet use), else the latest pair that shares
     measurements, else the last two (and then why they share nothing)."""
-    if len(wanted) not in (0, 2):
-        raise MemkitError("compare takes two run ids, or none for the last two runs that share measurements")
     if not wanted:
         if len(runs) < 2:
             raise MemkitError(f"need two runs to compare; the database has {len(runs)}")
@@ -54,8 +53,6 @@ def pick_runs(db, runs: list[dict], wanted: list[int]) -> tuple[dict, dict, list
         return a, b, [f"note: run{'s' if len(passed) > 1 else ''} {', '.join(map(str, passed))} "
                       f"share{'' if len(passed) > 1 else 's'} no measurement with any earlier run; these are the "
                       f"last two that do (`memkit compare A B` compares any two)"]
-    if wanted[0] == wanted[1]:
-        raise UsageError(f"compare takes two different runs (run {wanted[0]} twice compares nothing)")
     by_id = {r["id"]: r for r in runs}
     for w in wanted:
         if w not in by_id:
@@ -74,20 +71,29 @@ def nothing_shared(db, a: dict, b: dict, kinds: tuple) -> str:
     return "they ran the same experiments at other parameters (sizes, arguments)"
 
 
-def gate_status(args, worse: int, unjudged: list) -> int:
+def gate_status(args, worse: int, unjudged: list, compared: int) -> int:
     if not args.fail_on_regression:
         return 0
-    return 1 if worse else UNJUDGED_STATUS if unjudged else 0
+    return 1 if worse or not compared else UNJUDGED_STATUS if unjudged else 0
 
+
+def check_usage(args) -> None:
+    """What was typed, refused before the database is opened (exit 2)."""
+    if args.machine:
+        if len(args.machine) != 2 or args.runs:
+            raise UsageError("--machine takes two hosts (--machine A --machine B) and no run ids")
+        if args.machine[0] == args.machine[1]:
+            raise UsageError(f"--machine takes two different hosts ({printable(args.machine[0])} twice)")
+    elif len(args.runs) not in (0, 2):
+        raise UsageError("compare takes two run ids, or none for the last two runs that share measurements")
+    elif args.runs and args.runs[0] == args.runs[1]:
+        raise UsageError(f"compare takes two different runs (run {args.runs[0]} twice compares nothing)")
 
 
 def main(args) -> int:
+    check_usage(args)
     with Database(db_path(args)) as db:
         if args.machine:
-            if len(args.machine) != 2 or args.runs:
-                raise MemkitError("--machine takes two hosts (--machine A --machine B) and no run ids")
-            if args.machine[0] == args.machine[1]:
-                raise UsageError(f"--machine takes two different hosts ({printable(args.machine[0])} twice)")
             a, b = latest_runs(db, args.machine)
             notes = []
         else:
@@ -97,9 +103,9 @@ def main(args) -> int:
         why_not = nothing_shared(db, a, b, kinds)
     busy = bool(a.get("busy") or b.get("busy"))
     pair = RunPairComparison(a, b, notes, kinds, why_not, cmp.compare_measurements(ma, mb, busy=busy))
-    gate = gate_status(args, pair.result.worse, pair.result.unjudged)
+    gate = gate_status(args, pair.result.worse, pair.result.unjudged, len(pair.result.changes))
     if args.json:
         print(json.dumps(pair.as_json(args.fail_on_regression), indent=1))
         return gate
     print("\n".join(pair.lines(args.all, args.fail_on_regression)))
-    return gate if pair.result.changes else 0
+    return gate

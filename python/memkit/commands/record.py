@@ -7,7 +7,8 @@ working sets.
     memkit record --recover DIR [--predict]
 
 The program's standard input, output and error are its own, and its exit
-status (or the signal that killed it) becomes memkit's.  Processes it forks
+status (or the signal that killed it) becomes memkit's (127 when there is
+no such program, 126 when it cannot be executed, as a shell says).  Processes it forks
 or execs record too; all their counts are summed when it ends.  The program
 dies with memkit (a SIGKILLed memkit leaves no program running unattended);
 what it had counted stays in DIR's hidden parts directory, and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import datetime
 import os
 import shutil
@@ -32,10 +34,10 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.commands._common import add_build_option, add_db_option, db_path, given, host_name
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
 from memkit.lab import experiments as lab
 from memkit.orchestration import suite
-from memkit.programs import count_files, recording, ws_estimate
+from memkit.programs import count_files, recording, whole_program, ws_estimate
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
 from memkit.store.db import Database
 from memkit.store.outdir import check_directory, check_target, foreign_directory
@@ -98,7 +100,7 @@ def run_program(argv, env) -> int:
     try:
         child = subprocess.Popen(argv, env=env, preexec_fn=lambda: _die_with(parent))
     except OSError as e:
-        raise MemkitError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+        raise whole_program.ProgramNotStarted(argv[0], e.errno or errno.EACCES) from None
     forwarded = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     ignored = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGQUIT)}
     for s in forwarded:
@@ -291,11 +293,14 @@ def main(args) -> int:
         argv = argv[1:]
     if args.recover:
         if argv or args.output:
-            raise MemkitError("--recover DIR takes no program and no -o")
+            raise UsageError("--recover DIR takes no program and no -o")
         return recover(args)
     if not argv:
-        raise MemkitError("no program to record (usage: memkit record [-o DIR] -- PROGRAM [ARGS...])")
+        raise UsageError("no program to record (usage: memkit record [-o DIR] -- PROGRAM [ARGS...])")
+    whole_program.check_runnable(argv[0])
     so = find_preload(args.preload, args.build)
+    if args.predict:   # the database the replay goes to, before the program runs (as `memkit run` does)
+        Database(db_path(args), create=True).close()
     out, parts, made = _prepare_output(args, argv)
     env = dict(os.environ)
     env["MEMKIT_RECORD"] = str(parts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memkit.commands._common import add_db_option, add_run_argument, chosen_run, db_path, given, wanted_run
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
 from memkit.store import db as database
 from memkit.store.db import Database
 
@@ -31,7 +31,7 @@ def main(args) -> int:
     out = Path(args.out) if args.out else database.results_dir() / "report"
     with Database(db_path(args)) as db:
         if args.fleet and wanted is not None:
-            raise MemkitError("--fleet reports every host's latest run: it takes no run")
+            raise UsageError("--fleet reports every host's latest run: it takes no run")
         run_id = chosen_run(db, wanted)   # also: no runs at all is an error
         try:
             if args.fleet:

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
-from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, host_name
-from memkit.errors import MemkitError
+import os
+
+from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
+from memkit.errors import UsageError
 from memkit.lab import glibc
 from memkit.orchestration import suite
 
@@ -20,7 +22,7 @@ def add_arguments(p):
                         "EXPERIMENT:key=value to that experiment (its arguments: the experiment's --help)")
     p.add_argument("--quick", action="store_true",
                    help="each experiment's reduced grid: a smoke test, well under 2 minutes for the suite")
-    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE",
+    p.add_argument("--glibc-tunables", metavar="SPEC|@FILE", type=given("a GLIBC_TUNABLES setting"),
                    help="also race glibc under GLIBC_TUNABLES=SPEC (glibc.NAME=VALUE:...; @FILE: a file holding "
                         "that line, as `memkit tune --glibc` writes it) as the series glibc-tuned, in processes "
                         "of its own, in every experiment that races glibc")
@@ -41,13 +43,13 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
         exp, sep, kv = w.partition(":")
         if sep and "=" not in exp:
             if exp not in names:
-                raise MemkitError(f"argument {w} is for {exp}, which is not among the experiments to run")
+                raise UsageError(f"argument {w} is for {exp}, which is not among the experiments to run")
             args.setdefault(exp, []).append(kv)
         else:
             bare.append(w)
     if bare:
         if len(names) != 1:
-            raise MemkitError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
+            raise UsageError(f"arguments ({' '.join(bare)}) go to one experiment: name exactly one "
                               f"(e.g. `memkit run fill-regions -- {bare[0]}`), or write EXPERIMENT:{bare[0]}")
         args.setdefault(names[0], []).extend(bare)
     return names, args
@@ -56,6 +58,8 @@ def split_arguments(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 def main(args) -> int:
     names, experiment_args = split_arguments(args.experiments)
     spec = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables is not None else None
+    if spec:
+        glibc.check_shipped_environment(os.environ, "memkit run")
     suite.run_suite(names, experiment_args, quick=args.quick, db_path=db_path(args), host=host_name(args),
                     build=args.build, glibc_tunables=spec)
     return 0

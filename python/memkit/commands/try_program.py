@@ -12,7 +12,6 @@ and storing it."""
 from __future__ import annotations
 
 import datetime
-import errno
 import os
 import shlex
 import shutil
@@ -22,16 +21,19 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from memkit.commands._common import add_build_option, add_db_option, add_host_option, db_path, given, host_name
-from memkit.errors import MemkitError
+from memkit.commands._common import (add_build_option, add_db_option, add_host_option, at_least, db_path, given,
+                                     host_name, seconds)
+from memkit.errors import MemkitError, UsageError
 from memkit.judging import stats
 from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
 from memkit.lab import experiments, glibc, load, machine
 from memkit.programs import recording, trial
 from memkit.programs import whole_program as wp
 from memkit.programs.preload import PRELOAD_NAME, elf_is_static, find_preload
+from memkit.store import spill
 from memkit.store.backends import safe_url
 from memkit.store.db import Database
+from memkit.tuning import tune_experiment
 from memkit.tuning.evidence import unmeasured_note
 
 NAME = "try"
@@ -86,15 +88,18 @@ to try.  The run is stored in the database like any other: `memkit runs`,
 `compare`, `report` and `fleet` show it.
 
 Exit status: 0 when every run's output and exit status agreed (whatever the
-timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.exit_status} when the program could not be
-started; 1 for memkit's own errors (no preload library, the database); 130
-when interrupted (nothing is stored)."""
+timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.NOT_FOUND} when there is no such program,
+{wp.ProgramNotStarted.NOT_EXECUTABLE} when it cannot be executed (as a shell says); 2 for a usage error; 1 for
+input memkit refuses (a preload that is not a library, a profile libmemkit
+would not load) and its own errors; 130 when interrupted (nothing is
+stored).  A finished measurement the database cannot take (locked, gone)
+is kept in a spill file (`memkit import FILE` stores it), exit status 1."""
 
 
 def add_arguments(p):
-    p.add_argument("--runs", type=int, metavar="N",
+    p.add_argument("--runs", type=at_least(1, "pair"), metavar="N",
                    help=f"at most N pairs (default: no limit; fewer than {wp.MIN_PAIRS} give no interval)")
-    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--budget", type=seconds, default=60.0, metavar="SECONDS",
                    help=f"once {wp.MIN_PAIRS} pairs are done, start no pair that would end past this many "
                         "seconds from the start (default: 60)")
     p.add_argument("--profile", metavar="P", type=given("a profile"),
@@ -130,15 +135,6 @@ def _readable(path: str, what: str) -> Path:
     return p.resolve()
 
 
-def _check_runnable(program: str):
-    """A program that cannot be started fails before anything else happens
-    (the runs would fail at the first one; this says so without the wait)."""
-    if shutil.which(program) is None:
-        exists = os.path.exists(program) if "/" in program else False
-        raise wp.ProgramNotStarted(f"cannot run {program}: "
-                                   f"{os.strerror(errno.EACCES if exists else errno.ENOENT)}")
-
-
 def _machine_fingerprint(build_option):
     """The fingerprint any of the lab's experiments reports (None without a build)."""
     try:
@@ -168,17 +164,31 @@ def _against_prediction(db, rec_dir: Path, measured) -> str:
 
 
 def _program_argv(args) -> list[str]:
-    """The program's command line, and the numbers that bound its pairs checked."""
+    """The program's command line."""
     argv = list(args.program)
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        raise MemkitError("no program to try (usage: memkit try [OPTIONS] -- PROGRAM [ARGS...])")
-    if args.runs is not None and args.runs < 1:
-        raise MemkitError("--runs takes at least 1 pair")
-    if args.budget < 0:
-        raise MemkitError("--budget takes a number of seconds, 0 or more")
+        raise UsageError("no program to try (usage: memkit try [OPTIONS] -- PROGRAM [ARGS...])")
     return argv
+
+
+def _checked_profile(given_path: str, build_option) -> Path:
+    """The profile, refused when libmemkit would not load it: it would run
+    its defaults and the runs be labelled with the profile.  The library
+    itself is asked, through the build's timing program (installed beside
+    the experiments); without one the file is taken as given."""
+    path = _readable(given_path, "the profile")
+    try:
+        timer = tune_experiment.find_program(experiments.find_bench_dir(build_option))
+    except MemkitError:
+        return path
+    got = tune_experiment.loaded(timer, MEMKIT_PROFILE=str(path))
+    if got.profile != str(path):   # a warning alone (no cpu= line) still loads it
+        raise MemkitError(f"the profile {given_path}: libmemkit would not load it "
+                          f"({got.stderr.removeprefix('memkit: ') or 'it reports profile ' + repr(got.profile)}), "
+                          f"and the runs with it would run its defaults")
+    return path
 
 
 def _recording_dir(args, profile: Optional[Path]) -> Optional[Path]:
@@ -210,12 +220,12 @@ def _prepare(args):
     # A setting glibc would ignore without a word fails before anything runs.
     tunables = glibc.tunables_argument(args.glibc_tunables) if args.glibc_tunables else ""
     so = find_preload(args.preload, args.build)
-    _check_runnable(argv[0])
+    wp.check_runnable(argv[0])
     if elf_is_static(shutil.which(argv[0]) or argv[0]):
         # Both runs would time the same code: no answer, however many pairs.
         raise MemkitError(f"{argv[0]} is statically linked: the preload cannot reach a statically linked "
                           f"program (there is no dynamic loader to preload memkit into); nothing was timed")
-    profile = _readable(args.profile, "the profile") if args.profile else None
+    profile = _checked_profile(args.profile, args.build) if args.profile else None
     rec_dir = _recording_dir(args, profile)
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
     return argv, tunables, profile, rec_dir, stdin, trial.configs(argv, so, profile, stdin, tunables)
@@ -270,9 +280,14 @@ def main(args) -> int:
         sys.stdout.flush()
         during = watch.result()
         busy = "; ".join(dict.fromkeys(now.reasons + during.reasons))
-        run_id = db.store_run(started_at=started, finished_at=_now(), quick=False, fingerprint=fingerprint,
-                              results=[report.result(fingerprint, bool(tunables))], hostname=host,
-                              command=shlex.join(map(safe_url, sys.argv)),
-                              load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
+        run = dict(started_at=started, finished_at=_now(), quick=False, hostname=host,
+                   command=shlex.join(map(safe_url, sys.argv)),
+                   load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
+        results = [report.result(fingerprint, bool(tunables))]
+        try:
+            run_id = db.store_run(fingerprint=fingerprint, results=results, **run)
+        except MemkitError as e:   # the minutes of runs are kept, as `memkit run` keeps its experiments
+            kept = spill.write_spill(db.path, run, fingerprint, results, None)
+            raise MemkitError(spill.kept_message(str(e), kept, len(results), db.path)) from None
         say(f"stored as run {run_id} in {db.path}" + (f" (busy machine: {busy})" if busy else ""))
     return wp.OUTPUTS_DIFFER if t.check.differs else 0

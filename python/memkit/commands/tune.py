@@ -11,18 +11,17 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
-from memkit.commands._common import add_build_option, given
-from memkit.errors import MemkitError
+from memkit.commands._common import add_build_option, at_least, given
+from memkit.errors import MemkitError, UsageError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
 from memkit.lab import load, machine
 from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
-from memkit.store.outdir import check_target
+from memkit.store.outdir import check_target, check_writable
 from memkit.terminal import ProgressLine
 from memkit.tuning import (catalogue, evidence, for_program, glibc_tune, level_choice, profile_file, stages, tune,
                            tune_experiment)
@@ -63,7 +62,8 @@ def add_arguments(p):
                         "confirmation, each strategy a process under its GLIBC_TUNABLES; prints the "
                         "GLIBC_TUNABLES= line and writes it to DIR/glibc-tunables (--out DIR; default: "
                         "the profile's directory), with its evidence beside it (or at --evidence FILE)")
-    p.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 12, --quick 7)")
+    p.add_argument("--rounds", type=at_least(2, "rounds"), metavar="N",
+                   help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
     p.add_argument("--max-size", metavar="SIZE",
                    help="largest size timed (default 4x the L3 cache, 16M..256M; --quick 4M)")
@@ -72,28 +72,18 @@ def add_arguments(p):
     add_build_option(p)
 
 
-def check_writable(path: Path) -> None:
-    """Fails now, not after minutes of measuring: the target must take a
-    profile (memkit.outdir's rule) and its directory a new file."""
-    check_target(path, "the profile", profile_file.profile_is_ours)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=True):
-            pass
-    except OSError as e:
-        raise MemkitError(f"cannot write the profile to {path}: {e.strerror or e}")
-
-
 def settings(args, fp: dict) -> dict:
     s = dict(QUICK if args.quick else FULL)
     l3 = int((fp.get("cache") or {}).get("l3") or 32 << 20)
     big = 1 << max(24, min(28, (4 * l3 - 1).bit_length()))
     s["lo"] = size_arg(args.min_size) if args.min_size else (16 << 10 if args.quick else 1 << 10)
     s["hi"] = size_arg(args.max_size) if args.max_size else (4 << 20 if args.quick else big)
-    if args.rounds:
+    if args.rounds is not None:
         s["rounds"] = args.rounds
-    if s["rounds"] < 2 or s["lo"] < 1 or s["hi"] < s["lo"]:
-        raise MemkitError("need --rounds of at least 2 and --min-size <= --max-size")
+    if s["lo"] < 1:
+        raise UsageError(f"--min-size {args.min_size}: the smallest size timed is 1 byte or more")
+    if s["hi"] < s["lo"]:
+        raise UsageError(f"--min-size {fmt_size(s['lo'])} is above --max-size {fmt_size(s['hi'])}")
     # the rounds spread over the processes, the same number in each
     s["processes"] = min(s["processes"], s["rounds"] // 2)
     s["per_process"] = -(-s["rounds"] // s["processes"])
@@ -146,8 +136,8 @@ def plan_for(args, defaults: dict) -> tuple[dict, for_program.ForPlan]:
 
 def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if args.evidence and args.for_recording:
-        raise MemkitError("--evidence goes without --for: a program's calls weigh the moves there, "
-                          "which the evidence of the rule alone does not re-derive")
+        raise UsageError("--evidence goes without --for: a program's calls weigh the moves there, "
+                         "which the evidence of the rule alone does not re-derive")
     defaults = with_pool(tune_experiment.loaded(timer))
     summary, plan = plan_for(args, defaults) if args.for_recording else (None, None)
     if plan and plan.nothing:
@@ -159,7 +149,8 @@ def tune_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     out = (Path(args.out) if args.out else Path(args.for_recording) / "profile" if plan
            else profile_file.default_profile_path(dict(os.environ)))
     if not args.dry_run:
-        check_writable(out)
+        # refused now, not after minutes of measuring
+        check_writable(out, "the profile", profile_file.profile_is_ours)
     if args.evidence:   # refused now, not after minutes of measuring
         check_target(Path(args.evidence), "the evidence", evidence.is_ours)
     s = settings(args, fp)
@@ -258,7 +249,7 @@ def write_checked_profile(timer: Path, out: Path, result: TuneOutcome, fp: dict,
                    f"{for_program.SIGNIFICANT:.0%} of a function's calls or bytes timed, and a move kept only "
                    "if it saves time on the recorded calls")
     profile_file.write_profile(out, result.choices, fp, method)
-    check_loads(timer, out)
+    tune_experiment.profile_loaded(timer, out)
 
 
 def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict, paths: catalogue.Paths,
@@ -296,15 +287,6 @@ PICK_LABELS = {"set0": "memset 0, picked:", "set": "memset non-zero, picked:",
                "parallel": "parallel (memset, memcpy):", "align": "rep movsb misaligned (copy3):"}
 
 
-def check_loads(timer: Path, path: Path) -> tune_experiment.Loaded:
-    """What libmemkit takes from the profile; an error if it does not load it."""
-    got = tune_experiment.loaded(timer, MEMKIT_PROFILE=str(path))
-    if got.stderr or got.profile != str(path):
-        raise MemkitError(f"libmemkit did not load {path}: "
-                          f"{got.stderr or 'it reports profile ' + repr(got.profile)}")
-    return got
-
-
 def with_pool(got: tune_experiment.Loaded) -> dict:
     """Its tunables (catalogue.parse_tunables) and the default pool's size."""
     return dict(catalogue.parse_tunables(got.tunables), pool_threads=got.pool_threads)
@@ -316,7 +298,7 @@ def check_main(args, timer: Path, fp: dict, paths: catalogue.Paths) -> int:
     if not path.is_file():
         raise MemkitError(f"no profile at {path} to check (run `memkit tune` first)")
     s = settings(args, fp)
-    profile = check_loads(timer, path)
+    profile = tune_experiment.profile_loaded(timer, path)
     tuned, defaults = with_pool(profile), with_pool(tune_experiment.loaded(timer))
     # Sizes between the tuning grid's: the check is not the data the profile came from.
     grid = catalogue.size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)
@@ -382,11 +364,13 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
 
 def glibc_main(args, timer: Path) -> int:
     if args.check or args.for_recording:
-        raise MemkitError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
-                          "whose line `memkit try --glibc-tunables @FILE` checks")
+        raise UsageError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
+                         "whose line `memkit try --glibc-tunables @FILE` checks")
     out = None if args.dry_run else (Path(args.out) if args.out else profile_file.default_profile_path(dict(os.environ)).parent)
-    if out is not None and out.exists() and not out.is_dir():
-        raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)")
+    if out is not None and os.path.lexists(out) and not out.is_dir():
+        raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)"
+                          + ("; it is a symbolic link to nothing" if not out.exists() else ""))
+    glibc_tune.check_outputs(out, Path(args.evidence) if args.evidence else None)
     fp = tune_experiment.fingerprint(timer)
     watch = load.Watch()
     rc = glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),

@@ -52,6 +52,8 @@ UNJUDGED_STATUS = 3
 
 def gate_verdict(worse: int, unjudged: int, compared: int) -> str:
     """The regression gate's verdict in one line."""
+    if not compared:   # a gate that compared nothing has not passed
+        return "nothing compared: no measurement is in both runs (exit 1)"
     if worse:
         return f"regression: {worse} flagged worse"
     if unjudged:
@@ -115,7 +117,8 @@ class RunPairComparison:
         gate: the regression gate's verdict last."""
         lines = self._header_lines()
         if not self.result.changes:
-            return lines + [f"no measurement is in both runs: {self.why_not}"]
+            lines.append(f"no measurement is in both runs: {self.why_not}")
+            return lines + (["gate: " + self.gate()] if gate else [])
         for s in cmp.summarize(self.result.changes):
             lines += self._experiment_lines(s, show_all)
         lines += self._closing_lines()

@@ -234,7 +234,7 @@ def select(experiments: list[Experiment], names: list[str]) -> list[Experiment]:
     by_name = {e.name: e for e in experiments}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise MemkitError(f"unknown experiment '{unknown[0]}' (known: {', '.join(by_name) or 'none'})")
+        raise UsageError(f"unknown experiment '{unknown[0]}' (known: {', '.join(by_name) or 'none'})")
     return [by_name[n] for n in dict.fromkeys(names)]
 
 

@@ -20,12 +20,14 @@ series glibc-tuned (its experiments' glibc_tunables=, bench/lab/lab.h), and
 from __future__ import annotations
 
 import math
+import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
 from memkit.lab.sizes import fmt_size, parse_size
 
 # The fingerprint's key: {field: bytes} as glibc computed them, or a
@@ -249,8 +251,11 @@ def thresholds_text(view: dict) -> str:
     if "non_temporal_threshold" in view:
         parts.append(f"non-temporal copies from {fmt_size(view['non_temporal_threshold'])}")
     if "rep_movsb_threshold" in view:
+        start = view["rep_movsb_threshold"]
         stop = view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
-        parts.append(f"rep movsb {fmt_size(view['rep_movsb_threshold'])}..{fmt_size(stop)}")
+        # glibc takes rep movsb below its stop only: a start at or past it is no window at all
+        parts.append(f"rep movsb never (from {fmt_size(start)}, at or past its stop {fmt_size(stop)})"
+                     if stop is not None and start >= stop else f"rep movsb {fmt_size(start)}..{fmt_size(stop)}")
     if "rep_stosb_threshold" in view:
         parts.append(f"rep stosb from {fmt_size(view['rep_stosb_threshold'])}")
     return ", ".join(parts)
@@ -295,27 +300,75 @@ TUNED = "glibc-tuned"
 _VARIABLE = "GLIBC_TUNABLES="
 
 
+# glibc's tunables whose value is text (glibc.cpu.hwcaps=-AVX2_Usable,...);
+# every other one takes an integer (dl-tunables.list: SIZE_T, UINT_64,
+# INT_32), which glibc reads as strtoul does: decimal, 0x hex, 0 octal.
+TEXT_TUNABLES = ("glibc.cpu.hwcaps", "glibc.cpu.x86_ibt", "glibc.cpu.x86_shstk")
+# The largest value any of them takes (SIZE_MAX); glibc ignores one beyond
+# its tunable's bounds without a word.
+TUNABLE_MAX = (1 << 64) - 1
+# A @FILE holds one line: anything much longer is not a GLIBC_TUNABLES line
+# (/dev/zero, a log), and is refused before it is read whole.
+TUNABLES_FILE_MAX = 64 << 10
+
+
+def _integer(value: str) -> Optional[int]:
+    """value as glibc reads an integer tunable, None when it is not one."""
+    if len(value) > 24:   # 2**64 - 1 takes 20 digits, 0x and 16 hex digits 18, in octal 23
+        return None
+    base, digits = ((16, value[2:]) if value[:2].lower() == "0x" else
+                    (8, value[1:]) if value[:1] == "0" and len(value) > 1 else (10, value))
+    try:
+        return int(digits, base) if digits and digits.isalnum() else None
+    except ValueError:
+        return None
+
+
 def check_tunables(spec: str) -> str:
     """spec when it is GLIBC_TUNABLES' syntax over glibc's own tunables
-    (glibc.NAMESPACE.NAME=VALUE joined by ':'), else a MemkitError saying
-    which item is not.  glibc ignores an item it cannot read without a word,
-    so a typo would race glibc as shipped under the name glibc tuned.  The
-    lab holds its glibc_tunables= to the same rule (lab_glibc_tunables_check)."""
+    (glibc.NAMESPACE.NAME=VALUE joined by ':', each integer value one glibc
+    can hold), else a UsageError saying which item is not.  glibc ignores an
+    item it cannot read without a word, so a typo would race glibc as
+    shipped under the name glibc tuned.  The lab holds its glibc_tunables=
+    to the same rule (lab_glibc_tunables_check)."""
     if not spec:
-        raise MemkitError("no glibc tunable given (expected glibc.NAMESPACE.NAME=VALUE:...)")
+        raise UsageError("no glibc tunable given (expected glibc.NAMESPACE.NAME=VALUE:...)")
     for item in spec.split(":"):
         name, eq, value = item.partition("=")
         if not item:
-            raise MemkitError(f"glibc tunables {spec!r}: an empty item (two ':' in a row, or one at an end)")
+            raise UsageError(f"glibc tunables {spec!r}: an empty item (two ':' in a row, or one at an end)")
         if not eq or not value:
-            raise MemkitError(f"glibc tunables: {item!r} is not NAME=VALUE")
+            raise UsageError(f"glibc tunables: {item!r} is not NAME=VALUE")
         parts = name.split(".")
         if parts[0] != "glibc" or len(parts) < 3 or not all(parts):
-            raise MemkitError(f"glibc tunables: {item!r}: only glibc's own tunables "
-                              f"(glibc.NAMESPACE.NAME=VALUE, e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000)")
+            raise UsageError(f"glibc tunables: {item!r}: only glibc's own tunables "
+                             f"(glibc.NAMESPACE.NAME=VALUE, e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000)")
         if any(c <= " " or c == "\x7f" for c in item):
-            raise MemkitError(f"glibc tunables: {item!r} holds a space or a control character")
+            raise UsageError(f"glibc tunables: {item!r} holds a space or a control character")
+        number = _integer(value)
+        if name not in TEXT_TUNABLES and (number is None or number > TUNABLE_MAX):
+            shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value)} characters)"
+            raise UsageError(f"glibc tunables: {name}={shown}: not an integer from 0 to {TUNABLE_MAX} "
+                             f"(decimal or 0x hex), the values glibc holds")
     return spec
+
+
+def _read_tunables_file(path: Path) -> str:
+    """The text of a @FILE, read only when it is a regular file of at most
+    TUNABLES_FILE_MAX bytes (a device or a FIFO would be read without end)."""
+    try:
+        # O_NONBLOCK: opening a FIFO does not wait for a writer
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise MemkitError(f"the glibc tunables file {path}: not a regular file")
+            data = f.read(TUNABLES_FILE_MAX + 1)
+    except OSError as e:
+        raise MemkitError(f"cannot read the glibc tunables file {path}: {e.strerror or e}")
+    if len(data) > TUNABLES_FILE_MAX:
+        raise MemkitError(f"the glibc tunables file {path}: larger than {fmt_size(TUNABLES_FILE_MAX)}, "
+                          f"not a GLIBC_TUNABLES line")
+    return data.decode(errors="replace")
 
 
 def tunables_argument(value: str) -> str:
@@ -323,14 +376,12 @@ def tunables_argument(value: str) -> str:
     (check_tunables): the spec itself, or @FILE, a file holding one line,
     `GLIBC_TUNABLES=SPEC` (`export` before it, quotes around the spec, blank
     lines and # comments allowed) or the plain spec, as `memkit tune --glibc`
-    writes it."""
+    writes it.  A spec typed is a usage error (exit 2); a file that does not
+    hold one is refused input (1)."""
     if not value.startswith("@"):
         return check_tunables(value[len(_VARIABLE):] if value.startswith(_VARIABLE) else value)
     path = Path(value[1:])
-    try:
-        text = path.read_text(errors="replace")
-    except OSError as e:
-        raise MemkitError(f"cannot read the glibc tunables file {path}: {e.strerror or e}")
+    text = _read_tunables_file(path)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     if len(lines) != 1:
         raise MemkitError(f"{path}: expected one line, GLIBC_TUNABLES=... or the spec itself; "
@@ -343,6 +394,14 @@ def tunables_argument(value: str) -> str:
         return check_tunables(line)
     except MemkitError as e:
         raise MemkitError(f"{path}: {e}") from None
+
+
+def check_shipped_environment(env: dict, command: str) -> None:
+    """glibc as shipped, raced beside glibc tuned, must start under no
+    GLIBC_TUNABLES: one already in the environment is refused (exit 1)."""
+    if "GLIBC_TUNABLES" in env:
+        raise MemkitError(f"GLIBC_TUNABLES is already set ({env['GLIBC_TUNABLES']}): the runs of glibc as shipped "
+                          f"would have it too; unset it for `{command} --glibc-tunables`")
 
 
 def race_tuned(names: list[str], takes: dict[str, bool], args: dict[str, list[str]], spec: str) -> dict:

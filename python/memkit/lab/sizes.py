@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from memkit.errors import MemkitError
+from memkit.errors import UsageError
 
 # ASCII digits only (Python's \d and int() take other scripts' digits and
 # underscores, the library does not), then a unit letter and its B or iB.
@@ -35,7 +35,7 @@ def size_arg(text: str) -> int:
     """parse_size for a command-line value: refused with what was expected."""
     n = parse_size(text)
     if n is None:
-        raise MemkitError(f"bad size '{text}' (expected e.g. 4096, 64K, 1M)")
+        raise UsageError(f"bad size '{text}' (expected e.g. 4096, 64K, 1M)")
     return n
 
 

@@ -41,9 +41,8 @@ def configs(argv: list[str], so: Path, profile, stdin, glibc_tunables: str = "")
     if any(Path(x).name == PRELOAD_NAME for x in env.get("LD_PRELOAD", "").replace(":", " ").split()):
         raise MemkitError(f"LD_PRELOAD already holds {PRELOAD_NAME}: the runs without memkit would have it "
                           "too; unset it for `memkit try`")
-    if glibc_tunables and "GLIBC_TUNABLES" in env:
-        raise MemkitError(f"GLIBC_TUNABLES is already set ({env['GLIBC_TUNABLES']}): the runs of glibc as shipped "
-                          "would have it too; unset it for `memkit try --glibc-tunables`")
+    if glibc_tunables:
+        glibc.check_shipped_environment(env, "memkit try")
     params = {"program": wp.program_name(argv), "argv": argv}
     if stdin:
         params["stdin"] = str(stdin)

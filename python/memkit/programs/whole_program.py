@@ -36,10 +36,12 @@ else no difference beyond the noise (the interval holds 1).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import time
@@ -73,9 +75,22 @@ OUTPUTS_DIFFER = 3
 
 
 class ProgramNotStarted(MemkitError):
-    """The program could not be executed at all (no such file, not
-    executable): what a shell says with status 127."""
-    exit_status = 127
+    """The program could not be executed at all: the status a shell (and
+    env, nice, timeout) ends with, 127 for no such program, 126 for one
+    that cannot be executed; `try` and `record` both."""
+    NOT_FOUND, NOT_EXECUTABLE = 127, 126
+
+    def __init__(self, program: str, error: int):
+        super().__init__(f"cannot run {program}: {os.strerror(error)}")
+        self.exit_status = self.NOT_FOUND if error == errno.ENOENT else self.NOT_EXECUTABLE
+
+
+def check_runnable(program: str) -> None:
+    """A program that cannot be started fails before anything else happens
+    (its runs would fail at the first one; this says so without the wait)."""
+    if shutil.which(program) is None:
+        exists = os.path.exists(program) if "/" in program else False
+        raise ProgramNotStarted(program, errno.EACCES if exists else errno.ENOENT)
 
 
 # ---- running ----
@@ -97,7 +112,7 @@ def run_once(argv: list[str], env: dict, stdin: Optional[Path], out: Path, err: 
         try:
             child = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, env=env)
         except OSError as e:
-            raise ProgramNotStarted(f"cannot run {argv[0]}: {e.strerror or e}") from None
+            raise ProgramNotStarted(argv[0], e.errno or errno.EACCES) from None
         try:
             _, status, usage = os.wait4(child.pid, 0)
         except BaseException:

@@ -98,6 +98,20 @@ def check_target(path: Path, what: str, ours: Optional[Ours]) -> None:
         raise MemkitError(why)
 
 
+def check_writable(path: Path, what: str, ours: Optional[Ours]) -> None:
+    """check_target(), and that path's directory takes a new file (made if
+    absent): refused now, not at the write after minutes of measuring (a
+    read-only /sys, /proc, a directory of another user's)."""
+    check_target(path, what, ours)
+    check_directory(path.parent, what)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=True):
+            pass
+    except OSError as e:
+        raise MemkitError(f"cannot write {what} to {path}: {e.strerror or e}")
+
+
 def write_file(path: Path, data, what: str, ours: Optional[Ours], mode: int = 0o644) -> Path:
     """Writes data (str or bytes) to path under the rule above: a temporary
     file in the same directory, renamed over path only if path is still

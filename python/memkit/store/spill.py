@@ -71,8 +71,13 @@ class RunStore:
         return None
 
     def spill_message(self) -> str:
-        return (f"{self.failure}; the run's {len(self.results)} experiment(s) are kept in {self.spilled}: "
-                f"`memkit import {self.spilled}` stores them (in the same database: --db {self.db.path})")
+        return kept_message(self.failure, self.spilled, len(self.results), self.db.path)
+
+
+def kept_message(failure: str, spilled: Path, experiments: int, db_name: str) -> str:
+    """Why the database did not take a run, and where it is kept instead."""
+    return (f"{failure}; the run's {experiments} experiment(s) are kept in {spilled}: "
+            f"`memkit import {spilled}` stores them (in the same database: --db {db_name})")
 
 
 def _places(db_name: str) -> list[Path]:
@@ -116,4 +121,6 @@ def read_spill(path: Path) -> dict:
             data["run"][key]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise MemkitError(f"cannot import {path}: it is damaged ({type(e).__name__}: {e})") from None
+    if not data["results"]:   # memkit spills a run with at least one; a run of nothing would be stored as one
+        raise MemkitError(f"cannot import {path}: it holds no experiment's results, nothing to store")
     return data

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import random
 import time
 from dataclasses import dataclass
@@ -39,12 +40,12 @@ from pathlib import Path
 from statistics import median
 from typing import Callable, Optional
 
-from memkit.errors import MemkitError
+from memkit.errors import MemkitError, UsageError
 from memkit.judging import stats
 from memkit.lab import experiments, glibc, machine
 from memkit.results.result import Progress
 from memkit.lab.sizes import fmt_size
-from memkit.store.outdir import check_target, starts_with, write_file
+from memkit.store.outdir import check_writable, starts_with, write_file
 from memkit.tuning import catalogue, profile_file, tune, tune_experiment
 
 NAMESPACE = "glibc.cpu."
@@ -353,10 +354,12 @@ def write_outputs(out_dir: Optional[Path], line_text: str, doc: dict, evidence: 
 def check_outputs(out_dir: Optional[Path], evidence: Optional[Path] = None) -> None:
     """Refuses now, not after minutes of measuring, a target write_outputs would refuse."""
     line, ev = targets(out_dir, evidence)
+    if line and ev and os.path.abspath(line) == os.path.abspath(ev):
+        raise UsageError(f"--evidence {evidence} is where the line goes: give the evidence another path")
     if line:
-        check_target(line, "the glibc tunables line", line_is_ours)
+        check_writable(line, "the glibc tunables line", line_is_ours)
     if ev:
-        check_target(ev, "the glibc evidence", evidence_is_ours)
+        check_writable(ev, "the glibc evidence", evidence_is_ours)
 
 
 def confirmation_record(conf: tune.Confirmation) -> dict:

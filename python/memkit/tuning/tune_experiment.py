@@ -73,6 +73,17 @@ def loaded(program: Path, **env) -> Loaded:
                   int(got.get("pool_threads", 1)), p.stderr.strip())
 
 
+def profile_loaded(program: Path, path: Path) -> Loaded:
+    """What libmemkit takes from the profile at path; a MemkitError saying
+    why when it does not load it (it would ignore the profile and run its
+    defaults: a corrupt file, not a profile at all)."""
+    got = loaded(program, MEMKIT_PROFILE=str(path))
+    if got.stderr or got.profile != str(path):
+        raise MemkitError(f"libmemkit did not load {path}: "
+                          f"{got.stderr or 'it reports profile ' + repr(got.profile)}")
+    return got
+
+
 @dataclass
 class Plan:
     """What to time: cells (op, size), each under every configuration
