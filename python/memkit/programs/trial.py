@@ -4,7 +4,7 @@ with it, with a profile, glibc tuned), the trial that warms them up and
 times them in rotating pairs until a stop, checking every output, and its
 report, which renders itself and becomes the stored result.  The runs, the
 output check and the statistics are whole_program's; the command
-(memkit.commands.try_program) parses, runs a Trial, prints its report and
+(memkit.commands.try_) parses, runs a Trial, prints its report and
 stores it."""
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -25,7 +26,6 @@ from memkit.commands._common import (add_build_option, add_db_option, add_host_o
                                      host_name, seconds)
 from memkit.errors import MemkitError, UsageError
 from memkit.judging import stats
-from memkit.judging.judge import TRY_TUNED_CLOSES_MOST
 from memkit.lab import experiments, glibc, load, machine
 from memkit.programs import recording, trial
 from memkit.programs import whole_program as wp
@@ -40,60 +40,27 @@ NAME = "try"
 HELP = "will memkit make my program faster? run it with and without the preload library, paired, and say"
 DESCRIPTION = f"""\
 Runs PROGRAM ARGS as a whole process without and with memkit's preload
-library (LD_PRELOAD={PRELOAD_NAME}) and says whether memkit makes it
-faster.
-
-With --glibc-tunables SPEC (or @FILE, a file holding the line, as `memkit
-tune --glibc` writes it) it also times the program without memkit and with
-GLIBC_TUNABLES=SPEC, "glibc tuned": three ways, and the bottom line says
-which to deploy (docs/judging.md).  Only those runs get SPEC: memkit's runs
-are timed over glibc as shipped.
+library (LD_PRELOAD={PRELOAD_NAME}), in interleaved pairs, and says in one
+line, last on standard output, whether memkit makes it faster:
+  PROGRAM: 1.26x faster with memkit (1.17-1.46, 12 pairs)
+(ratio = time without / time with memkit, per pair, a ~95% interval).
+--glibc-tunables SPEC (or @FILE, as `memkit tune --glibc` writes it) also
+times glibc tuned, and the line says which of the three to deploy.
 
 It runs the program 2N+2 times (3N+3 with --profile or --glibc-tunables,
-4N+4 with both): one untimed warm-up of each configuration, then N pairs,
-one run of each configuration per pair, the first of them rotating from pair
-to pair.  N grows until every ~95% interval of a median ratio lies within
-+-{100 * wp.PRECISION:g}% of it, --budget is spent or --runs pairs are done; N
-is at least {wp.MIN_PAIRS} (the fewest that give a 95% interval), unless --runs says
-fewer.
+4N+4 with both): a warm-up of each configuration, then N pairs, N growing
+until the interval is within +-{100 * wp.PRECISION:g}%, --budget is spent or --runs pairs are
+done (at least {wp.MIN_PAIRS} unless --runs says fewer).  Every run happens in the
+current directory with your environment, so the program must be safe to run
+repeatedly; its standard input is --stdin FILE or /dev/null.  Each run's
+output and exit status are compared with the first's; a difference is
+reported, never hidden.
 
-Every run happens in the current directory, with your environment (with
-memkit, your MEMKIT_TUNABLES and profile apply as they would): anything the
-program writes to files it writes every time, so it must be safe to run
-repeatedly.  Its standard input is --stdin FILE, read afresh by every run,
-or else /dev/null.  The standard output of every run goes to a temporary
-file ($TMPDIR) and is compared byte for byte, with the exit status, with the
-first run's (the warm-up without memkit); a difference is reported with its
-first differing byte and stored, never hidden.  That first run's standard
-output is shown once (not with --no-output), and so is its standard error.
-
-Progress goes to standard error (not with --quiet); each configuration's
-median times, then one line, last, to standard output:
-  PROGRAM: 1.26x faster with memkit (1.17-1.46, 12 pairs)
-  PROGRAM: no difference beyond the noise (0.98-1.02, 20 pairs)
-  PROGRAM: 1.05x slower with memkit (1.03-1.08, 20 pairs)
-(ratio = time without / time with memkit, per pair).  Three ways:
-  PROGRAM: 1.50x faster with memkit (1.45-1.56, 12 pairs); glibc tuned:
-  1.46x faster (1.40-1.52); memkit against glibc tuned: no difference beyond
-  the noise (0.99-1.05); deploy glibc tuned: the GLIBC_TUNABLES line, no
-  preload (it closes 95% of memkit's lead)
-Which to deploy: memkit when it is faster than glibc as shipped and than
-glibc tuned (or when glibc tuned gains nothing: "not shown faster than glibc
-tuned"); else glibc tuned when it is faster than glibc as shipped; else
-glibc as shipped.  A configuration that changed the output never is.  When
-glibc tuned saves at least {100 * TRY_TUNED_CLOSES_MOST:g}% of the time memkit saves, the line says
-so.  Without --glibc-tunables, where glibc's own thresholds disagree with
-this machine (`memkit system-check`), the bottom line ends with the setting
-to try.  The run is stored in the database like any other: `memkit runs`,
-`compare`, `report` and `fleet` show it.
-
-Exit status: 0 when every run's output and exit status agreed (whatever the
-timing says); {wp.OUTPUTS_DIFFER} when any differed; {wp.ProgramNotStarted.NOT_FOUND} when there is no such program,
-{wp.ProgramNotStarted.NOT_EXECUTABLE} when it cannot be executed (as a shell says); 2 for a usage error; 1 for
-input memkit refuses (a preload that is not a library, a profile libmemkit
-would not load) and its own errors; 130 when interrupted (nothing is
-stored).  A finished measurement the database cannot take (locked, gone)
-is kept in a spill file (`memkit import FILE` stores it), exit status 1."""
+Exit status: 0 when every run agreed (whatever the timing says),
+{wp.OUTPUTS_DIFFER} when one differed, {wp.ProgramNotStarted.NOT_FOUND} or {wp.ProgramNotStarted.NOT_EXECUTABLE} when the program cannot be started, 2 for a usage
+error, 1 for input memkit refuses and its own errors (a measurement the
+database cannot take is kept in a spill file).  The whole story: the
+bottom line's words, which to deploy, what is stored: docs/try-record-tune.md."""
 
 
 def add_arguments(p):
@@ -213,7 +180,18 @@ def _say_pairs_plan(say, pair_seconds: float, args) -> None:
             + (f" or {args.runs} pairs" if args.runs else ""))
 
 
-def _prepare(args):
+@dataclass(frozen=True)
+class Plan:
+    """What a try runs, every part checked before anything runs."""
+    argv: list[str]
+    tunables: str               # the GLIBC_TUNABLES setting of glibc tuned, "" without
+    profile: Optional[Path]
+    recording: Optional[Path]   # whose prediction the answer is set against
+    stdin: Optional[Path]
+    configs: list               # trial.Config: without memkit first
+
+
+def _prepare(args) -> Plan:
     """Everything checked before anything runs: the program (startable, not
     static), the setting, the files, the configurations."""
     argv = _program_argv(args)
@@ -228,7 +206,7 @@ def _prepare(args):
     profile = _checked_profile(args.profile, args.build) if args.profile else None
     rec_dir = _recording_dir(args, profile)
     stdin = _readable(args.stdin, "--stdin") if args.stdin else None
-    return argv, tunables, profile, rec_dir, stdin, trial.configs(argv, so, profile, stdin, tunables)
+    return Plan(argv, tunables, profile, rec_dir, stdin, trial.configs(argv, so, profile, stdin, tunables))
 
 
 def _warn_before(say, fingerprint, profile):
@@ -248,7 +226,7 @@ def _warn_before(say, fingerprint, profile):
 
 
 def main(args) -> int:
-    argv, tunables, profile, rec_dir, stdin, configs = _prepare(args)
+    plan = _prepare(args)
 
     def say(text: str, loud: bool = False):
         if loud or not args.quiet:
@@ -259,21 +237,23 @@ def main(args) -> int:
     # after minutes of runs.
     with Database(db_path(args), create=True) as db:
         fingerprint = _machine_fingerprint(args.build)
-        now = _warn_before(say, fingerprint, profile)
+        now = _warn_before(say, fingerprint, plan.profile)
         watch = load.Watch()
         watch.start_load = now.load_avg   # one load average per run: the one the warning named
         started, t0 = _now(), time.monotonic()
         with tempfile.TemporaryDirectory(prefix="memkit-try-") as tmp:
-            t = trial.Trial(argv, configs, stdin, Path(tmp), say)
-            glibc_note = trial.glibc_tuned_note(configs[0].env, configs[-1].env) if tunables else ""
+            t = trial.Trial(plan.argv, plan.configs, plan.stdin, Path(tmp), say)
+            glibc_note = trial.glibc_tuned_note(plan.configs[0].env, plan.configs[-1].env) if plan.tunables else ""
             if glibc_note:
                 t.notes.append(glibc_note)
                 say(f"note: {glibc_note}")
             _say_pairs_plan(say, t.warm_up(show_output=not args.no_output), args)
             t.run_pairs(t0, args.budget, args.runs)
             seconds = time.monotonic() - t0
-            prediction = [_against_prediction(db, rec_dir, t.estimates().get(wp.WITH))] if rec_dir else []
-            report = t.report(seconds, profile.name if profile else "", bool(tunables), fingerprint, prediction)
+            prediction = ([_against_prediction(db, plan.recording, t.estimates().get(wp.WITH))]
+                          if plan.recording else [])
+            report = t.report(seconds, plan.profile.name if plan.profile else "", bool(plan.tunables), fingerprint,
+                              prediction)
         # The answer is printed before it is stored: a database that fails
         # now does not take the minutes of runs with it.
         print(report.format())
@@ -283,7 +263,7 @@ def main(args) -> int:
         run = dict(started_at=started, finished_at=_now(), quick=False, hostname=host,
                    command=shlex.join(map(safe_url, sys.argv)),
                    load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
-        results = [report.result(fingerprint, bool(tunables))]
+        results = [report.result(fingerprint, bool(plan.tunables))]
         try:
             run_id = db.store_run(fingerprint=fingerprint, results=results, **run)
         except MemkitError as e:   # the minutes of runs are kept, as `memkit run` keeps its experiments
