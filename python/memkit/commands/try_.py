@@ -5,7 +5,7 @@ pairs, its outputs compared; one bottom line, and the run stored.
 
 The runs, the output check and the statistics are
 memkit.programs.whole_program's, the trial (its pairs until a stop) and its
-report, which renders itself, memkit.programs.trial's; this is the command:
+report (fixed when it ends), memkit.programs.trial's; this is the command:
 its options, the checks before anything runs, progress, printing the report
 and storing it."""
 
@@ -263,7 +263,7 @@ def main(args) -> int:
         run = dict(started_at=started, finished_at=_now(), quick=False, hostname=host,
                    command=shlex.join(map(safe_url, sys.argv)),
                    load={"load_avg": now.load_avg, "steal_pct": during.steal_pct, "busy": busy})
-        results = [report.result(fingerprint, bool(plan.tunables))]
+        results = [report.result(fingerprint)]
         try:
             run_id = db.store_run(fingerprint=fingerprint, results=results, **run)
         except MemkitError as e:   # the minutes of runs are kept, as `memkit run` keeps its experiments

@@ -2,10 +2,10 @@
 """A `memkit try`: the configurations a program runs under (without memkit,
 with it, with a profile, glibc tuned), the trial that warms them up and
 times them in rotating pairs until a stop, checking every output, and its
-report, which renders itself and becomes the stored result.  The runs, the
-output check and the statistics are whole_program's; the command
-(memkit.commands.try_) parses, runs a Trial, prints its report and
-stores it."""
+report, fixed when the trial ends (TrialReport), rendered as text and as
+the stored result.  The runs, the output check and the statistics are
+whole_program's; the command (memkit.commands.try_) parses, runs a Trial,
+prints its report and stores it."""
 
 from __future__ import annotations
 
@@ -215,36 +215,42 @@ class Trial:
 
     def report(self, seconds: float, profile_name: str, glibc_tuned: bool, fingerprint,
                extra: Sequence[str] = ()) -> "TrialReport":
-        """The finished try's report: its summary, the lines extra adds (a
-        recording's prediction), and the bottom line, which says which to
-        deploy (wp.bottom_line)."""
+        """The finished try's report, taken once from what the runs gave: its
+        summary, the lines extra adds (a recording's prediction), and the
+        bottom line, which says which to deploy (wp.bottom_line)."""
         check = self.check
         changed = frozenset(check.differing) if check.reproducible else frozenset()
-        ests = self.estimates()
-        line = wp.bottom_line(wp.program_name(self.argv), ests, check.problem(), profile_name, changed,
+        line = wp.bottom_line(wp.program_name(self.argv), self.estimates(), check.problem(), profile_name, changed,
                               "" if glibc_tuned else wp.glibc_suggestion(fingerprint))
-        return TrialReport(self, seconds, line, list(extra))
+        return TrialReport(argv=tuple(self.argv), cwd=os.getcwd(), seconds=seconds, glibc_tuned=glibc_tuned,
+                           lines=tuple(self.summary(seconds)) + tuple(extra), bottom_line=line,
+                           measurements=tuple(self.measurements()), verdicts=tuple(self.verdicts(line)))
 
 
+@dataclass(frozen=True)
 class TrialReport:
-    """What a finished try says: the lines before the bottom line (how it
-    went, each configuration's times, the outputs, the notes, the
-    prediction), the bottom line, and the result the runs database keeps.
-    It renders itself (format()), as pyperf's results do."""
-
-    def __init__(self, trial: "Trial", seconds: float, bottom_line: str, extra: list[str]):
-        self.trial, self.seconds, self.bottom_line = trial, seconds, bottom_line
-        self.lines = trial.summary(seconds) + extra
+    """What a finished try says, fixed when it finished: the lines before the
+    bottom line (how it went, each configuration's times, the outputs, the
+    notes, the prediction), the bottom line, and what the runs database
+    keeps; rendered as text (format) and as the stored Result (result)."""
+    argv: tuple
+    cwd: str
+    seconds: float
+    glibc_tuned: bool
+    lines: tuple
+    bottom_line: str
+    measurements: tuple
+    verdicts: tuple
 
     def format(self) -> str:
-        return "\n".join(self.lines + [self.bottom_line])
+        return "\n".join(self.lines + (self.bottom_line,))
 
-    def result(self, fingerprint, glibc_tuned: bool) -> Result:
+    def result(self, fingerprint) -> Result:
         """The trial as the runs database stores it, with the lines the user
         read, the bottom line last."""
-        argv, printed = self.trial.argv, self.lines + [self.bottom_line]
-        return Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {os.getcwd()}): without and with "
-                      "memkit's preload library" + (", and glibc tuned" if glibc_tuned else "")
+        argv = list(self.argv)
+        return Result(wp.EXPERIMENT, "", f"{shlex.join(argv)} (in {self.cwd}): without and with "
+                      "memkit's preload library" + (", and glibc tuned" if self.glibc_tuned else "")
                       + ", interleaved pairs", "ok", self.seconds, argv,
-                      fingerprint=fingerprint, measurements=self.trial.measurements(),
-                      verdicts=self.trial.verdicts(self.bottom_line), output="\n".join(printed) + "\n")
+                      fingerprint=fingerprint, measurements=list(self.measurements),
+                      verdicts=list(self.verdicts), output=self.format() + "\n")
