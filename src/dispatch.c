@@ -28,7 +28,7 @@ MK_EARLY const mk_variant_row *mk_pick_variant_row(mk_op op)
     const mk_cpu_info *cpu = mk_cpu_early();
     const char *forced = op == MK_OP_MEMSET ? cfg->force_memset
                        : op == MK_OP_MEMCPY ? cfg->force_memcpy : cfg->force_memmove;
-    const char *preferred = mk_strategy_variant(cpu);
+    const char *preferred = mk_strategy_variant(cpu, op);
     const mk_variant_row *r = 0;
     if (forced[0])
         r = usable_named(forced, cpu);

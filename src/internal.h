@@ -163,7 +163,7 @@ MK_HIDDEN void mk_strategy_defaults(size_t out[MK_TUNABLE_COUNT], const mk_cpu_i
 /* The row a CPU gets (mk_strategy() is this for the running CPU). */
 MK_HIDDEN const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu);
 /* The variant (isa.def row name) the CPU's row prefers; NULL: none. */
-MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu);
+MK_HIDDEN const char *mk_strategy_variant(const mk_cpu_info *cpu, mk_op op);
 /* The table itself, for `memkit env --strategies` and docs/strategy.md:
  * row i's info, and how it derives tunable t's default ("L3/2", "2 x L3",
  * "32K", "2048 x V/16", "never"; "" when it does not: not a per-CPU
@@ -173,7 +173,7 @@ MK_HIDDEN const mk_strategy_info *mk_strategy_at(size_t i);
 MK_HIDDEN char *mk_strategy_rule_text(size_t i, size_t t, char *p, char *end);
 /* Row i's variant (NULL: the first the CPU runs), its evidence file in the
  * repository (NULL: unmeasured, docs/evidence.md), and the row a CPU gets. */
-MK_HIDDEN const char *mk_strategy_variant_at(size_t i);
+MK_HIDDEN const char *mk_strategy_variant_at(size_t i, mk_op op);
 MK_HIDDEN const char *mk_strategy_evidence_file_at(size_t i);
 MK_HIDDEN size_t mk_strategy_index(const mk_cpu_info *cpu);
 

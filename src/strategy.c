@@ -3,13 +3,13 @@
  * (the rep stosb / rep movsb windows and the alignment rep movsb needs, the
  * non-temporal thresholds for zero fills, non-zero fills and copies, the
  * small-size method) in one table keyed by vendor and family/model ranges.
- * The first matching row wins; the last matches every CPU.  Each row names
- * its evidence in one line; docs/strategy.md has the measurements behind it,
- * keyed by experiment.  A measured row names its evidence file
- * (data/evidence/<row>.json, docs/evidence.md), from which
- * tests/python/test_evidence.py re-derives its defaults; a row without one
- * is unmeasured, and memkit says so on a CPU that runs it.  A row gives every per-CPU tunable (PER_CPU in
- * memkit_tunables.def) its default, T(name) = rule; a profile or
+ * The first matching row wins; the last matches every CPU.  A row is values
+ * and a one-line why; docs/strategy.md has the measurements behind it.  A
+ * measured row names its evidence file (data/evidence/<row>.json,
+ * docs/evidence.md), from which tests/python/test_evidence.py re-derives its
+ * defaults; a row without one is unmeasured, and memkit says so on a CPU that
+ * runs it.  A row gives every per-CPU tunable (PER_CPU in memkit_tunables.def)
+ * its default, T(name) = rule, and each function its variant; a profile or
  * MEMKIT_TUNABLES overrides them.  `memkit env --strategies` prints the
  * table (docs/strategy.md holds that output). */
 #include "internal.h"
@@ -46,14 +46,16 @@ typedef struct {
     int         needs_amx;          /* AMX-TILE: an AMX Xeon whatever model number the
                                        hypervisor reports */
     rule        sets[MK_TUNABLE_COUNT]; /* the per-CPU tunables' defaults, T(name) = ... */
-    const char *variant;            /* the routines' ISA (isa.def) when the CPU can run
-                                       it; NULL: the first it can run */
+    const char *variant[3];         /* per mk_op (memset, memcpy, memmove): the routines'
+                                       ISA (isa.def) when the CPU can run it; NULL: the
+                                       first it can run */
     const char *evidence_file;      /* what `memkit tune` measured, in the repository
                                        (docs/evidence.md); NULL: the row is unmeasured */
 } row;
 
 #define AMD "AuthenticAMD"
 #define INTEL "GenuineIntel"
+#define ALL(v) {(v), (v), (v)}   /* one variant for memset, memcpy and memmove */
 #define ANY_MODEL {{0, 0}}
 #define ALL_MODELS {{0, 255}}
 #define SMALL_MASKED "AVX-512: n <= 2V by masked loads/stores, masks without branches; " \
@@ -64,57 +66,31 @@ typedef struct {
 
 static const row table[] = {
     {.info = {"amd-zen5", "AMD family 26 (Zen 5), every model", SMALL_EVEX,
-      "EPYC Zen 5 (family 26 model 2), docs/strategy.md \"Zen 5\": rep stosb from 8 KiB, where "
-      "it beats the vector loop only from the L2 in cache but writes lines that come from DRAM "
-      "up to 2x faster: production distributions' memset at l1/l2/l3/dram 1.17/1.15/1.12/0.90x "
-      "glibc, was 1.22/1.18/1.07/0.76x (memkit tune, over the levels); rep movsb from 32 KiB and "
-      "NT zero fills from the L3 kept, NT non-zero fills moved "
-      "above 32 MiB (rep stosb 1.24x faster there, 11/12 rounds); rep movsb with dst-src not a "
-      "multiple of 64 costs 1.3-1.7x its aligned time, as glibc's copy does, where the vector "
-      "loop cost 1.9-2.5x at 32-256 KiB (copy-sweep), so rep_movsb_align is 1; production "
-      "distributions at every level (size-distributions ws=): evex 1.66/1.92x glibc in the L3 "
-      "and 0.98/0.97x in DRAM for memcpy/memmove where avx512 gave 1.27/1.39x and 0.87/0.84x"},
+      "docs/strategy.md \"Zen 5\": rep stosb from 8 KiB, rep movsb from 32 KiB at any offset"},
      .vendor = AMD, .family = {26, 26}, .models = ALL_MODELS,
      .needs_erms = 1, .needs_fsrm = 0,
      T(rep_stosb_threshold) = BYTES(KIB(8)),
      T(rep_movsb_threshold) = BYTES(KIB(32)), T(rep_movsb_stop) = NEVER,
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(5, 4), T(nt_copy_threshold) = L3(1, 2),
-     .variant = "evex", .evidence_file = "data/evidence/amd-zen5.json"},
+     .variant = ALL("evex"), .evidence_file = "data/evidence/amd-zen5.json"},
     {.info = {"amd-zen4", "AMD family 25 models 0x10-0x1f, 0x60-0x7f, 0xa0-0xaf (Zen 4)", SMALL_EVEX,
-      "copy-sweep, fill-regions on EPYC Zen 4 (family 25 model 17): rep stosb never beat the "
-      "vector loop; rep movsb with dst-src not a multiple of 64 ran 5-26x slower; NT zero fills "
-      "68-81 GB/s vs 48-64 rep stosb above the L3, and 1.24-1.89x the vector loop already at "
-      "16-22.6 MiB (memkit tune, sign test p <= 0.0032); NT non-zero fills (~28 GB/s) lost "
-      "1.03-1.34x to cached stores at 32-45 MiB (memkit tune twice, p <= 0.0032); from 2x the L3 "
-      "the cached stores' lead comes and goes with the neighbours' memory traffic; small sizes "
-      "at random lines of L2-, L3- and DRAM-sized arenas: avx512's 64-byte masked vectors "
-      "0.4-0.6x glibc in DRAM, evex 0.9-1.1x (size-distributions ws=); copies read right "
-      "after (copy-read): non-temporal from 10-20 MiB with the destination not cached, "
-      "20-32 MiB with it cached (a draw at 16 MiB); copied alone they win from L3/2 "
-      "(copy-sweep: 1.33x at 16 MiB), so L3/2 stays; no evidence file: these runs predate them, "
-      "and the row gets one from memkit tune --evidence on the next Zen 4 drawn (docs/evidence.md)"},
+      "docs/strategy.md \"Zen 4\": rep stosb from 4 KiB; memmove avx2 (evex's at the floor in DRAM)"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x10, 0x1f}, {0x60, 0x7f}, {0xa0, 0xaf}},
      .needs_erms = 0, .needs_fsrm = 0,
-     T(rep_stosb_threshold) = NEVER,
+     T(rep_stosb_threshold) = BYTES(KIB(4)),
      T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
      T(nt_threshold_zero) = L3(1, 2), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2),
-     .variant = "evex"},
+     .variant = {[MK_OP_MEMSET] = "evex", [MK_OP_MEMCPY] = "evex", [MK_OP_MEMMOVE] = "avx2"},
+     .evidence_file = "data/evidence/amd-zen4.json"},
     {.info = {"amd-zen3", "AMD family 25 models 0x00-0x0f, 0x20-0x2f, 0x40-0x5f (Zen 3)", SMALL_MASKED,
-      "EPYC Zen 3 (family 25 model 1), docs/strategy.md \"Zen 3\": memkit tune, fill-regions, "
-      "copy-sweep: NT zero fills 1.40-3.21x the loop from 11.3 MiB, non-zero from 16-22.6 MiB, NT "
-      "copies 1.39-1.62x from 8 MiB (sign tests p <= 0.00024); rep stosb and rep movsb never won "
-      "with confidence, rep movsb with dst-src not a multiple of 64 ran 8-40x slower; memkit tune "
-      "--evidence (2026-11-28, commit 20ac8c8) with the row in force moved no threshold, kept "
-      "rep stosb off over the levels (geomean 1.10 against 1.02-1.07 from 2-32 KiB) and avx2 "
-      "(production distributions' geomean over l1-dram 1.10/1.19/1.18x glibc for "
-      "memset/memcpy/memmove, sse2 0.97/1.05/1.07x)"},
+      "docs/strategy.md \"Zen 3\": the rep instructions never won; rep movsb 8-40x slower misaligned"},
      .vendor = AMD, .family = {25, 25}, .models = {{0x00, 0x0f}, {0x20, 0x2f}, {0x40, 0x5f}},
      .needs_erms = 0, .needs_fsrm = 0,
      T(rep_stosb_threshold) = NEVER,
      T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
      T(nt_threshold_zero) = L3(1, 3), T(nt_threshold) = L3(1, 2), T(nt_copy_threshold) = L3(1, 4),
-     .variant = "avx2", .evidence_file = "data/evidence/amd-zen3.json"},
+     .variant = ALL("avx2"), .evidence_file = "data/evidence/amd-zen3.json"},
     {.info = {"amd", "AMD, any other family/model (Zen 1-2, unmeasured): Zen 4's choices", SMALL_MASKED,
       "Zen 4's measurements (row amd-zen4); the rep instructions stay off as there"},
      .vendor = AMD, .family = {0, 255}, .models = ANY_MODEL,
@@ -123,37 +99,24 @@ static const row table[] = {
      T(rep_movsb_threshold) = NEVER, T(rep_movsb_stop) = NEVER, T(rep_movsb_align) = BYTES(64),
      T(nt_threshold_zero) = L3(1, 1), T(nt_threshold) = L3(2, 1), T(nt_copy_threshold) = L3(1, 2)},
     {.info = {"intel-emr", "Intel family 6 model 0xcf (Emerald Rapids)", SMALL_EVEX,
-      "memkit tune on a Xeon family 6 model 207, evex forced (evidence/intel-xeon-6-207/tune-evex.txt "
-      "lines 13-18): rep stosb from 22.6 KiB (2-16 KiB 1.09-2.37x faster by the loop), rep movsb "
-      "16 KiB..32 MiB, NT copies from 32 MiB (1.26-1.68x), NT fills where L3/4 puts them; evex: "
-      "lab-size-distributions-evex.txt lines 57-65 against -peers.txt lines 93-107 (l3, dram "
-      "0.93-1.02x glibc, avx512 0.69-0.93x)"},
+      "docs/strategy.md \"Emerald Rapids\": rep stosb from 22.6 KiB, rep movsb 16 KiB..32 MiB"},
      .vendor = INTEL, .family = {6, 6}, .models = {{0xcf, 0xcf}},
      .needs_erms = 1, .needs_fsrm = 1,
      T(rep_stosb_threshold) = BYTES(23168),
      T(rep_movsb_threshold) = BYTES(KIB(16)), T(rep_movsb_stop) = BYTES(KIB(32768)),
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = BYTES(KIB(32768)),
-     .variant = "evex", .evidence_file = "data/evidence/intel-emr.json"},
+     .variant = ALL("evex"), .evidence_file = "data/evidence/intel-emr.json"},
     {.info = {"intel-xeon-amx", "Intel Xeon with AMX (Sapphire Rapids and later), where no model row matches",
       SMALL_EVEX,
-      "memkit tune --dry-run --evidence (2026-11-28, commit 20ac8c8) on a KVM guest reporting Intel "
-      "family 6 model 167 with AMX, L3 105 MiB (likely a Sapphire Rapids host, model masked), "
-      "docs/strategy.md \"Xeon with AMX\": evex (production distributions' geomean over l1-dram "
-      "1.06/1.32/1.42x glibc for memset/memcpy/memmove, avx512 1.01/1.17/1.18x: its copies 0.70-0.81x "
-      "in the L3 and DRAM, evex's 0.93-0.97x); rep stosb from 16 KiB (the loop 1.10-2.35x faster at "
-      "2-11.3 KiB; over the levels geomean 1.12, from 2 KiB 1.06); rep movsb 22.6 KiB..22.6 MiB (the "
-      "loop 1.11-1.74x faster at 2.8-16 KiB, NT copies 1.11x at 22.6 MiB, 12/12 rounds) at any dst-src "
-      "(64 faster at 0 of 20 sizes); NT fills at L3/4 (no move); three more tunes that day: evex and "
-      "rep movsb from 22.6 KiB each time, rep stosb from 16 or 32 KiB, NT copies from 22.6 MiB in one, "
-      "L3/4 in two"},
+      "docs/strategy.md \"Xeon with AMX\": rep stosb from 16 KiB, rep movsb 22.6 KiB..22.6 MiB"},
      .vendor = INTEL, .family = {6, 6}, .models = ANY_MODEL,
      .needs_erms = 1, .needs_fsrm = 1, .needs_amx = 1,
      T(rep_stosb_threshold) = BYTES(KIB(16)),
      T(rep_movsb_threshold) = BYTES(23168), T(rep_movsb_stop) = BYTES(23726592),
      T(rep_movsb_align) = BYTES(1),
      T(nt_threshold_zero) = L3(1, 4), T(nt_threshold) = L3(1, 4), T(nt_copy_threshold) = BYTES(23726592),
-     .variant = "evex", .evidence_file = "data/evidence/intel-xeon-amx.json"},
+     .variant = ALL("evex"), .evidence_file = "data/evidence/intel-xeon-amx.json"},
     {.info = {"intel-fsrm", "Intel with FSRM (Ice Lake and later)", SMALL_MASKED,
       "glibc 2.38+ x86 defaults (dl-cacheinfo.h): rep_movsb_threshold 2112 with FSRM, "
       "rep_stosb_threshold 2048, non_temporal_threshold L3/4 and rep movsb below it"},
@@ -239,9 +202,9 @@ MK_EARLY void mk_strategy_defaults(size_t out[MK_TUNABLE_COUNT], const mk_cpu_in
         out[MK_T_rep_stosb_threshold] = out[MK_T_rep_movsb_threshold] = SIZE_MAX;
 }
 
-MK_EARLY const char *mk_strategy_variant(const mk_cpu_info *cpu)
+MK_EARLY const char *mk_strategy_variant(const mk_cpu_info *cpu, mk_op op)
 {
-    return row_for(cpu)->variant;
+    return row_for(cpu)->variant[op];
 }
 
 MK_EARLY const mk_strategy_info *mk_strategy_for(const mk_cpu_info *cpu)
@@ -257,7 +220,7 @@ const size_t mk_strategy_count = NROWS;
 
 const mk_strategy_info *mk_strategy_at(size_t i) { return &table[i].info; }
 
-const char *mk_strategy_variant_at(size_t i) { return table[i].variant; }
+const char *mk_strategy_variant_at(size_t i, mk_op op) { return table[i].variant[op]; }
 
 const char *mk_strategy_evidence_file_at(size_t i) { return table[i].evidence_file; }
 

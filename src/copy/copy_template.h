@@ -5,11 +5,12 @@
  *   copy_masked        n <= 2V (avx512), 64 (evex): masked loads, then masked
  *                      stores, no branch on n (where no access crosses a
  *                      page)
- *   copy_head_tail_*   w <= n <= 2w: the first and last w bytes (scalar
- *                      2/4/8, 16-byte, V-byte), loaded before they are stored
- *   copy_4_to_15,      without masks: the memset seed's branch-free
- *   copy_16_to_64      overlapping pieces, four loads then four stores
- *   copy_4v, copy_8v   two or four vectors from each end
+ *   copy_head_tail     w <= n <= 2w: the first and last w bytes, and
+ *   copy_four_pieces   w <= n <= 4w: four overlapping pieces, no branch on
+ *                      n (the memset seed's), for one width w (2, 4, 16 or
+ *                      V bytes, a piece): loaded before stored
+ *   copy_upto64        n <= 64: the one ladder of those pieces
+ *   copy_8v            four vectors from each end
  *   copy_block4_fwd,   4 vectors, aligned destination (cached or
  *   copy_block4_bwd    non-temporal stores): the body of every loop
  *   align_forward      where an aligned-destination loop starts
@@ -24,84 +25,103 @@
 #include "simd.h"
 #include "../internal.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define V MK_VEC_BYTES
 
-/* w <= n <= 2w: the first and last w bytes (w a constant 2, 4 or 8), both
- * loaded before either is stored, so overlap is harmless. */
-MK_INLINE void copy_head_tail_scalar(char *d, const char *s, size_t n, size_t w)
+/* One piece of w bytes (w a constant: 2, 4, 8, 16 or V) between its load
+ * and its store, in the member of its width: after inlining only that
+ * register is left (a narrower memcpy into a wider member would leave the
+ * piece on the stack). */
+typedef struct {
+    uint16_t x2;
+    uint32_t x4;
+    uint64_t x8;
+    __m128i  x16;
+    vec_t    xv;
+} piece;
+
+MK_INLINE piece piece_load(const char *s, size_t w)
 {
-    uint64_t a, b;
-    memcpy(&a, s, w);
-    memcpy(&b, s + n - w, w);
-    memcpy(d, &a, w);
-    memcpy(d + n - w, &b, w);
+    piece p;
+    if (w == V)
+        p.xv = vec_load(s);
+    else if (w == 16)
+        p.x16 = v16_load(s);
+    else if (w == 8)
+        memcpy(&p.x8, s, 8);
+    else if (w == 4)
+        memcpy(&p.x4, s, 4);
+    else
+        memcpy(&p.x2, s, 2);
+    return p;
 }
 
-/* 0 <= n <= 16. */
-MK_INLINE void copy_upto16(char *d, const char *s, size_t n)
+MK_INLINE void piece_store(char *d, piece p, size_t w)
 {
-    if (n >= 8)
-        copy_head_tail_scalar(d, s, n, 8);
-    else if (n >= 4)
-        copy_head_tail_scalar(d, s, n, 4);
-    else if (n >= 2)
-        copy_head_tail_scalar(d, s, n, 2);
-    else if (n == 1)
-        *d = *s;
+    if (w == V)
+        vec_store(d, p.xv);
+    else if (w == 16)
+        v16_store(d, p.x16);
+    else if (w == 8)
+        memcpy(d, &p.x8, 8);
+    else if (w == 4)
+        memcpy(d, &p.x4, 4);
+    else
+        memcpy(d, &p.x2, 2);
 }
 
-/* 16 <= n <= 32. */
-MK_INLINE void copy_head_tail_16(char *d, const char *s, size_t n)
+/* w <= n <= 2w: the first and last w bytes, both loaded before either is
+ * stored, so overlap is harmless. */
+MK_INLINE void copy_head_tail(char *d, const char *s, size_t n, size_t w)
 {
-    __m128i a = v16_load(s), b = v16_load(s + n - 16);
-    v16_store(d, a);
-    v16_store(d + n - 16, b);
+    piece a = piece_load(s, w), b = piece_load(s + n - w, w);
+    piece_store(d, a, w);
+    piece_store(d + n - w, b, w);
 }
 
-/* 4 <= n < 16 and 16 <= n <= 64 without a branch on n: four overlapping
- * pieces at 0, n-w, h and n-w-h, where h (0 or w) comes from one bit of n,
+/* w <= n <= 4w without a branch on n: four overlapping pieces at 0, n-w,
+ * h and n-w-h, where h (w above 2w, else 0) comes from one bit of n - 1,
  * as the MSRC seed's memset places its stores; all loaded before any is
  * stored.  Random sizes mispredict a ladder of 2/4/8/16/32-byte classes
  * (docs/strategy.md, small sizes without masks). */
-MK_INLINE void copy_4_to_15(char *d, const char *s, size_t n)
+MK_INLINE void copy_four_pieces(char *d, const char *s, size_t n, size_t w)
 {
-    size_t h = (n & 8) >> 1;
-    uint32_t a, b, c, e;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    memcpy(&c, s + h, 4);
-    memcpy(&e, s + n - 4 - h, 4);
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-    memcpy(d + h, &c, 4);
-    memcpy(d + n - 4 - h, &e, 4);
+    size_t h = ((n - 1) & (2 * w)) >> 1;
+    piece a = piece_load(s, w), b = piece_load(s + n - w, w);
+    piece c = piece_load(s + h, w), e = piece_load(s + n - w - h, w);
+    piece_store(d, a, w);
+    piece_store(d + n - w, b, w);
+    piece_store(d + h, c, w);
+    piece_store(d + n - w - h, e, w);
 }
 
-MK_INLINE void copy_16_to_64(char *d, const char *s, size_t n)
+/* n <= 64 by the one ladder of pieces, false (nothing done) for n > 64:
+ * the 16-64 class first, by one range test that falls through into its
+ * four pieces, as memset's set_upto64_nomask (aligned 32 B copies went
+ * from 0.81x glibc's AVX2 code to 1.00x, Xeon 6/167); then 4-15, 2-3, 1.
+ * The unmasked builds' small path and the masked ones' where a masked
+ * access would cross a page. */
+MK_INLINE bool copy_upto64(char *d, const char *s, size_t n)
 {
-    size_t h = ((n - 1) & 32) >> 1;
-    __m128i a = v16_load(s), b = v16_load(s + n - 16);
-    __m128i c = v16_load(s + h), e = v16_load(s + n - 16 - h);
-    v16_store(d, a);
-    v16_store(d + n - 16, b);
-    v16_store(d + h, c);
-    v16_store(d + n - 16 - h, e);
-}
-
-/* 32 <= n <= 64. */
-MK_INLINE void copy_32_to_64(char *d, const char *s, size_t n)
-{
-    __m128i a = v16_load(s), b = v16_load(s + 16);
-    __m128i c = v16_load(s + n - 32), e = v16_load(s + n - 16);
-    v16_store(d, a);
-    v16_store(d + 16, b);
-    v16_store(d + n - 32, c);
-    v16_store(d + n - 16, e);
+    if (MK_LIKELY(n - 16 <= 64 - 16)) {
+        copy_four_pieces(d, s, n, 16);
+        return true;
+    }
+    if (n >= 16)
+        return false;
+    if (n >= 4)
+        copy_four_pieces(d, s, n, 4);
+    else if (n >= 2)
+        copy_head_tail(d, s, n, 2);
+    else if (n == 1)
+        *d = *s;
+    return true;
 }
 
 #if MK_COPY_MASKED_BYTES
+_Static_assert(MK_COPY_MASKED_BYTES <= 2 * V, "the masked path's fallback is one head and tail above 64");
 /* n <= MK_COPY_MASKED_BYTES, where neither that span of s nor of d crosses
  * a page (a masked access crossing a page is slow: docs/strategy.md):
  * loaded before stored, masks from bzhi and a cmov, no branch on n.
@@ -125,26 +145,9 @@ MK_INLINE void copy_masked(char *d, const char *s, size_t n)
 }
 #endif
 
-/* V <= n <= 2V, 2V <= n <= 4V, 4V <= n <= 8V: the first and the last
- * half of the vectors. Named registers, not an array: an array of vectors
- * makes the compiler realign the stack on every call. */
-MK_INLINE void copy_head_tail_v(char *d, const char *s, size_t n)
-{
-    vec_t a = vec_load(s), b = vec_load(s + n - V);
-    vec_store(d, a);
-    vec_store(d + n - V, b);
-}
-
-MK_INLINE void copy_4v(char *d, const char *s, size_t n)
-{
-    vec_t a = vec_load(s), b = vec_load(s + V);
-    vec_t c = vec_load(s + n - 2 * V), e = vec_load(s + n - V);
-    vec_store(d, a);
-    vec_store(d + V, b);
-    vec_store(d + n - 2 * V, c);
-    vec_store(d + n - V, e);
-}
-
+/* 4V < n <= 8V: four vectors from each end.  Named registers, not an
+ * array: an array of vectors makes the compiler realign the stack on every
+ * call. */
 MK_INLINE void copy_8v(char *d, const char *s, size_t n)
 {
     vec_t a = vec_load(s), b = vec_load(s + V), c = vec_load(s + 2 * V), e = vec_load(s + 3 * V);
@@ -335,17 +338,6 @@ MK_INLINE void prefetch_line(const char *p)
     _mm_prefetch(p, _MM_HINT_T0);
 }
 
-/* n <= 64 by the ladder of head-tail pieces. */
-MK_INLINE void copy_upto64(char *d, const char *s, size_t n)
-{
-    if (n <= 16)
-        copy_upto16(d, s, n);
-    else if (n <= 32)
-        copy_head_tail_16(d, s, n);
-    else
-        copy_32_to_64(d, s, n);
-}
-
 MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
 {
     char *d = dst;
@@ -355,40 +347,21 @@ MK_HIDDEN void *MK_FN(mk_memmove)(void *dst, const void *src, size_t n)
     if (MK_LIKELY(n <= MK_COPY_MASKED_BYTES)) {
         if (MK_LIKELY(mk_both_in_page(d, s, MK_COPY_MASKED_BYTES)))
             copy_masked(d, s, n);
-        else if (n <= 64)
-            copy_upto64(d, s, n);
-        else if (n <= 2 * V)
-            copy_head_tail_v(d, s, n);
-        else
-            copy_4v(d, s, n);
+        else if (!copy_upto64(d, s, n))
+            copy_head_tail(d, s, n, V);   /* 64 < n <= MK_COPY_MASKED_BYTES <= 2V */
         return dst;
     }
-#endif
-#if !MK_COPY_MASKED_BYTES
-    /* The 16-64 class first, falling through, as memset's
-     * set_upto64_nomask: aligned 32 B copies went from 0.81x glibc's AVX2
-     * code to 1.00x (Xeon 6/167). */
-    if (MK_LIKELY(n - 16 <= 64 - 16)) {
-        copy_16_to_64(d, s, n);
+#else
+    if (copy_upto64(d, s, n))
         return dst;
-    }
-    if (n < 16) {
-        if (n >= 4)
-            copy_4_to_15(d, s, n);
-        else if (n >= 2)
-            copy_head_tail_scalar(d, s, n, 2);
-        else if (n == 1)
-            *d = *s;
-        return dst;
-    }
 #endif
     prefetch_line(d + n - 1);
     if (n <= 2 * V) {
-        copy_head_tail_v(d, s, n);
+        copy_head_tail(d, s, n, V);
         return dst;
     }
     if (n <= 4 * V) {
-        copy_4v(d, s, n);
+        copy_four_pieces(d, s, n, V);
         return dst;
     }
     if (n <= 8 * V) {

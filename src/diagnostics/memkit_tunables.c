@@ -25,7 +25,7 @@
  *
  * memkit-tunables --cpu VENDOR FAMILY MODEL L2 L3 [FEATURE,...]: the row another
  * CPU gets and the per-CPU defaults it comes to there (FEATURE: erms, fsrm,
- * amx, avx2, avx512), as {"strategy", "variant", "evidence_file", "defaults":
+ * amx, avx2, avx512), as {"strategy", "variants" (per function), "evidence_file", "defaults":
  * {name: bytes or null for never}}: how a test reads the table for the CPU
  * an evidence file was measured on (docs/evidence.md). */
 /* The library's own tables and decisions, which are what this program
@@ -123,11 +123,17 @@ static void json_string_or_null(const char *s)
         fputs("null", stdout);
 }
 
-/* Row i's variant and evidence file (measured: it has one, docs/evidence.md). */
+/* Row i's variant per function and its evidence file (measured: it has one, docs/evidence.md). */
 static void print_row_choices(size_t i)
 {
-    printf(",\"variant\":");
-    json_string_or_null(mk_strategy_variant_at(i));
+    static const char *const functions[] = {[MK_OP_MEMSET] = "memset", [MK_OP_MEMCPY] = "memcpy",
+                                            [MK_OP_MEMMOVE] = "memmove"};
+    printf(",\"variants\":{");
+    for (mk_op op = MK_OP_MEMSET; op <= MK_OP_MEMMOVE; op++) {
+        printf("%s\"%s\":", op == MK_OP_MEMSET ? "" : ",", functions[op]);
+        json_string_or_null(mk_strategy_variant_at(i, op));
+    }
+    putchar('}');
     printf(",\"evidence_file\":");
     json_string_or_null(mk_strategy_evidence_file_at(i));
 }

@@ -85,8 +85,8 @@ def test_a_row_that_drifts_from_its_evidence_fails():
     moved["defaults"]["rep_stosb_threshold"] = 32 << 10
     assert any(m.startswith("rep_stosb_threshold") for m in evidence.row_mismatches(doc, moved, rules))
     moved = copy.deepcopy(row)
-    moved["variant"] = "avx512"
-    assert any(m.startswith("variant") for m in evidence.row_mismatches(doc, moved, rules))
+    moved["variants"]["memmove"] = "avx512"
+    assert any(m.startswith("variant: the row runs memmove avx512") for m in evidence.row_mismatches(doc, moved, rules))
     # evidence that moved a threshold the row kept
     drifted = copy.deepcopy(doc)
     for p in drifted["families"]["memcpy"]["picks"]:
@@ -112,9 +112,32 @@ def test_a_row_whose_variant_is_not_the_evidences_choice_fails():
     assert derived["memcpy"] == ("evex", "variant")
     assert evidence.row_mismatches(doc, row, rules) == []          # the row runs evex
     moved = copy.deepcopy(row)
-    moved["variant"] = "avx512"
-    assert any(m.startswith("variant: the row runs avx512, the evidence implies ['evex']")
-               for m in evidence.row_mismatches(doc, moved, rules))
+    moved["variants"]["memcpy"] = "avx512"
+    assert evidence.row_mismatches(doc, moved, rules) == [
+        "variant: the row runs memcpy avx512, the evidence implies evex"]
+
+
+def test_a_row_runs_each_function_s_chosen_variant():
+    """tune decides a variant per function: where the evidence chooses avx2
+    for memmove alone (evex under the floor in DRAM), a row running evex for
+    all three fails on memmove only, and one running evex, memmove avx2 agrees."""
+    path = EVIDENCE_DIR / "intel-emr.json"
+    doc = evidence.load(path)
+    row = row_for(doc)
+    rules = next(s for s in table()["strategies"] if s["name"] == "intel-emr")["defaults"]
+    ups = {("memmove", "evex"): (2.3, 1.9, 1.4, 0.80), ("memmove", "avx2"): (1.3, 1.1, 1.1, 0.97)}
+    doc["variants"] = {"levels": list(level_choice.VARIANT_LEVELS), "floor": level_choice.VARIANT_FLOOR,
+                       "defaults": {fn: "evex" for fn in level_choice.VARIANT_FUNCTIONS},
+                       "scores": [{"variant": v, "function": fn, "levels": dict(zip(
+                                       level_choice.VARIANT_LEVELS, ups.get((fn, v), (1.5, 1.4, 1.3, 1.0))))}
+                                  for fn in level_choice.VARIANT_FUNCTIONS for v in ("evex", "avx2")]}
+    all_evex = copy.deepcopy(row)
+    all_evex["variants"] = {fn: "evex" for fn in level_choice.VARIANT_FUNCTIONS}
+    assert evidence.row_mismatches(doc, all_evex, rules) == [
+        "variant: the row runs memmove evex, the evidence implies avx2"]
+    per_function = copy.deepcopy(all_evex)
+    per_function["variants"]["memmove"] = "avx2"
+    assert evidence.row_mismatches(doc, per_function, rules) == []
 
 
 def test_agreement_of_cache_rules_is_by_the_neighbouring_grid_points():

@@ -163,9 +163,19 @@ def strategies_text(table: dict) -> str:
                            for s in table["strategies"]]]
     for name in per_cpu_names(table):
         rows.append([name] + [s["defaults"][name] for s in table["strategies"]])
-    rows.append(["variant"] + [s.get("variant") or "auto" for s in table["strategies"]])
+    rows.append(["variant"] + [variant_text(s) for s in table["strategies"]])
     rows.append(["measured"] + [measured_text(s) for s in table["strategies"]])
     return aligned(rows)
+
+
+def variant_text(row: dict) -> str:
+    """The row's variant ("auto": the first the CPU runs), and a function's
+    own where it differs from the others' ("evex, memmove avx2")."""
+    per_fn = {fn: v or "auto" for fn, v in (row.get("variants") or {}).items()}
+    if not per_fn:
+        return "auto"
+    common = max(per_fn.values(), key=list(per_fn.values()).count)
+    return ", ".join([common] + [f"{fn} {v}" for fn, v in per_fn.items() if v != common])
 
 
 def measured_text(row: dict) -> str:
@@ -179,6 +189,6 @@ def strategies_markdown(table: dict) -> str:
     rows = [["row"] + [f"`{n}`" for n in names] + ["variant", "measured"]]
     for s in table["strategies"]:
         rows.append([f"`{s['name']}`"] + [s["defaults"][n] for n in names] +
-                    [s.get("variant") or "auto",
+                    [variant_text(s),
                      f"[{measured_text(s)}](../{s['evidence_file']})" if s.get("measured") else measured_text(s)])
     return markdown(rows)

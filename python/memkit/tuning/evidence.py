@@ -238,26 +238,24 @@ def cpu_arguments(doc: dict) -> list[str]:
 
 def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:
     """How a row (memkit-tunables --cpu on the evidence's CPU: its
-    defaults there and variant; rules: the row's rule texts) differs from
-    what the evidence implies; [] when it does not."""
+    defaults there and variant per function; rules: the row's rule texts)
+    differs from what the evidence implies; [] when it does not."""
     out = []
     derived = derived_values(doc)
-    chosen = {value for name, (value, family) in derived.items() if family == "variant"}
     for name, (value, family) in derived.items():
         if family == "variant" or name not in row["defaults"]:
-            continue   # the variant below; not a per-CPU tunable (the pool's)
+            continue   # the variants below; not a per-CPU tunable (the pool's)
         grid = ((doc["families"].get(family) or {}).get("grid")
                 or list(level_choice.LEVEL_TUNABLES.get(name, (None, ()))[1]))
         if not agrees(value, row["defaults"][name], rules.get(name, ""), grid):
             out.append(f"{name}: the row gives {row['defaults'][name]} ({rules.get(name, '?')}), "
                        f"the evidence implies {value}")
-    if chosen:   # tune chose the variant of each function: the row's must be that one
-        if row.get("variant") and chosen != {row["variant"]}:
-            out.append(f"variant: the row runs {row['variant']}, the evidence implies {sorted(chosen)}")
-        return out
-    variants = set((doc["cpu"].get("variants") or {}).values())
-    if row.get("variant") and variants != {row["variant"]}:
-        out.append(f"variant: the row runs {row['variant']}, the evidence measured {sorted(variants)}")
+    chosen = {name: value for name, (value, family) in derived.items() if family == "variant"}
+    # tune chose each function's variant: the row's must be that one; else the one measured
+    implied, how = (chosen, "implies") if chosen else (doc["cpu"].get("variants") or {}, "measured")
+    for fn, runs in (row.get("variants") or {}).items():
+        if runs and fn in implied and implied[fn] != runs:
+            out.append(f"variant: the row runs {fn} {runs}, the evidence {how} {implied[fn]}")
     return out
 
 
