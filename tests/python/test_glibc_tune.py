@@ -252,9 +252,11 @@ def test_tune_glibc_quick_for_real(tmp_path, cli):
     assert {d["tunable"] for d in doc["decisions"]} == {gt.NAMESPACE + t for t in gt.TUNABLES}
     # rep movsb and rep stosb in the loop; non-temporal copies into a cold destination, alone and read after
     assert {label for c in doc["cells"] for label in c["ns"]} == {"vec", "rep"}
-    assert {label for c in doc["cold_cells"] for label in c["ns"]} == {"vec", "nt"}
+    assert {label for c in doc["cold_cells"] for label in c["ns"]} == {"vec", "nt", "glibc"}
     assert {c["op"] for c in doc["cold_cells"]} == set(gt.COLD_OPS)
-    assert all(len(ns) == doc["rule"]["rounds"] for c in doc["cells"] + doc["cold_cells"] for ns in c["ns"].values())
+    rounds = doc["rule"]["rounds"]
+    assert all(len(ns) == rounds for c in doc["cells"] for ns in c["ns"].values())
+    assert all(len(ns) == rounds * gt.COLD_ROUNDS for c in doc["cold_cells"] for ns in c["ns"].values())
     assert "the trade (each strategy against the vector loop" in p.stdout
     assert f"memkit try --glibc-tunables @{tmp_path / gt.LINE_FILE}" in p.stdout
 
@@ -334,32 +336,21 @@ class FakeResult:
         self.measurements = measurements
 
 
-def test_copy_reads_glibc_series_becomes_ns_per_copy_beside_its_reference():
-    """copy-read's glibc series and the reference timed in the same rounds
-    (memkit's cached-stores), GB/s per round, as ns per copy; its other
-    methods are not used."""
-    res = FakeResult([
-        {"series": "glibc", "params": {"size": 1 << 20, "then": "none"}, "sample_values": [10.0, 20.0, 30.0]},
-        {"series": "cached-stores", "params": {"size": 1 << 20, "then": "none"}, "sample_values": [10.0, 10.0, 10.0]},
-        {"series": "glibc", "params": {"size": 1 << 20, "then": "read"}, "sample_values": [5.0]},
-        {"series": "cached-stores", "params": {"size": 1 << 20, "then": "read"}, "sample_values": [4.0]},
-        {"series": "nt-stores", "params": {"size": 1 << 20, "then": "none"}, "sample_values": [99.0]},
-    ])
+def test_copy_reads_store_kinds_become_ns_per_copy_paired_by_round():
+    """copy-read's cached-stores and nt-stores (the two store kinds, taking
+    turns in each round) and glibc as shipped, GB/s per round, as ns per
+    copy; its other methods are not used."""
     n = 1 << 20
-    assert gt.cold_times(res, None) == {("alone", n): [(n / 10, n / 10), (n / 20, n / 10), (n / 30, n / 10)],
-                                        ("read", n): [(n / 5, n / 4)]}
+    def m(series, then, gbs):
+        return {"series": series, "params": {"size": n, "then": then}, "sample_values": gbs}
+    res = FakeResult([m("cached-stores", "none", [10.0, 20.0]), m("nt-stores", "none", [20.0, 40.0]),
+                      m("glibc", "none", [10.0, 10.0]), m("memkit", "none", [99.0, 99.0]),
+                      m("cached-stores", "read", [5.0]), m("nt-stores", "read", [4.0]), m("glibc", "read", [5.0])])
+    assert gt.cold_times(res, None) == {
+        ("alone", n): {"vec": [n / 10, n / 20], "nt": [n / 20, n / 40], "glibc": [n / 10, n / 10]},
+        ("read", n): {"vec": [n / 5], "nt": [n / 4], "glibc": [n / 5]}}
     # a one-size process stands for the program's size (copy-read takes whole 256-byte blocks)
     assert set(gt.cold_times(res, n + 100)) == {("alone", n + 100), ("read", n + 100)}
-
-
-def test_a_process_slowed_by_its_neighbours_is_read_against_its_reference():
-    """Round 2's processes ran 2x slower, glibc and the reference alike:
-    relative to the reference the strategies compare as in round 1."""
-    cell = ("alone", 1 << 20)
-    raw = {"vec": {cell: [[(100.0, 100.0)], [(200.0, 200.0)]]},
-           "nt": {cell: [[(80.0, 100.0)], [(160.0, 200.0)]]}}
-    got = gt.relative_to_reference(raw)
-    assert got["vec"][cell] == [150.0, 150.0] and got["nt"][cell] == [120.0, 120.0]   # the reference's median: 150
 
 
     [grid] = gt.cold_runs(None, KiB, 128 * MiB, 2)

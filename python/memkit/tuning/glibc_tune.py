@@ -3,30 +3,34 @@
 machine where programs meet them, and the GLIBC_TUNABLES line that sets
 them.
 
-glibc reads GLIBC_TUNABLES once, at start-up, so its strategies cannot take
-turns inside one process as memkit's do: each strategy is a process started
-under a GLIBC_TUNABLES setting that forces it, and a round is one process of
-every strategy, in a shuffled order; a process's sample for a cell is the
-median of its own; the strategies of one round are paired.  What decides
-each threshold is timed the way programs meet it:
+What decides each threshold is timed the way programs meet it:
 
 - non-temporal copies (x86_non_temporal_threshold): copy-read's unit
-  (memkit-exp-copy-read, glibc's memcpy), a copy into a destination out of
-  the caches, copied alone and read right after (COLD_OPS), 256 KiB to 4x
-  the L3.  A copy alone gains from non-temporal stores long before a copy
-  that is read next does, which loses the copy from the caches: the line
-  takes non-temporal stores only where neither loses, and says the trade.
-- rep movsb and rep stosb: memkit-tune-experiment routines=glibc, on tune's
-  workloads in a loop (the sizes where they run stay in the caches); rep
-  movsb on copies aligned (dst - src a multiple of 64) and misaligned (the
+  (memkit-exp-copy-read), a copy into a destination out of the caches,
+  copied alone and read right after (COLD_OPS), 256 KiB to 4x the L3,
+  non-temporal against cached stores (the two store kinds glibc's memcpy
+  chooses between there), which take turns in every round of a process, so
+  each round pairs them as a program's moment would (glibc reads
+  GLIBC_TUNABLES once, at start-up: its own two paths could only be paired
+  across processes, which a neighbour's load tells apart more than the
+  stores do).  A copy alone gains from non-temporal stores long before a
+  copy that is read next does, which loses the copy from the caches: the
+  line takes non-temporal stores only where neither loses, and says the
+  trade.
+- rep movsb and rep stosb: memkit-tune-experiment routines=glibc, glibc's
+  own memcpy and memset in a loop (the sizes where they run stay in the
+  caches), each strategy a process started under the GLIBC_TUNABLES that
+  forces it, a round one process of each in a shuffled order; rep movsb on
+  copies aligned (dst - src a multiple of 64) and misaligned (the
   destination 3 bytes off) together for the line, each alone for the trade.
 
 From there the rule is tune's (tune.pick, tune.window): at each size glibc's
 own choice stays unless another strategy was faster in enough paired rounds
 (sign test) and by the margin, and not slower on any workload; a threshold
 moves only where those choices say so; every move is then timed again
-against glibc as configured, in fresh processes, on what decided it, and
-kept only if it holds (tune.confirm).  For one program (`--for REC`): the
+against glibc as configured, in fresh processes, and kept only if it holds
+(tune.confirm; the rep thresholds: the non-temporal one was paired in
+every round already, and `memkit try` confirms the line on a program).  For one program (`--for REC`): the
 sizes its recording calls, each move weighed by its calls
 (for_program.weigh_choices).
 
@@ -97,9 +101,11 @@ THEN = {"none": "alone", "read": "read"}
 COLD_MIN = 256 << 10          # copy-read's smallest size (and glibc's non-temporal copies' reach)
 COLD_GRANULE = 256            # copy-read's sizes are whole 256-byte blocks
 COLD_ROUNDS = 3               # copy-read's own rounds inside each process
-# The reference timed in the same rounds of every copy-read process: memkit's
-# cached copy, the same code under every GLIBC_TUNABLES.
-COLD_REF = "cached-stores"
+# copy-read's series -> the strategy they are: the two store kinds glibc's
+# memcpy chooses between for a large copy, taking turns in every round of
+# one process (memkit's cached copy, as glibc's vector loop stores, and its
+# non-temporal copy), and glibc's memcpy as shipped, for the record.
+COLD_SERIES = {"cached-stores": VEC, "nt-stores": NTS, "glibc": "glibc"}
 OPS = dict(FAMILIES, **{COLD: COLD_OPS})
 
 
@@ -261,64 +267,45 @@ def cold_runs(sizes: Optional[list[int]], lo: int, hi: int, per_octave: int) -> 
 
 
 def cold_times(res, runs_size: Optional[int]) -> dict:
-    """{(op, size): [(glibc's ns per copy, the reference's), one per round]}
-    of a copy-read result: glibc's series and memkit's cached-stores (COLD_REF),
-    GB/s of the copy (and of the read after it) per round; runs_size: the
-    program's size a one-size process stands for."""
-    series: dict = {}
+    """{(op, size): {label: [ns per copy, one per round]}} of a copy-read
+    result, the labels as COLD_SERIES maps its series (the two store kinds,
+    and glibc as it runs); runs_size: the program's size a one-size process
+    stands for."""
+    out: dict = {}
     for m in res.measurements:
         p = m.get("params") or {}
-        if m.get("series") in ("glibc", COLD_REF) and p.get("then") in THEN and m.get("sample_values"):
-            series.setdefault((THEN[p["then"]], runs_size or p["size"]), {})[m["series"]] = \
+        label = COLD_SERIES.get(m.get("series"))
+        if label and p.get("then") in THEN and m.get("sample_values"):
+            out.setdefault((THEN[p["then"]], runs_size or p["size"]), {})[label] = \
                 [p["size"] / g for g in m["sample_values"]]
-    return {cell: list(zip(s["glibc"], s[COLD_REF])) for cell, s in series.items() if len(s) == 2}
+    return {cell: got for cell, got in out.items() if len(got) == len(COLD_SERIES)}
 
 
-def relative_to_reference(raw: dict) -> tune.Times:
-    """{label: {cell: [ns per round]}} from {label: {cell: [[(glibc ns,
-    reference ns) per inner round], one list per process]}}: a process's
-    value is the median of glibc's time over the reference's in its own
-    rounds (the reference is the same code in every process, so what changed
-    between processes, a neighbour's load, drops out), in ns at the
-    reference's median over every process."""
-    scale = {}
-    for cells in raw.values():
-        for cell, procs in cells.items():
-            scale.setdefault(cell, []).extend(r for proc in procs for _, r in proc)
-    scale = {cell: median(refs) for cell, refs in scale.items()}
-    return {label: {cell: [median(g / r for g, r in proc) * scale[cell] for proc in procs]
-                    for cell, procs in cells.items()} for label, cells in raw.items()}
-
-
-def measure_cold(program: Path, configs: dict, sizes: Optional[list[int]], lo: int, hi: int,
-                 per_octave: int, rounds: int, on_progress=None, seed: Optional[int] = None) -> tune.Times:
-    """{label: {(op, size): [ns per copy, one per round]}} of glibc's memcpy
-    into a cold destination, copied alone and read after (COLD_OPS): per
-    round, one copy-read process per configuration (label -> {tunable:
-    value}) and run (cold_runs), in a shuffled order; each process's figure
-    relative to the reference timed beside it (relative_to_reference)."""
-    order = random.Random(seed)
+def measure_cold(program: Path, sizes: Optional[list[int]], lo: int, hi: int, per_octave: int,
+                 processes: int, on_progress=None) -> tune.Times:
+    """{label: {(op, size): [ns per copy, one per round]}} of copies into a
+    cold destination, copied alone and read after (COLD_OPS): copy-read's
+    processes (cold_runs), their rounds pooled in order, so the store kinds
+    of one round stay paired (they take turns inside a process)."""
     runs = cold_runs(sizes, lo, hi, per_octave)
-    raw: dict = {label: {} for label in configs}
+    times: tune.Times = {label: {} for label in COLD_SERIES.values()}
     exp = experiments.Experiment("copy-read", "", "", program)
-    total, done, t0 = rounds * len(runs) * len(configs), 0, time.monotonic()
-    for _ in range(rounds):
-        labels = list(configs)
-        order.shuffle(labels)
-        for label in labels:
-            for i, args in enumerate(runs):
-                if on_progress:
-                    on_progress(Progress("copy-read", done, total, time.monotonic() - t0, label))
-                res = experiments.run_experiment(exp, False, args, env=glibc_env(configs[label]))
-                if res.status != "ok":
-                    raise MemkitError(f"{program.name} under {label}: {res.error}")
-                got = cold_times(res, sizes[i] if sizes is not None else None)
-                if not got:
-                    raise MemkitError(f"{program.name} reported no times for glibc under {label}")
-                for cell, pairs in got.items():
-                    raw[label].setdefault(cell, []).append(pairs)
-                done += 1
-    return relative_to_reference(raw)
+    total, done, t0 = processes * len(runs), 0, time.monotonic()
+    for _ in range(processes):
+        for i, args in enumerate(runs):
+            if on_progress:
+                on_progress(Progress("copy-read", done, total, time.monotonic() - t0, ""))
+            res = experiments.run_experiment(exp, False, args, env=glibc_env({}))
+            if res.status != "ok":
+                raise MemkitError(f"{program.name}: {res.error}")
+            got = cold_times(res, sizes[i] if sizes is not None else None)
+            if not got:
+                raise MemkitError(f"{program.name} reported no times for its store kinds")
+            for cell, by_label in got.items():
+                for label, ns in by_label.items():
+                    times[label].setdefault(cell, []).extend(ns)
+            done += 1
+    return times
 
 
 # ---- deciding: tune's rule on glibc's strategies ----
@@ -689,11 +676,12 @@ def method_text(rounds: int, grid: list[int], cold_sizes: Optional[list], lo: in
             f"{rounds} rounds are too few for the sign test to reach p<={tune.ALPHA}: nothing can move")
     cold = (f"{fmt_size(max(lo, COLD_MIN))}..{fmt_size(hi)} (copy-read's grid)" if cold_sizes is None else
             ", ".join(fmt_size(s) for s in cold_sizes) or "none")
-    text = (f"each strategy a process of its own under the GLIBC_TUNABLES that forces it, {rounds} rounds of one "
-            f"process per strategy in a shuffled order; non-temporal copies on glibc's memcpy into a cold "
-            f"destination, copied alone and read right after ({COPY_READ}, {COLD_ROUNDS} rounds a process), "
-            f"sizes {cold}; rep movsb and rep stosb on glibc's memcpy (aligned and misaligned) and memset "
-            f"(zero and non-zero) in a loop (memkit-tune-experiment routines=glibc), {len(grid)} sizes"
+    text = (f"non-temporal against cached stores on copies into a cold destination, copied alone and read "
+            f"right after ({COPY_READ}: the two store kinds take turns in each round; {rounds} processes of "
+            f"{COLD_ROUNDS} rounds, pooled), sizes {cold}; rep movsb and rep stosb against glibc's vector loop on "
+            f"its memcpy (aligned and misaligned) and memset (zero and non-zero) in a loop "
+            f"(memkit-tune-experiment routines=glibc), each strategy a process of its own under the GLIBC_TUNABLES "
+            f"that forces it, {rounds} rounds of one process per strategy in a shuffled order, {len(grid)} sizes"
             + (f" {fmt_size(grid[0])}..{fmt_size(grid[-1])}" if grid else "") + f"; {rule}")
     if for_program_dir:
         text += (f"; for the program recorded in {for_program_dir}: only the sizes holding >= "
@@ -734,48 +722,38 @@ def measure_all(program: Path, setup: Setup, s: dict, progress) -> Measured:
         progress.clear()
     cold = {}
     if setup.cold_sizes is None or setup.cold_sizes:
-        print(f"== glibc's non-temporal copies into a cold destination, alone and read after ({COPY_READ}) "
-              f"x {s['rounds']} rounds", flush=True)
-        cold = measure_cold(program.parent / COPY_READ, {n: setup.configs[n] for n in (VEC, NTS)},
-                            setup.cold_sizes, s["lo"], s["hi"], s["per_octave"], s["rounds"],
-                            on_progress=lambda pr: progress.update(pr, "glibc "))
+        print(f"== non-temporal against cached stores, copies into a cold destination alone and read after "
+              f"({COPY_READ}): {s['rounds']} processes x {COLD_ROUNDS} rounds", flush=True)
+        cold = measure_cold(program.parent / COPY_READ, setup.cold_sizes, s["lo"], s["hi"], s["per_octave"],
+                            s["rounds"], on_progress=lambda pr: progress.update(pr, "glibc "))
         progress.clear()
     return Measured(hot, cold)
 
 
-def confirm_moves(program: Path, setup: Setup, measured: Measured, choices: list, s: dict, paths: GlibcPaths,
+def confirm_moves(program: Path, setup: Setup, choices: list, s: dict, paths: GlibcPaths,
                   progress) -> tuple[list, list, dict]:
-    """Every move timed again against glibc as it is, in fresh processes,
-    on what decided it: the non-temporal threshold on the cold copies, the
-    rep thresholds in the loop on the grid and the sizes between its points.
-    A move that does not hold goes back to glibc's value.  (choices, the
-    confirmations' records, their times.)"""
-    moved = [c for c in choices if c.moved]
+    """The rep thresholds' moves timed again against glibc as it is, a
+    process each, in the loop on the grid and the sizes between its points;
+    a move that does not hold goes back to glibc's value.  The non-temporal
+    threshold's is not: its store kinds were paired in every round already,
+    and a program (`memkit try`) confirms it.  (choices, the confirmations'
+    records, their times.)"""
+    moved = [c for c in choices if c.moved and c.name != NT]
+    for c in choices:
+        if c.moved and c.name == NT:
+            print(f"\n  {c.setting()}: decided on copy-read's paired rounds (the store kinds take turns in "
+                  "every round of a process); not timed again here: `memkit try --glibc-tunables` confirms it "
+                  "on a program")
     if not moved:
         return choices, [], {}
-    defaults, confs, ctimes = values_of(setup.view), [], {"defaults": {}, "tuned": {}}
-    hot_moves, nt_moves = [c for c in moved if c.name != NT], [c for c in moved if c.name == NT]
+    cells = [(op, size) for ops in FAMILIES.values() for op in ops for size in tune.confirmation_sizes(setup.grid, s)]
     print(f"\n== confirming {len(moved)} move(s) against glibc as it is, a process each, {s['rounds']} "
-          "interleaved rounds", flush=True)
-    if hot_moves:
-        cells = [(op, size) for ops in FAMILIES.values() for op in ops
-                 for size in tune.confirmation_sizes(setup.grid, s)]
-        got = measure(program, {"defaults": {}, "tuned": {c.name: c.value for c in hot_moves}}, cells, s["rounds"],
-                      s["batch_ns"], on_progress=lambda pr: progress.update(pr, "confirm "))
-        confs += tune.confirm(hot_moves, defaults, cells, got, paths)
-        for label in got:
-            ctimes[label].update(got[label])
-    if nt_moves:
-        got = measure_cold(program.parent / COPY_READ, {"defaults": {}, "tuned": {NT: nt_moves[0].value}},
-                           setup.cold_sizes, s["lo"], s["hi"], s["per_octave"], s["rounds"],
-                           on_progress=lambda pr: progress.update(pr, "confirm "))
-        cells = sorted(set(got["defaults"]) & set(got["tuned"]))
-        confs += tune.confirm(nt_moves, defaults, cells, got, paths)
-        for label in got:
-            ctimes[label].update(got[label])
+          f"interleaved rounds, {len(cells)} cells", flush=True)
+    ctimes = measure(program, {"defaults": {}, "tuned": {c.name: c.value for c in moved}}, cells, s["rounds"],
+                     s["batch_ns"], on_progress=lambda pr: progress.update(pr, "confirm "))
     progress.clear()
-    choices = tune.settle(confs, choices, "glibc's value")
-    return choices, [confirmation_record(c) for c in confs], ctimes
+    confs = tune.confirm(moved, values_of(setup.view), cells, ctimes, paths)
+    return tune.settle(confs, choices, "glibc's value"), [confirmation_record(c) for c in confs], ctimes
 
 
 def weigh_for(program: ForProgram, decision: Decision, measured: Measured, view: dict,
@@ -870,8 +848,8 @@ def run(program: Path, fp: dict, out_dir: Optional[Path], evidence: Optional[Pat
     moved = [c for c in decision.choices if c.moved]
     confirmations, ctimes = [], {}
     if not for_rec:   # a program's moves are weighed by its calls instead; `memkit try` confirms the line
-        decision.choices, confirmations, ctimes = confirm_moves(program, setup, measured, decision.choices, s,
-                                                                paths, progress)
+        decision.choices, confirmations, ctimes = confirm_moves(program, setup, decision.choices, s, paths,
+                                                                progress)
     line, any_moved = line_of(decision.choices, setup.view)
     say_line(line, any_moved, moved)
     rule = {"rounds": s["rounds"], "per_octave": s["per_octave"], "lo": s["lo"], "hi": s["hi"],
