@@ -801,8 +801,10 @@ def say_decision(decision: Decision, weighed: list) -> None:
         print("\nthe trade (each strategy against the vector loop, by the same rule):")
         for t in decision.trades:
             print(f"  {t}")
-    for line in weighed:
-        print(f"  {line}")
+    if weighed:
+        print("\nfor the recorded program (each move weighed by its calls):")
+        for line in weighed:
+            print(f"  {line}")
 
 
 def say_line(line: str, any_moved: bool, moved: list) -> None:
