@@ -345,19 +345,21 @@ class Decision:
 
 
 # What each pick list judged, in words (the labels of Decision.picks).
-WORDS = {"non-temporal": "non-temporal stores, copies into a cold destination alone and read after together",
-         "non-temporal, alone": "non-temporal stores, copies into a cold destination alone",
-         "non-temporal, read after": "non-temporal stores, copies into a cold destination read right after",
-         "rep movsb": "rep movsb, copies aligned and misaligned together",
-         "rep movsb, aligned": "rep movsb, aligned copies (dst - src a multiple of 64)",
-         "rep movsb, misaligned": "rep movsb, misaligned copies (the destination 3 bytes off)",
-         "memset": "rep stosb, zero and non-zero fills together"}
+WORDS = {"non-temporal": "non-temporal copies (against cached stores, into a cold destination, alone and read "
+                         "after together)",
+         "non-temporal, alone": "non-temporal copies (against cached stores, into a cold destination, alone)",
+         "non-temporal, read after": "non-temporal copies (against cached stores, into a cold destination, "
+                                     "read right after)",
+         "rep movsb": "glibc's rep movsb (aligned and misaligned copies together)",
+         "rep movsb, aligned": "glibc's rep movsb (aligned copies: dst - src a multiple of 64)",
+         "rep movsb, misaligned": "glibc's rep movsb (misaligned copies: the destination 3 bytes off)",
+         "memset": "glibc's rep stosb (zero and non-zero fills together)"}
 
 
 def decide(times: tune.Times, cold: tune.Times, grid: list[int], cold_sizes: list[int], paths: GlibcPaths,
            strategies: dict) -> Decision:
     """The three thresholds by tune's rule.  times: the loop's cells by
-    strategy (vec, rep, nt); cold: the cold copies' (vec, nt); strategies:
+    strategy (vec, rep); cold: the cold copies' by store kind (vec, nt); strategies:
     strategy -> glibc's view under the settings forcing it (where it really
     runs its path: a strategy is a challenger only there)."""
     view = paths.view({})
@@ -368,7 +370,7 @@ def decide(times: tune.Times, cold: tune.Times, grid: list[int], cold_sizes: lis
 
     def decided(label, family, ops, sizes, names, at, tunable, strategy) -> list[tune.Choice]:
         picks[label] = picks_at(picks_of, family, ops, sizes, names, at, strategies)
-        return tune.window((tunable,), start, picks[label], strategy, f"glibc's {WORDS[label]}") if sizes else []
+        return tune.window((tunable,), start, picks[label], strategy, WORDS[label]) if sizes else []
 
     # non-temporal against the vector loop (rep movsb is decided below it)
     no_rep = dict(view, rep_movsb_threshold=NEVER[MOVSB])
