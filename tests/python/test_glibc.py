@@ -90,15 +90,46 @@ def test_the_settings_printed_correct_what_they_say():
 def test_where_memkit_knows_no_cliff_or_no_l3_it_does_not_disagree():
     assert verdicts(XEON_207) == {"non-temporal": False, "rep movsb": False}
     assert verdicts(XEON_167) == {"non-temporal": False, "rep movsb": False}
-    # Zen 5's rep movsb pays 1.3-1.7x misaligned, as glibc's loop: no cliff.
-    assert verdicts(dict(ZEN3, family=26)) == {"non-temporal": True, "rep movsb": False}
-    # The same glibc on an Intel CPU: its rep movsb window costs nothing known.
-    assert verdicts(dict(ZEN3, vendor="GenuineIntel", family=6))["rep movsb"] is False
+    # A row that lets rep movsb run misaligned (rep_movsb_align=1: Zen 5's,
+    # Intel's) knows no cliff; a fingerprint without memkit's tunables, none.
+    no_cliff = dict(ZEN3, tunables=ZEN3["tunables"].replace("rep_movsb_align=64", "rep_movsb_align=1"))
+    assert verdicts(no_cliff) == {"non-temporal": True, "rep movsb": False}
+    assert verdicts(dict(ZEN3, tunables="threads=0"))["rep movsb"] is False
     # No L3 measured: memkit cannot tell.
     assert verdicts(dict(ZEN3, cache={"l1d": 32768}))["non-temporal"] is None
     # Without memkit's own copy threshold, the fix is the generic row's L3/2.
     (nt, _) = glibc.checks(dict(ZEN3, tunables=""))
     assert nt.value == 16 * MiB
+
+
+# Each recorded CPU as memkit-tunables --cpu places it (VENDOR FAMILY MODEL L2 L3 FEATURES):
+# the row whose rep_movsb_align says whether its rep movsb falls misaligned.
+ROWS = {"amd-zen3-25-1": ("AuthenticAMD", 25, 1, 512 << 10, 32 * MiB, "erms,fsrm,avx2"),
+        "amd-zen4-25-17": ("AuthenticAMD", 25, 17, 1 * MiB, 32 * MiB, "erms,fsrm,avx2,avx512"),
+        "amd-zen5-26-2": ("AuthenticAMD", 26, 2, 1 * MiB, 32 * MiB, "erms,fsrm,avx2,avx512"),
+        "intel-xeon-6-207": ("GenuineIntel", 6, 207, 2 * MiB, 260 * MiB, "erms,fsrm,avx2,avx512"),
+        "intel-xeon-6-167": ("GenuineIntel", 6, 167, 2 * MiB, 105 * MiB, "erms,fsrm,avx2,avx512")}
+
+
+@pytest.mark.parametrize("cpu, cliff", [("amd-zen3-25-1", True), ("amd-zen4-25-17", True),
+                                        ("amd-zen5-26-2", False), ("intel-xeon-6-207", False),
+                                        ("intel-xeon-6-167", False)])
+def test_the_misalignment_cliff_is_the_strategy_rows_one_fact(cpu, cliff):
+    """Whether glibc's rep movsb window costs here comes from memkit's own
+    table (its row's rep_movsb_align, as the library puts it in the
+    fingerprint's tunables), written once in src/strategy.c."""
+    out = subprocess.run([str(real_bench_dir() / "memkit-tunables"), "--cpu", *map(str, ROWS[cpu])],
+                         capture_output=True, text=True, timeout=60, check=True)
+    align = json.loads(out.stdout)["defaults"]["rep_movsb_align"]
+    fp = dict(ZEN3, tunables=f"rep_movsb_align={align}", **{glibc.KEY: recorded("amd-zen3-25-1")})
+    assert glibc.rep_movsb_falls_misaligned(fp) is cliff
+    assert verdicts(fp)["rep movsb"] is cliff
+
+
+def test_the_end_of_glibcs_rep_movsb_window_is_read_once():
+    assert glibc.rep_movsb_stop(recorded("amd-zen4-25-17")) == 1 * MiB            # the L2 on AMD
+    assert glibc.rep_movsb_stop(recorded("intel-xeon-6-167")) == 0x28e0000          # the non-temporal threshold
+    assert glibc.rep_movsb_stop({"non_temporal_threshold": 4 * MiB}) == 4 * MiB     # 2.33 prints no stop
 
 
 def env_lines(tmp_path, fp) -> list[str]:
@@ -116,9 +147,9 @@ def test_env_on_the_zen3_recording(tmp_path):
         "  disagrees  non-temporal copies from 192 MiB, 6x the 32 MiB L3 memkit measured (glibc's shared cache: "
         "256 MiB): copies of up to 192 MiB store through the cache and evict what it held; memkit copies "
         "non-temporally from 8 MiB here; corrected by GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=8388608",
-        "  disagrees  rep movsb for copies of 2.1 KiB to 512 KiB: this CPU's rep movsb runs 5-40x slower when "
-        "dst - src is not a multiple of 64 (copy-sweep, Zen 3 and Zen 4), where memkit's vector loop does not "
-        "fall; corrected by GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=524288",
+        "  disagrees  rep movsb for copies of 2.1 KiB to 512 KiB: this CPU's rep movsb runs many times slower when "
+        "dst - src is not a multiple of 64 (memkit's strategy row: rep_movsb_align=64), where memkit's "
+        "vector loop does not fall; corrected by GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=524288",
         "  together   GLIBC_TUNABLES=" + ZEN3_FIX]
 
 
@@ -264,7 +295,8 @@ def test_what_system_check_prints_is_a_setting_the_commands_take():
 def test_try_suggests_the_setting_where_glibc_disagrees():
     assert wp.glibc_suggestion(ZEN3) == ("glibc's non-temporal and rep movsb thresholds disagree with this machine: "
                                          f"try --glibc-tunables {ZEN3_FIX} to time glibc tuned beside memkit")
-    assert wp.glibc_suggestion(dict(ZEN3, family=26)) == (
+    no_cliff = dict(ZEN3, tunables=ZEN3["tunables"].replace("rep_movsb_align=64", "rep_movsb_align=1"))
+    assert wp.glibc_suggestion(no_cliff) == (
         "glibc's non-temporal threshold disagrees with this machine: try --glibc-tunables "
         "glibc.cpu.x86_non_temporal_threshold=8388608 to time glibc tuned beside memkit")
     # where glibc agrees, or memkit has no view of it: nothing

@@ -19,9 +19,10 @@ transparent huge pages, a VM, the load now, the CPU timing processes are
 pinned to.
 
 Then glibc's own thresholds beside the caches memkit measured (as memkit env
-shows them), ok or COSTLY: a non-temporal threshold past the L3, and on AMD
-before Zen 5 glibc's rep movsb window, where rep movsb runs 5-40x slower when
-dst - src is not a multiple of 64.  A costly one slows every program on
+shows them), ok or COSTLY: a non-temporal threshold past the L3, and glibc's
+rep movsb window where memkit's strategy row for the CPU keeps its own rep
+movsb to dst - src a multiple of 64 (rep_movsb_align=64: it falls off a
+cliff otherwise).  A costly one slows every program on
 glibc, the lab's glibc baseline included; the line before the last names the
 GLIBC_TUNABLES that corrects them.  On an AMD EPYC Zen 3 VM with glibc 2.36:
   COSTLY  glibc non-temporal      copies from 192 MiB, 6x the 32 MiB L3 memkit measured (glibc's shared cache: 256 MiB)

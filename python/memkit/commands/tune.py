@@ -18,7 +18,7 @@ from memkit.commands._common import add_build_option, at_least, given
 from memkit.errors import MemkitError, UsageError
 from memkit.judging import stats
 from memkit.lab import experiments as lab
-from memkit.lab import load, machine
+from memkit.lab import glibc, load, machine
 from memkit.lab.sizes import fmt_size, size_arg
 from memkit.programs import recording
 from memkit.store.outdir import check_target, check_writable
@@ -55,13 +55,21 @@ def add_arguments(p):
     p.add_argument("--for", dest="for_recording", metavar="DIR", type=given("a directory"),
                    help="tune for one program: time only the sizes its `memkit record` directory DIR "
                         "calls, keep a threshold move only if it saves time on those calls, and write "
-                        "the profile to DIR/profile (unless --out)")
+                        "the profile to DIR/profile (unless --out); with --glibc, glibc's line to "
+                        "DIR/glibc-tunables")
     p.add_argument("--glibc", action="store_true",
                    help="tune the C library instead: glibc's own x86_non_temporal_threshold, "
                         "x86_rep_movsb_threshold and x86_rep_stosb_threshold by the same rule and "
                         "confirmation, each strategy a process under its GLIBC_TUNABLES; prints the "
                         "GLIBC_TUNABLES= line and writes it to DIR/glibc-tunables (--out DIR; default: "
-                        "the profile's directory), with its evidence beside it (or at --evidence FILE)")
+                        "the profile's directory; --for DIR: the recording's), with its evidence beside it (or "
+                        "at --evidence FILE); non-temporal copies timed into a cold destination, copied alone "
+                        "and read right after, rep movsb on aligned and misaligned copies, and the trade said "
+                        "where the answer depends on the program")
+    p.add_argument("--apply", action="store_true",
+                   help="with --glibc: measure nothing; print how to give the line it wrote (DIR/glibc-tunables of "
+                        "--for DIR or --out DIR, else the profile's directory) to one program, a shell, a systemd "
+                        "service and a container, and that it reaches every program started with it")
     p.add_argument("--rounds", type=at_least(2, "rounds"), metavar="N",
                    help="interleaved rounds (default 12, --quick 7)")
     p.add_argument("--min-size", metavar="SIZE", help="smallest size timed (default 1K, --quick 16K)")
@@ -363,10 +371,14 @@ def report_check(plan, times, changed, tuned, defaults, paths) -> int:
 
 
 def glibc_main(args, timer: Path) -> int:
-    if args.check or args.for_recording:
-        raise UsageError(f"--glibc goes without {'--check' if args.check else '--for'}: it tunes glibc, "
-                         "whose line `memkit try --glibc-tunables @FILE` checks")
-    out = None if args.dry_run else (Path(args.out) if args.out else profile_file.default_profile_path(dict(os.environ)).parent)
+    if args.check:
+        raise UsageError("--glibc goes without --check: it tunes glibc, whose line `memkit try --glibc-tunables "
+                         "@FILE` checks")
+    if args.apply:
+        return glibc_apply(args)
+    for_rec = glibc_for(args) if args.for_recording else None
+    out = None if args.dry_run else (Path(args.out) if args.out else for_rec.directory if for_rec
+                                     else profile_file.default_profile_path(dict(os.environ)).parent)
     if out is not None and os.path.lexists(out) and not out.is_dir():
         raise MemkitError(f"--out {out}: with --glibc, a directory (the line and its evidence go there)"
                           + ("; it is a symbolic link to nothing" if not out.exists() else ""))
@@ -374,12 +386,40 @@ def glibc_main(args, timer: Path) -> int:
     fp = tune_experiment.fingerprint(timer)
     watch = load.Watch()
     rc = glibc_tune.run(timer, fp, out, Path(args.evidence) if args.evidence else None, settings(args, fp),
-                        ProgressLine(), dict(os.environ))
+                        ProgressLine(), dict(os.environ), for_rec=for_rec)
     say_load(watch.result(), "time a program with the line (`memkit try --glibc-tunables`)")
     return rc
 
 
+def glibc_for(args) -> glibc_tune.ForProgram:
+    """--glibc --for DIR: the recording, and the sizes to look at."""
+    directory = Path(args.for_recording)
+    summary, dists = load_recording(directory)
+    return glibc_tune.ForProgram(directory, summary.get("command") or [], dists, summary.get("calls") or {},
+                                 size_arg(args.min_size) if args.min_size else 1 << 10,
+                                 size_arg(args.max_size) if args.max_size else None)
+
+
+def glibc_apply(args) -> int:
+    """--glibc --apply: how to give the line tune --glibc wrote (--for DIR:
+    DIR's; --out DIR; else the profile's directory) to its programs."""
+    directory = (Path(args.for_recording) if args.for_recording else Path(args.out) if args.out
+                 else profile_file.default_profile_path(dict(os.environ)).parent)
+    path = directory / glibc_tune.LINE_FILE
+    if not path.is_file():
+        raise MemkitError(f"no line at {path}: `memkit tune --glibc"
+                          f"{' --for ' + str(directory) if args.for_recording else ''}` writes it")
+    spec = glibc.tunables_argument(f"@{path}")
+    command = load_recording(directory)[0].get("command") if args.for_recording else None
+    print("\n".join(glibc_tune.apply_lines("GLIBC_TUNABLES=" + spec, path, command)))
+    return 0
+
+
 def main(args) -> int:
+    if args.apply and not args.glibc:
+        raise UsageError("--apply goes with --glibc: it prints how to give the GLIBC_TUNABLES line to programs")
+    if args.glibc and args.apply and not args.check:
+        return glibc_apply(args)   # reads the line; measures nothing, needs no build
     bench_dir = lab.find_bench_dir(args.build)
     if machine.current().note():
         print(f"memkit tune: note: {machine.current().note()}", file=sys.stderr, flush=True)

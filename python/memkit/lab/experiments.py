@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memkit.errors import MemkitError, UsageError
-from memkit.lab import glibc, machine
+from memkit.lab import machine
 from memkit.lab.helper_process import describe_exit, last_line, run_quiet as _run_quiet
 from memkit.results import records
 from memkit.results.result import Progress, Result

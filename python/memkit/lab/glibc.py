@@ -25,7 +25,7 @@ import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from memkit.errors import MemkitError, UsageError
 from memkit.lab.sizes import fmt_size, parse_size
@@ -154,14 +154,26 @@ class Check:
         return f"{self.tunable}={self.value}"
 
 
+def rep_movsb_stop(view: dict) -> Optional[int]:
+    """Where glibc's rep movsb window ends in `view`: its stop threshold
+    (2.34 on), else (2.33 prints none) the non-temporal threshold."""
+    return view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
+
+
+def rep_movsb_align(fp: dict) -> Optional[int]:
+    """The alignment of dst - src below which memkit's rep movsb does not
+    run on the fingerprint's CPU (its strategy row's rep_movsb_align, as
+    the library held it: src/strategy.c, `memkit-tunables`), where rep movsb
+    falls off a cliff; None when the fingerprint does not say."""
+    return _memkit_setting(fp, "rep_movsb_align")
+
+
 def rep_movsb_falls_misaligned(fp: dict) -> bool:
     """Whether rep movsb falls off a cliff on this CPU when dst - src is not
-    a multiple of 64: 8-40x its aligned time on Zen 3, 5-26x on Zen 4
-    (copy-sweep; src/strategy.c's rows, which set rep_movsb_align=64 there).
-    Zen 5 (family 26) pays 1.3-1.7x, as glibc's vector loop does: no cliff.
-    Zen 1-2 are unmeasured and taken as Zen 4, as the `amd` row does."""
-    family = fp.get("family")
-    return fp.get("vendor") == "AuthenticAMD" and isinstance(family, int) and family < 26
+    a multiple of 64: what memkit's own table says of it (rep_movsb_align
+    above 1), the one place that CPU fact is written."""
+    align = rep_movsb_align(fp)
+    return align is not None and align > 1
 
 
 def _times(n: int, of: int) -> str:
@@ -205,7 +217,7 @@ def _non_temporal(fp: dict, view: dict) -> Optional[Check]:
 
 def _rep_movsb(fp: dict, view: dict) -> Optional[Check]:
     start = view.get("rep_movsb_threshold")
-    stop = view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
+    stop = rep_movsb_stop(view)
     if start is None or stop is None:
         return None
     if start >= stop:
@@ -216,8 +228,9 @@ def _rep_movsb(fp: dict, view: dict) -> Optional[Check]:
     # glibc takes rep movsb only below its stop threshold: a threshold at
     # the stop leaves no size to it.
     return Check("rep movsb", window, True,
-                 "this CPU's rep movsb runs 5-40x slower when dst - src is not a multiple of 64 (copy-sweep, "
-                 "Zen 3 and Zen 4), where memkit's vector loop does not fall",
+                 f"this CPU's rep movsb runs many times slower when dst - src is not a multiple of "
+                 f"{rep_movsb_align(fp)} (memkit's strategy row: rep_movsb_align={rep_movsb_align(fp)}), where "
+                 "memkit's vector loop does not fall",
                  "glibc.cpu.x86_rep_movsb_threshold", stop)
 
 
@@ -251,8 +264,7 @@ def thresholds_text(view: dict) -> str:
     if "non_temporal_threshold" in view:
         parts.append(f"non-temporal copies from {fmt_size(view['non_temporal_threshold'])}")
     if "rep_movsb_threshold" in view:
-        start = view["rep_movsb_threshold"]
-        stop = view.get("rep_movsb_stop_threshold", view.get("non_temporal_threshold"))
+        start, stop = view["rep_movsb_threshold"], rep_movsb_stop(view)
         # glibc takes rep movsb below its stop only: a start at or past it is no window at all
         parts.append(f"rep movsb never (from {fmt_size(start)}, at or past its stop {fmt_size(stop)})"
                      if stop is not None and start >= stop else f"rep movsb {fmt_size(start)}..{fmt_size(stop)}")
