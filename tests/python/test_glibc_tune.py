@@ -76,10 +76,11 @@ def test_each_strategy_is_forced_by_settings_glibc_takes():
 
 
 def test_a_setting_glibc_ignores_is_refused(monkeypatch):
-    monkeypatch.setattr(glibc, "read", lambda loader, env: dict(XEON))   # glibc kept its own
+    machines = REPO / "tests" / "data" / "machines"
+    monkeypatch.setenv(machine.ENV, str(machines / "intel-xeon-6-167"))   # below glibc's bound: it keeps its own
     with pytest.raises(MemkitError, match="ignores x86_non_temporal_threshold=4096"):
         gt.reader(None, {})({gt.NT: 4096})
-    monkeypatch.setattr(glibc, "read", lambda loader, env: "not available: no loader")
+    monkeypatch.setenv(machine.ENV, str(machines / "amd-zen5-26-2"))      # no glibc view recorded there
     with pytest.raises(MemkitError, match="cannot be read"):
         gt.reader(None, {})({})
 
