@@ -221,17 +221,19 @@ int main(void)
     mk_cpu_info rows[] = {genoa, turin, rkl, hygon, emr, milan, spr,
                           cpu("AuthenticAMD", 23, 0x31, 0, 0), cpu("GenuineIntel", 6, 0x55, 1, 0),
                           cpu("GenuineIntel", 6, 0x1a, 0, 0)};
-    size_t rows_seen = 0;
+    /* Every row is reachable: an unmeasured one by one of these CPUs, a
+     * measured one by its evidence file's CPU (tests/python/test_evidence.py
+     * checks that CPU gets it), so a new measured row needs no line here. */
+    int met[64] = {0};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         pending_until_caches(rows[i]);
         defaults_within_bounds(rows[i]);
-        int first = 1;
-        for (size_t j = 0; j < i; j++)
-            first &= mk_strategy_for(&rows[j]) != mk_strategy_for(&rows[i]);
-        rows_seen += first;
+        met[mk_strategy_index(&rows[i])] = 1;
     }
-    CHECK(rows_seen == mk_strategy_count, "these CPUs meet %zu of the %zu rows", rows_seen,
-          mk_strategy_count);
+    CHECK(mk_strategy_count <= sizeof met / sizeof met[0], "%zu rows", mk_strategy_count);
+    for (size_t r = 0; r < mk_strategy_count && r < sizeof met / sizeof met[0]; r++)
+        CHECK(met[r] || mk_strategy_evidence_file_at(r), "no CPU here meets the unmeasured row %s",
+              mk_strategy_at(r)->name);
     every_row_sets_the_per_cpu_tunables();
     rules_as_text();
 
