@@ -118,10 +118,11 @@ def test_compare_two_machines(fleet_db, capsys):
     assert first.startswith("run ") and " of gamma (" in first and " of alpha (" in first
     assert "microcode: 0xb0 -> 0xb1" in out
     assert "size=4 MiB value=0" in out and "WORSE" in out
-    for bad, msg in ((["--machine", "alpha"], "--machine takes two hosts"),
-                     (["--machine", "alpha", "--machine", "zed"], "no runs of host 'zed' (hosts: alpha, beta, "
-                                                                   "delta, eps, gamma)")):
-        assert cli.main(["compare", "--db", fleet_db, *bad]) == 1
+    # a usage error (2), and a host the database does not hold (1: refused input)
+    for bad, msg, status in ((["--machine", "alpha"], "--machine takes two hosts", 2),
+                             (["--machine", "alpha", "--machine", "zed"], "no runs of host 'zed' (hosts: alpha, "
+                                                                          "beta, delta, eps, gamma)", 1)):
+        assert cli.main(["compare", "--db", fleet_db, *bad]) == status
         assert msg in capsys.readouterr().err
 
 
@@ -153,4 +154,4 @@ def test_fleet_report_page(fleet_db, tmp_path, capsys):
     assert page.count("class='changed'") == 3   # alpha, beta microcode; delta tunables
     assert "2 hosts (alpha, beta) took microcode: 0xb0 -&gt; 0xb1 (not taken by gamma)" in page
     assert "delta: all 6 moved measurements" in page
-    assert cli.main(["report", "--fleet", "--run", "1", "--db", fleet_db, "--out", str(out)]) == 1
+    assert cli.main(["report", "--fleet", "--run", "1", "--db", fleet_db, "--out", str(out)]) == 2   # usage

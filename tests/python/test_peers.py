@@ -68,7 +68,9 @@ def test_a_peer_is_run_stored_compared_and_reported(toy, tmp_path):
     html = (out / "index.html").read_text()
     section = html[html.index("<h2 id='size-distributions'>"):]
     assert "toy memset" in section and "peer toy is " in section
-    assert (out / "plots" / "size-distributions-speedup-ws-l2.png").exists()
+    # one figure across the working sets, the peer's panel beside memkit's
+    assert (out / "plots" / "size-distributions-matrix.png").exists()
+    assert "toy" in section[section.index("size-distributions-matrix.png"):]
 
 
 def test_a_file_that_is_no_library_stores_nothing(tmp_path):
