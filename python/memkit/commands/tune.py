@@ -278,7 +278,9 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
           f"processes, {p.total_rounds} interleaved rounds, {len(cells)} cells", flush=True)
     times = tune_experiment.measure(timer, p, on_progress=lambda pr: progress.update(pr, "confirm "))
     progress.clear()
-    return tune.settle(tune.confirm(moved, defaults, cells, times, paths), choices, "the default")
+    confirmations = tune.confirm(moved, defaults, cells, times, paths)
+    print("\n".join(tune.settle_lines(confirmations, "the default")))
+    return tune.settle(confirmations, choices)
 
 
 def say_load(seen: load.Load, check: str = "`memkit tune --check` the profile") -> None:

@@ -758,7 +758,8 @@ def confirm_moves(program: Path, setup: Setup, choices: list, s: dict, paths: Gl
                      s["batch_ns"], on_progress=lambda pr: progress.update(pr, "confirm "))
     progress.clear()
     confs = tune.confirm(moved, values_of(setup.view), cells, ctimes, paths)
-    return tune.settle(confs, choices, "glibc's value"), [confirmation_record(c) for c in confs], ctimes
+    print("\n".join(tune.settle_lines(confs, "glibc's value")))
+    return tune.settle(confs, choices), [confirmation_record(c) for c in confs], ctimes
 
 
 def weigh_for(program: ForProgram, decision: Decision, measured: Measured, view: dict,

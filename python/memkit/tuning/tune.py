@@ -476,15 +476,19 @@ def confirmation_sizes(grid: list[int], s: dict) -> list[int]:
     return sorted(set(grid) | set(size_grid(s["lo"], s["hi"], s["per_octave"], offset=0.5)))
 
 
-def settle(confirmations: list[Confirmation], choices: list[Choice], back_to: str) -> list[Choice]:
+def settle(confirmations: list[Confirmation], choices: list[Choice]) -> list[Choice]:
     """choices with every move that did not hold when timed again put back
-    to its default (back_to names it), each confirmation said."""
-    dropped = set()
-    for conf in confirmations:
-        print(f"  {conf.says()}")
-        if not conf.holds:
-            dropped.add(conf.choice.name)
-    if dropped:
-        print(f"  back to {back_to}: {', '.join(sorted(dropped))} (the move did not hold when timed again)")
+    to its default."""
+    dropped = {conf.choice.name for conf in confirmations if not conf.holds}
     return [Choice(c.name, c.default, c.default, f"{c.why}; did not hold when timed again", False)
             if c.name in dropped else c for c in choices]
+
+
+def settle_lines(confirmations: list[Confirmation], back_to: str) -> list[str]:
+    """What re-timing said of each move, and which went back to back_to
+    (the default, glibc's value)."""
+    lines = [f"  {conf.says()}" for conf in confirmations]
+    dropped = sorted(conf.choice.name for conf in confirmations if not conf.holds)
+    if dropped:
+        lines.append(f"  back to {back_to}: {', '.join(dropped)} (the move did not hold when timed again)")
+    return lines
