@@ -9,6 +9,7 @@ from memkit.commands._common import add_db_option, db_path
 from memkit.errors import MemkitError, UsageError
 from memkit.comparison import compare as cmp
 from memkit.comparison.fleet import latest_runs
+from memkit.comparison.history import earlier_runs
 from memkit.comparison.two_runs import UNJUDGED_STATUS, RunPairComparison
 from memkit.programs import whole_program
 from memkit.store.db import Database
@@ -93,10 +94,11 @@ def main(args) -> int:
         else:
             a, b, notes = pick_runs(db, db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
+        history = earlier_runs(db, db.runs(), a, b)
         kinds = (whole_program.run_kind(db, a), whole_program.run_kind(db, b))
         why_not = nothing_shared(db, a, b, kinds)
     busy = bool(a.get("busy") or b.get("busy"))
-    pair = RunPairComparison(a, b, notes, kinds, why_not, cmp.compare_measurements(ma, mb, busy=busy))
+    pair = RunPairComparison(a, b, notes, kinds, why_not, cmp.compare_measurements(ma, mb, busy=busy, history=history))
     gate = gate_status(args, pair.result.worse, pair.result.unjudged)
     if args.json:
         print(json.dumps(pair.as_json(args.fail_on_regression), indent=1))
