@@ -706,11 +706,22 @@ def _band_p(members: list[Reading], net: dict, scale: float, windows: int) -> fl
     return min(1.0, windows * stats.t_two_sided_p(mean / max(scale, floor), BAND_DF))
 
 
+def _band_effect(members: list[Reading]) -> float:
+    """The change a band's median must exceed: BAND_EFFECT, or
+    SHORT_BAND_EFFECT where most of it is short calls timed in too few
+    processes to show their placement (beyond what placement moved such a
+    band by between identical runs; a history shows such jumps too rarely to
+    size them)."""
+    return SHORT_BAND_EFFECT if sum(not r.judged for r in members) > len(members) / 2 else BAND_EFFECT
+
+
 def _bands_of(run: list[Reading], net: dict, scale_of) -> list[tuple]:
-    """(members, p) of every stretch of at least BAND_MIN adjacent sizes
-    whose paired changes all lean one way beyond their band effect; its p is
-    that of its best window of BAND_MIN sizes or more.  scale_of(first size,
-    length): (the noise of such a window, where it was read)."""
+    """(members, p, beyond) of every stretch of at least BAND_MIN adjacent
+    sizes whose paired changes all lean one way beyond their band effect:
+    its p is that of its best window of BAND_MIN sizes or more whose median
+    is beyond its band effect (beyond), else of its best window (a stretch
+    may hold noise that leans along with a change).  scale_of(first size,
+    length): the noise of such a window."""
     n = len(run)
     windows = (n - BAND_MIN + 1) * (n - BAND_MIN + 2) // 2   # of BAND_MIN sizes or more
     lean = [0 if r.paired is None or abs(net[r.key]) <= math.log1p(r.band_effect)
@@ -721,25 +732,28 @@ def _bands_of(run: list[Reading], net: dict, scale_of) -> list[tuple]:
             continue
         if lean[start] and i - start >= BAND_MIN:
             stretch = run[start:i]
-            best = min(_band_p(stretch[s:e], net, scale_of(stretch[s].a["params"][stretch[s].axis], e - s)[0],
-                               windows)
-                       for s in range(len(stretch)) for e in range(s + BAND_MIN, len(stretch) + 1))
-            out.append((stretch, best))
+            tried = []
+            for s in range(len(stretch)):
+                for e in range(s + BAND_MIN, len(stretch) + 1):
+                    window = stretch[s:e]
+                    beyond = abs(statistics.median(net[r.key] for r in window)) > math.log1p(_band_effect(window))
+                    scale = scale_of(window[0].a["params"][window[0].axis], len(window))
+                    tried.append((not beyond, _band_p(window, net, scale, windows)))
+            missed, p = min(tried)
+            out.append((stretch, p, not missed))
         start = i
     return out
 
 
 def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dict) -> list[Band]:
     """Bands in every series along an axis, Benjamini-Hochberg over them;
-    flagged when rejected and the band's median change is beyond
-    BAND_EFFECT (SHORT_BAND_EFFECT for short calls no history shows).  A band's noise is read
-    from the history where it has NULL_MIN windows around it (the series'
-    own, else every series'), else from this pair's series."""
+    flagged when rejected with a window beyond its band effect.  A band's
+    noise is read from the history where it has NULL_MIN windows around it
+    (the series' own, else every series'), else from this pair's other series."""
     today = {k: [x] for k, x in net.items()}
     found = []
     for row in _rows(readings).values():
         runs = [run for run in _series_runs(row) if run[0].axis is not None]
-
         by_series = {run[0].a["series"]: run for run in runs}
 
         @functools.lru_cache(maxsize=None)
@@ -747,28 +761,24 @@ def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dic
             seen = _window_scale(history, [by_series[series]], first, length)
             seen = _window_scale(history, runs, first, length) if seen is None else seen
             if seen is not None:
-                return seen, "history"
+                return seen
             # this pair: the other series only, or a change of the series would widen its own null
             others = [run for run in runs if run[0].a["series"] != series]
-            return _window_scale(today, others, first, length) or 0.0, "this pair"
+            return _window_scale(today, others, first, length) or 0.0
         for run in runs:
             found += _bands_of(run, net, functools.partial(scale_of, series=run[0].a["series"]))
-    qs = stats.benjamini_hochberg([p for _, p in found])
+    qs = stats.benjamini_hochberg([p for _, p, _ in found])
     out = []
-    for (members, p), q in zip(found, qs):
+    for (members, p, beyond), q in zip(found, qs):
         r0 = members[0]
         devs = [net[r.key] for r in members]
         median = statistics.median(devs)
-        # Short calls timed in too few processes to show their placement: a
-        # band must be beyond what placement moved such a band by between
-        # identical runs (a history shows such jumps too rarely to size them).
-        short = sum(not r.judged for r in members) > len(members) / 2
-        effect = SHORT_BAND_EFFECT if short else BAND_EFFECT
-        flagged = q < FDR and abs(median) > math.log1p(effect)
+        flagged = q < FDR and beyond
         common = {k: v for k, v in r0.a["params"].items() if k != r0.axis}
         out.append(Band(r0.experiment, r0.a["series"], common, r0.axis, [changes[r.key] for r in members],
                         math.exp(median), math.exp(min(devs)), math.exp(max(devs)), p, q, flagged,
-                        _direction(median < 0, r0.better) if flagged else "same", r0.better, effect))
+                        _direction(median < 0, r0.better) if flagged else "same", r0.better,
+                        _band_effect(members)))
     return out
 
 
