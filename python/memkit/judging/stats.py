@@ -200,18 +200,6 @@ def clipped_null(values: list[float], center: Optional[float], clip: float,
     return mid, scale
 
 
-def neighbour_scale(runs: list[list[float]], min_diffs: int) -> Optional[float]:
-    """The noise of values along each run (a series' sizes in order) from
-    the differences between neighbours: robust_scale of the differences /
-    sqrt 2 (a difference of two independent noises has sqrt 2 times their
-    SD); a change moving a stretch of neighbours together hardly widens it.
-    None: fewer than min_diffs differences."""
-    diffs = [y - x for xs in runs for x, y in zip(xs, xs[1:])]
-    if len(diffs) < min_diffs:
-        return None
-    return robust_scale(diffs, 0.0) / math.sqrt(2)
-
-
 def one_sided_p(two_sided: float, toward: bool) -> float:
     """The one-sided p of a symmetric two-sided test, in the direction the
     result leaned (`toward`) or against it."""
