@@ -96,7 +96,7 @@ def test_quantile_scale():
     assert stats.quantile_scale(ties, 0.8) > 0.02 and stats.robust_scale(ties, 0.0) == 0.0
     # ... and the largest fifth (the changes that moved) widen it by little, not by their size.
     moved = list(g.normal(0, 0.1, 80)) + [2.0] * 19
-    assert stats.quantile_scale(moved, 0.8) < 0.3 < 0.8 < np.std(moved)
+    assert stats.quantile_scale(moved, 0.8) < 0.3 < 0.5 < np.std(moved)
 
 
 def test_t_two_sided_p():
