@@ -28,7 +28,7 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit with status 1 when any measurement or whole series is worse (for CI); "
+                   help="exit with status 1 when any measurement, band of adjacent sizes or whole series is worse (for CI; judged against the earlier runs of the same grid on the host where the database holds them); "
                         f"{UNJUDGED_STATUS} when none is but some measurements could be judged neither "
                         "alone nor in their series (short calls of a quick run without a baseline)")
     p.add_argument("--machine", action="append", metavar="HOST",
