@@ -26,10 +26,10 @@ from memkit.comparison.samples import (_key, baseline_key, headline, paired_samp
 from memkit.judging import stats
 from memkit.results import records
 
-from memkit.judging.judge import (BAND_DF, BAND_EFFECT, BAND_MIN, SHORT_BAND_EFFECT, BOOTSTRAP, BUSY_FACTOR, COHERENT,  # noqa: F401
-                                  EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT, NOISE_QUANTILE, NOISE_SPAN, NULL_CLIP, NULL_MIN,
-                                  PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT, SERIES_MIN,
-                                  SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
+from memkit.judging.judge import (BAND_DF, BAND_EFFECT, BAND_MIN, BOOTSTRAP, BUSY_FACTOR,  # noqa: F401
+                                  COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT, NOISE_QUANTILE, NOISE_SPAN,
+                                  NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT,
+                                  SERIES_MIN, SHORT_BAND_EFFECT, SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 
 

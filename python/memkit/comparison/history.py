@@ -5,7 +5,8 @@ did there is the noise compare judges a pair's changes against (docs/judging.md,
 
 from __future__ import annotations
 
-HISTORY_RUNS = 10   # the latest runs read; older ones say less of the machine as it is
+from memkit.judging.judge import HISTORY_RUNS
+
 # What may differ between two runs that count as the same machine: memkit's
 # own version (a CI gate compares commits), never the machine or its settings.
 CODE_KEYS = ("memkit_commit", "memkit_version")

@@ -68,6 +68,7 @@ SERIES_MIN = 8            # sizes a series needs to be judged as a whole
 # on the same host (the history), else against what the other series around
 # the same sizes did between these two runs: within-run rounds and a quick
 # run's two processes do not show how far two runs part (docs/judging.md).
+HISTORY_RUNS = 10         # earlier runs of the grid on the host read; older ones say less of it as it is
 NOISE_SPAN = 3            # sizes either side whose changes tell a size's between-run noise
 NOISE_QUANTILE = 0.8      # the noise's scale is read from this quantile of |change|: up to a fifth of
 #                           the changes may have moved, and a quantised timer may tie most of them at 0
