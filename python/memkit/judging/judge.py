@@ -62,6 +62,9 @@ LOCAL_MIN = 3             # other measurements needed for a local shift
 # large on the quiet machine as on the busy one.
 SERIES_EFFECT = 0.15      # the series' estimated change must exceed this
 SERIES_MIN = 8            # sizes a series needs to be judged as a whole
+SERIES_PROCESS_SDS = 2.0  # ... and its estimate must be this many SDs beyond what its processes scatter by
+#                           within a run, where each run timed PROCESSES_MIN (a process's state moves every
+#                           size it times: fill-regions' nt-stores x1.20 as a whole between identical runs)
 
 # ---- compare: the noise between two runs, and bands of adjacent sizes ----
 # A pair's change is judged against what identical runs of the same grid did
@@ -73,7 +76,8 @@ NOISE_SPAN = 3            # sizes either side whose changes tell a size's betwee
 NOISE_QUANTILE = 0.8      # the noise's scale is read from this quantile of |change|: up to a fifth of
 #                           the changes may have moved, and a quantised timer may tie most of them at 0
 BAND_MIN = 3              # adjacent sizes that moved together are one finding, a band
-BAND_EFFECT = 0.15        # a band's median change must exceed this
+BAND_EFFECT = 0.20        # a band's median change must exceed this (busy identical quick runs on Zen 4:
+#                           sse2 3-8 KiB x1.15; the injection test catches 1.3x bands as well at 0.15 or 0.2)
 # ... and this where most of it is short calls timed in fewer than PROCESSES_MIN processes and no
 # history shows their placement: identical quick runs moved such bands by up to 1.56x (Zen 3 old_nt
 # 192-384 B; Zen 4 avx512 48-128 B 1.50x), a whole process's code placement moving them together.
