@@ -29,7 +29,7 @@ from memkit.results import records
 from memkit.judging.judge import (BAND_DF, BAND_EFFECT, BAND_MIN, BOOTSTRAP, BUSY_FACTOR,  # noqa: F401
                                   COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT, NOISE_QUANTILE, NOISE_SPAN,
                                   NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT,
-                                  SERIES_MIN, SERIES_PROCESS_SDS, SHORT_BAND_EFFECT, SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
+                                  SERIES_MIN, SHORT_BAND_EFFECT, SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
 TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
 
 
@@ -645,9 +645,7 @@ def _judge_series(readings: list[Reading], changes: dict) -> list[SeriesChange]:
         r0 = run[0]
         common = {k: v for k, v in r0.a["params"].items()
                   if k != r0.axis and all(r.a["params"].get(k) == v for r in run)}
-        spread = [r.process_var for r in run if r.process_var is not None]
-        floor = SERIES_PROCESS_SDS * math.sqrt(statistics.fmean(spread)) if len(spread) == len(run) else 0.0
-        flagged = q < FDR and (low > 0 or high < 0) and abs(est) > max(math.log1p(SERIES_EFFECT), floor)
+        flagged = q < FDR and (low > 0 or high < 0) and abs(est) > math.log1p(SERIES_EFFECT)
         out.append(SeriesChange(r0.experiment, r0.a["series"], common, r0.axis, r0.baseline, r0.better,
                                 math.exp(est), math.exp(low), math.exp(high), p,
                                 [changes[r.key] for r in run],

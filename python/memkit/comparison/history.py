@@ -5,7 +5,7 @@ did there is the noise compare judges a pair's changes against (docs/judging.md,
 
 from __future__ import annotations
 
-from memkit.judging.judge import HISTORY_RUNS
+from memkit.judging.judge import NOISE_HISTORY_RUNS
 
 # What may differ between two runs that count as the same machine: memkit's
 # own version (a CI gate compares commits), never the machine or its settings.
@@ -19,9 +19,9 @@ def same_machine(fa: dict, fb: dict) -> bool:
 
 
 def earlier_runs(db, runs: list[dict], a: dict, b: dict) -> list[list[dict]]:
-    """The measurements of the latest HISTORY_RUNS runs up to run A (A
+    """The measurements of the latest NOISE_HISTORY_RUNS runs up to run A (A
     included, B not) of A's host, machine and grid (quick or not), oldest first."""
     same = [r for r in runs if r["id"] <= a["id"] and r["id"] != b["id"] and r["hostname"] == a["hostname"]
             and bool(r["quick"]) == bool(a["quick"])
             and same_machine(r["fingerprint"], a["fingerprint"])]
-    return [db.measurements(r["id"]) for r in same[-HISTORY_RUNS:]]
+    return [db.measurements(r["id"]) for r in same[-NOISE_HISTORY_RUNS:]]

@@ -62,16 +62,13 @@ LOCAL_MIN = 3             # other measurements needed for a local shift
 # large on the quiet machine as on the busy one.
 SERIES_EFFECT = 0.15      # the series' estimated change must exceed this
 SERIES_MIN = 8            # sizes a series needs to be judged as a whole
-SERIES_PROCESS_SDS = 2.0  # ... and its estimate must be this many SDs beyond what its processes scatter by
-#                           within a run, where each run timed PROCESSES_MIN (a process's state moves every
-#                           size it times: fill-regions' nt-stores x1.20 as a whole between identical runs)
 
 # ---- compare: the noise between two runs, and bands of adjacent sizes ----
 # A pair's change is judged against what identical runs of the same grid did
 # on the same host (the history), else against what the other series around
 # the same sizes did between these two runs: within-run rounds and a quick
 # run's two processes do not show how far two runs part (docs/judging.md).
-HISTORY_RUNS = 10         # earlier runs of the grid on the host read; older ones say less of it as it is
+NOISE_HISTORY_RUNS = 10        # earlier runs of the grid on the host read; older ones say less of it as it is
 NOISE_SPAN = 3            # sizes either side whose changes tell a size's between-run noise
 NOISE_QUANTILE = 0.8      # the noise's scale is read from this quantile of |change|: up to a fifth of
 #                           the changes may have moved, and a quantised timer may tie most of them at 0
