@@ -27,3 +27,14 @@ def slowed(ms: list[dict], experiment: str, series: str, factor: float) -> list[
             if m.get(k):
                 m[k] = [x / factor for x in m[k]]
     return out
+
+
+def slowed_at(ms: list[dict], experiment: str, series: str, where, factor: float) -> list[dict]:
+    """slowed() at the measurements `where(params)` picks only: a band of
+    sizes, at some other params' values the series' own."""
+    hit = [m for m in ms if m["experiment"] == experiment and m["series"] == series and where(m["params"])]
+    ids = {id(m) for m in hit}
+    out = []
+    for m in ms:
+        out.append(slowed([m], experiment, series, factor)[0] if id(m) in ids else m)
+    return out

@@ -454,3 +454,31 @@ def test_a_series_without_an_axis_is_judged_as_a_whole():
     assert whole.series == "mk_memset" and whole.axis is None and whole.direction == "worse"
     assert whole.span == "12 measurements" and res.unjudged == []
     assert cmp.compare_measurements(rows(rng), rows(rng, drift=1.15)).flagged_series == []
+
+
+# ---- the noise between runs, and bands of adjacent sizes ----
+
+def test_a_band_is_judged_against_what_identical_runs_did_on_the_host():
+    # "old" 1.4x slower from 4 KiB up: a band, against the other series'
+    # steady pairs.  A history in which "old" jumped by as much between
+    # identical runs (its placement) says that is its noise.
+    rng = random.Random(49)
+    sizes = [64 << i for i in range(16)]
+
+    def run(jump):
+        return lab_run(rng, sizes, pair_noise=0.01,
+                       slower=lambda s, size, v: jump if s == "old" and size >= 4096 else 1.0)
+    a, b = run(1.0), run(1.4)
+    res = cmp.compare_measurements(a, b)
+    (band,) = res.flagged_bands
+    assert (band.series, band.direction, band.members[0].params["size"]) == ("old", "worse", 4096)
+    assert band.finding == "old 4 KiB-2 MiB, 1.4-1.4x slower" and res.noise_source == "this pair"
+    res = cmp.compare_measurements(a, b, history=[run(j) for j in (1.0, 1.4, 1.0, 1.4, 1.0)])
+    assert res.flagged_bands == [] and res.noise_source == "history"
+
+
+def test_history_is_the_same_machine_whatever_memkit_version():
+    from memkit.comparison.history import same_machine
+    assert same_machine(FINGERPRINT, dict(FINGERPRINT, memkit_commit="def"))
+    assert not same_machine(FINGERPRINT, dict(FINGERPRINT, tunables="memset=sse2"))
+    assert not same_machine({}, {})

@@ -48,7 +48,8 @@ def gate(db, a, b) -> tuple[int, dict]:
     assert j["gate"].startswith("regression") == bool(worse), j["gate"]
     for c in j["changes"]:
         assert c["direction"] in ("better", "worse", "changed"), c
-        lo, hi = c["interval"] if c.get("scope") == "series" else c["vs_shift_interval"]
+        scope = c.get("scope")
+        lo, hi = c["interval"] if scope == "series" else c["range"] if scope == "band" else c["vs_shift_interval"]
         assert not lo <= 1 <= hi, c   # a verdict never sits beside an interval holding "no change"
     return p.returncode, j
 

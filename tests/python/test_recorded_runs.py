@@ -49,7 +49,7 @@ def cpu(request):
 
 
 def test_every_cpu_seen_has_recorded_runs():
-    assert {"amd-zen3-25-1", "intel-xeon-6-167"} <= set(CPUS)
+    assert {"amd-zen3-25-1", "amd-zen4-25-17", "intel-xeon-6-167"} <= set(CPUS)
 
 
 def test_identical_runs_flag_nothing(cpu):
@@ -57,8 +57,8 @@ def test_identical_runs_flag_nothing(cpu):
     runs = load(RUNS / cpu / "judge-three-runs.db")
     res = judge(runs, *m["identical"])
     assert len(res.changes) > 100
-    assert res.flagged == [] and res.flagged_series == [], \
-        [(c.experiment, c.series, c.params, c.ratio) for c in res.flagged + res.flagged_series]
+    assert res.flagged == [] and res.flagged_series == [] and res.flagged_bands == [], \
+        [(c.experiment, c.series, c.params, c.ratio) for c in res.flagged + res.flagged_series + res.flagged_bands]
 
 
 def test_the_forced_run_fails_the_gate_with_its_series_worse(cpu):
@@ -140,3 +140,23 @@ def test_the_injection_slows_exactly_what_it_names():
             assert math.isclose(after["value"], 2 * before["value"])
             if before.get("ratios"):
                 assert math.isclose(after["ratios"][0], before["ratios"][0] / 2)
+
+
+BANDS = [cpu for cpu in CPUS if "band" in manifest(cpu)]
+
+
+@pytest.mark.parametrize("cpu", BANDS)
+def test_a_regression_confined_to_a_band_fails_the_gate_and_is_named(cpu):
+    """A threshold that hurts a band of sizes (Zen 4, rep_stosb_threshold=0:
+    2.4x at 768 B, the series as a whole x1.03): one finding, named."""
+    from memkit.lab.sizes import fmt_size
+    band = manifest(cpu)["band"]
+    db = RUNS / cpu / band["db"]
+    p = run_cli("compare", "--json", "--fail-on-regression", str(band["identical"][1]), str(band["run"]), "--db", db)
+    assert p.returncode == 1, p.stdout
+    j = json.loads(p.stdout)
+    (found,) = [c for c in j["changes"] if c.get("scope") == "band" and c["series"] == band["series"]]
+    assert found["direction"] == "worse" and found["first"] <= min(band["sizes"]) and found["last"] >= max(band["sizes"])
+    assert f"{band['series']} {fmt_size(found['first'])}-{fmt_size(found['last'])}, " in j["gate"]
+    p = run_cli("compare", "--json", "--fail-on-regression", *map(str, band["identical"]), "--db", db)
+    assert p.returncode == 0 and json.loads(p.stdout)["changes"] == [], p.stdout

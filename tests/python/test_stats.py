@@ -87,15 +87,21 @@ def test_clipped_null_sets_the_moved_values_aside():
     assert center == pytest.approx(0.2, abs=0.005) and 0.007 < scale < 0.013
 
 
-def test_neighbour_scale():
-    # Differences +-1: robust scale 1.4826, / sqrt 2 for the two noises in each.
-    assert stats.neighbour_scale([[0, 1, 0, 1, 0], [1, 0, 1, 0, 1]], 8) == pytest.approx(1.482602 / math.sqrt(2),
-                                                                                          rel=1e-6)
-    assert stats.neighbour_scale([[0, 1, 0]], 8) is None
-    # A step of a stretch of sizes is one difference of many: it hardly counts.
+def test_quantile_scale():
+    # The 80th percentile of |N(0, 1)| is 1.2816: a normal noise's SD back.
     g = np.random.default_rng(3)
-    run = list(g.normal(0, 0.01, 30)) + list(0.5 + g.normal(0, 0.01, 30))
-    assert stats.neighbour_scale([run], 8) == pytest.approx(0.01, rel=0.3)
+    assert stats.quantile_scale(g.normal(0, 0.1, 4000), 0.8) == pytest.approx(0.1, rel=0.05)
+    # A quantised timer ties most changes at 0: not 0 while a fifth moved ...
+    ties = [0.0] * 70 + list(g.normal(0, 0.1, 30))
+    assert stats.quantile_scale(ties, 0.8) > 0.02 and stats.robust_scale(ties, 0.0) == 0.0
+    # ... and the largest fifth (the changes that moved) widen it by little, not by their size.
+    moved = list(g.normal(0, 0.1, 80)) + [2.0] * 19
+    assert stats.quantile_scale(moved, 0.8) < 0.3 < 0.5 < np.std(moved)
+
+
+def test_t_two_sided_p():
+    assert stats.t_two_sided_p(1.959964, math.inf) == pytest.approx(0.05, rel=1e-4)
+    assert stats.t_two_sided_p(-3.182446, 3) == pytest.approx(stats.t3_two_sided_p(3.182446)) == pytest.approx(0.05, rel=1e-4)
 
 
 def test_median_ratio_bootstrap():

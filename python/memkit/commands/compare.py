@@ -9,6 +9,7 @@ from memkit.commands._common import add_db_option, db_path
 from memkit.errors import MemkitError, UsageError
 from memkit.comparison import compare as cmp
 from memkit.comparison.fleet import latest_runs
+from memkit.comparison.history import earlier_runs
 from memkit.comparison.two_runs import UNJUDGED_STATUS, RunPairComparison
 from memkit.programs import whole_program
 from memkit.store.db import Database
@@ -27,8 +28,9 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"machine_changed": [keys], "changes": [flagged changes], ...}')
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit with status 1 when any measurement or whole series is worse, or none is in both "
-                        "runs (for CI); "
+                   help="exit with status 1 when any measurement, band of adjacent sizes or whole series is "
+                        "worse, or none is in both runs (for CI; judged against the earlier runs of the same grid "
+                        "on the host where the database holds them); "
                         f"{UNJUDGED_STATUS} when none is but some measurements could be judged neither "
                         "alone nor in their series (short calls of a quick run without a baseline)")
     p.add_argument("--machine", action="append", metavar="HOST",
@@ -99,10 +101,12 @@ def main(args) -> int:
         else:
             a, b, notes = pick_runs(db, db.runs(), args.runs)
         ma, mb = db.measurements(a["id"]), db.measurements(b["id"])
+        history = earlier_runs(db, db.runs(), a, b)
         kinds = (whole_program.run_kind(db, a), whole_program.run_kind(db, b))
         why_not = nothing_shared(db, a, b, kinds)
     busy = bool(a.get("busy") or b.get("busy"))
-    pair = RunPairComparison(a, b, notes, kinds, why_not, cmp.compare_measurements(ma, mb, busy=busy))
+    pair = RunPairComparison(a, b, notes, kinds, why_not,
+                             cmp.compare_measurements(ma, mb, busy=busy, history=history))
     gate = gate_status(args, pair.result.worse, pair.result.unjudged, len(pair.result.changes))
     if args.json:
         print(json.dumps(pair.as_json(args.fail_on_regression), indent=1))

@@ -48,14 +48,18 @@ def change_row(c: cmp.Change) -> str:
 
 
 UNJUDGED_STATUS = 3
+NOISE_FROM = {"history": "the earlier runs of this grid on this host",
+              "this pair": "the other series around the same sizes in these two runs",
+              "both": "the earlier runs of this grid where there were enough, else these two runs"}
 
 
-def gate_verdict(worse: int, unjudged: int, compared: int) -> str:
-    """The regression gate's verdict in one line."""
+def gate_verdict(worse: int, unjudged: int, compared: int, bands: tuple = ()) -> str:
+    """The regression gate's verdict in one line; bands: the findings of
+    the bands flagged worse, named."""
     if not compared:   # a gate that compared nothing has not passed
         return "nothing compared: no measurement is in both runs (exit 1)"
     if worse:
-        return f"regression: {worse} flagged worse"
+        return f"regression: {worse} flagged worse" + "".join(f"; {b}" for b in bands)
     if unjudged:
         return (f"no regression among the judged, but {unjudged} of {compared} measurements could not be "
                 f"judged (exit {UNJUDGED_STATUS}): run more processes (`processes=3`) or the default grid")
@@ -68,6 +72,13 @@ def series_row(s: cmp.SeriesChange) -> str:
             f"[{s.low:.3f} .. {s.high:.3f}] relative to {s.baseline}, {s.moved} of {len(s.members)} sizes "
             f"that way, q={s.q:.2g} (Hodges-Lehmann estimate of the paired changes net of the baseline's move, "
             f"signed-rank interval, min {100 * s.min_effect:.0f}%)  {mark}")
+
+
+def band_row(b: cmp.Band) -> str:
+    mark = MARKS[b.direction]
+    return (f"  {b.series:<16} {cmp.params_text(b.params):<16} band {b.span}: {b.finding}, median "
+            f"x{b.ratio:.3f}, q={b.q:.2g} (adjacent sizes leaning together beyond their between-run noise, "
+            f"min {100 * b.min_effect:.0f}%)  {mark}")
 
 
 def busy_notes(a: dict, b: dict) -> list[str]:
@@ -89,7 +100,8 @@ class RunPairComparison:
         return bool(self.a.get("busy") or self.b.get("busy"))
 
     def gate(self) -> str:
-        return gate_verdict(self.result.worse, len(self.result.unjudged), len(self.result.changes))
+        return gate_verdict(self.result.worse, len(self.result.unjudged), len(self.result.changes),
+                            tuple(b.finding for b in self.result.flagged_bands if b.direction == "worse"))
 
     def as_json(self, gate: bool) -> dict:
         a, b, result = self.a, self.b, self.result
@@ -108,7 +120,9 @@ class RunPairComparison:
             "paired_scatter": dict(result.paired_scatter),
             "paired": result.paired,
             "busy": {str(r["id"]): r["busy"] for r in (a, b) if r.get("busy")},
-            "changes": [c.as_json() for c in result.flagged] + [s.as_json() for s in result.flagged_series],
+            "noise_from": result.noise_source,
+            "changes": [c.as_json() for c in result.flagged] + [s.as_json() for s in result.flagged_series] +
+                       [b.as_json() for b in result.flagged_bands],
             "gate": self.gate() if gate else None,
         }
 
@@ -147,6 +161,7 @@ class RunPairComparison:
                          f"measurements timed with them")
         lines += [series_row(sc) for sc in result.series
                   if sc.experiment == s.experiment and (show_all or sc.flagged)]
+        lines += [band_row(b) for b in result.bands if b.experiment == s.experiment and (show_all or b.flagged)]
         shown = [c for c in result.changes if c.experiment == s.experiment and (show_all or c.flagged)]
         shown.sort(key=lambda c: -abs(math.log(c.ratio)))
         return lines + [change_row(c) for c in shown]
@@ -162,13 +177,13 @@ class RunPairComparison:
             lines.append(
                 f"\n{len(alone)} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
                 f"fewer than {cmp.PROCESSES_MIN} processes, their placement noise between processes is larger than "
-                f"a change; {sum(id(c) in in_series for c in alone)} of them count in the {len(result.series)} series judged as a "
+                f"a change; {sum(c.key in in_series for c in alone)} of them count in the {len(result.series)} series judged as a "
                 f"whole (a series is flagged when it moved by more than {100 * cmp.SERIES_EFFECT:.0f}% and its interval "
                 "leaves out 1)")
         lines.append(
             f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
             f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "
-            f"{len(result.flagged)} flagged and {len(result.flagged_series)} series as a whole ({result.worse} worse); a change is flagged when its "
+            f"{len(result.flagged)} flagged, {len(result.flagged_bands)} bands of adjacent sizes and {len(result.flagged_series)} series as a whole ({result.worse} worse); the pairs' between-run noise read from {NOISE_FROM[result.noise_source]}; a change is flagged when its "
             f"interval leaves out 1 (or the shift it is judged against), its bootstrap p-value, corrected for {len(result.changes)} comparisons (Benjamini-Hochberg, FDR "
             f"{cmp.FDR:g}), says so and it exceeds {100 * cmp.MIN_EFFECT:.0f}% (per-process samples), "
             f"{100 * cmp.PLACEMENT_EFFECT:.0f}% (per-round samples only){f' (x{cmp.BUSY_FACTOR:g}: busy)' if busy else ''}")

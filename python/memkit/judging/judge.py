@@ -30,6 +30,8 @@ computes a p-value.
 
 from __future__ import annotations
 
+import math
+
 # ---- compare: one measurement between two runs (compare.py's steps) ----
 BOOTSTRAP = 2000          # resamples of the ratio of medians
 SEED = 20240601           # the resampling's seed: a comparison is reproducible
@@ -60,6 +62,24 @@ LOCAL_MIN = 3             # other measurements needed for a local shift
 # large on the quiet machine as on the busy one.
 SERIES_EFFECT = 0.15      # the series' estimated change must exceed this
 SERIES_MIN = 8            # sizes a series needs to be judged as a whole
+
+# ---- compare: the noise between two runs, and bands of adjacent sizes ----
+# A pair's change is judged against what identical runs of the same grid did
+# on the same host (the history), else against what the other series around
+# the same sizes did between these two runs: within-run rounds and a quick
+# run's two processes do not show how far two runs part (docs/judging.md).
+NOISE_HISTORY_RUNS = 10        # earlier runs of the grid on the host read; older ones say less of it as it is
+NOISE_SPAN = 3            # sizes either side whose changes tell a size's between-run noise
+NOISE_QUANTILE = 0.8      # the noise's scale is read from this quantile of |change|: up to a fifth of
+#                           the changes may have moved, and a quantised timer may tie most of them at 0
+BAND_MIN = 3              # adjacent sizes that moved together are one finding, a band
+BAND_EFFECT = 0.20        # a band's median change must exceed this (busy identical quick runs on Zen 4:
+#                           sse2 3-8 KiB x1.15; the injection test catches 1.3x bands as well at 0.15 or 0.2)
+# ... and this where most of it is short calls timed in fewer than PROCESSES_MIN processes and no
+# history shows their placement: identical quick runs moved such bands by up to 1.56x (Zen 3 old_nt
+# 192-384 B; Zen 4 avx512 48-128 B 1.50x), a whole process's code placement moving them together.
+SHORT_BAND_EFFECT = 0.60
+BAND_DF = math.inf        # a band's mean against the noise of such means: normal (a mean of sizes)
 
 # ---- tune: a strategy against the incumbent at one size ----
 TUNE_ALPHA = 0.01         # one-sided sign test over paired rounds

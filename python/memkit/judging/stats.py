@@ -154,6 +154,14 @@ def t3_two_sided_p(t: float) -> float:
     return min(1.0, 2 * float(load().t.sf(abs(t), 3)))
 
 
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= t) for Student's t with df degrees of freedom (scipy.stats.t.sf;
+    the normal's where df is infinite)."""
+    st = load()
+    sf = st.norm.sf(abs(t)) if math.isinf(df) else st.t.sf(abs(t), df)
+    return min(1.0, 2 * float(sf))
+
+
 def robust_scale(xs, center: float) -> float:
     """The noise's standard deviation read from its median absolute
     deviation from `center` (scipy.stats.median_abs_deviation,
@@ -161,6 +169,15 @@ def robust_scale(xs, center: float) -> float:
     import numpy as np
     return float(load().median_abs_deviation(np.asarray(xs, float), center=lambda x, axis: center,
                                              scale="normal"))
+
+
+def quantile_scale(xs, q: float) -> float:
+    """The SD of a normal noise whose |x| has the q-quantile of xs'
+    (numpy.quantile over scipy.stats.norm.ppf): unlike the median absolute
+    deviation it is not 0 where a quantised timer ties half the values at
+    exactly 0 and the rest scatter, and it ignores the 1 - q largest."""
+    import numpy as np
+    return float(np.quantile(np.abs(np.asarray(xs, float)), q)) / float(load().norm.ppf((1 + q) / 2))
 
 
 def clipped_null(values: list[float], center: Optional[float], clip: float,
@@ -183,29 +200,20 @@ def clipped_null(values: list[float], center: Optional[float], clip: float,
     return mid, scale
 
 
-def neighbour_scale(runs: list[list[float]], min_diffs: int) -> Optional[float]:
-    """The noise of values along each run (a series' sizes in order) from
-    the differences between neighbours: robust_scale of the differences /
-    sqrt 2 (a difference of two independent noises has sqrt 2 times their
-    SD); a change moving a stretch of neighbours together hardly widens it.
-    None: fewer than min_diffs differences."""
-    diffs = [y - x for xs in runs for x, y in zip(xs, xs[1:])]
-    if len(diffs) < min_diffs:
-        return None
-    return robust_scale(diffs, 0.0) / math.sqrt(2)
-
-
 def one_sided_p(two_sided: float, toward: bool) -> float:
     """The one-sided p of a symmetric two-sided test, in the direction the
     result leaned (`toward`) or against it."""
     return two_sided / 2 if toward else 1 - two_sided / 2
 
 
-def all_lean_p(one_sided: list[float]) -> float:
+def all_lean_p(one_sided: list[float], independent: Optional[float] = None) -> float:
     """Two-sided p of k independent results all leaning one way at least as
     far as the weakest of them: the largest of k uniform p-values is
-    Beta(k, 1) (scipy.stats.beta), doubled for the direction not taken."""
-    return min(1.0, 2 * float(load().beta.cdf(max(one_sided), len(one_sided), 1)))
+    Beta(k, 1) (scipy.stats.beta), doubled for the direction not taken.
+    `independent`: as many independent results as k correlated ones are
+    worth (fewer), where their noise moves together."""
+    k = len(one_sided) if independent is None else independent
+    return min(1.0, 2 * float(load().beta.cdf(max(one_sided), k, 1)))
 
 
 def bonferroni_min_p(ps: list[float]) -> float:
