@@ -86,12 +86,18 @@ def test_runs_are_stored_the_gate_agrees_with_its_verdicts_and_a_regression_is_c
 
     # Identical runs: few stray flags at most (a process's placement can
     # decide a measurement: fill-regions' non-temporal stores were seen 5x
-    # apart between identical runs on a VM shared with other builds), never a
-    # series as a whole, and whatever is flagged agrees with its interval.
+    # apart between identical runs on a VM shared with other builds; old_nt
+    # at 64 KiB x1.23 "worse" relative to glibc, on Zen 4), never a band or a
+    # series worse, and whatever is flagged agrees with its interval.  Not
+    # asserted: that no series moves "better" as a whole.  On Zen 4,
+    # nt-stores' zero fills against its non-zero ones moved x1.20 between
+    # identical runs (every process of the second run); without earlier runs
+    # of the grid nothing in one pair tells that apart from a change.
     rc, j = gate(db, 1, 2)
     assert j["machine_changed"] == [] and j["compared"] > 100
     assert len(j["changes"]) <= 0.03 * j["compared"], j["changes"]
-    assert not [c for c in j["changes"] if c.get("scope") == "series"], j["changes"]
+    assert not [c for c in j["changes"] if c.get("scope") in ("series", "band") and c["direction"] == "worse"], \
+        j["changes"]
 
     # The forced variant: a change of tunables, named; whatever it did on this
     # CPU, the gate's exit and the verdicts agree.
