@@ -273,28 +273,55 @@ def evidence_text(moved: list[Pick]) -> str:
             f"{worst.wins}/{worst.rounds} rounds at each (sign test p<={worst.p_faster:.2g})")
 
 
-def window(names: tuple, defaults: dict, picks: list[Pick], strategy: str, what: str) -> list[Choice]:
-    """The Choice of each threshold bounding `strategy`'s window: names is
-    (the "from" tunable,) or (the "from" tunable, the "below" tunable)."""
+@dataclass(frozen=True)
+class Placed:
+    """Where a window of `strategy` lands (place()) beside the default's:
+    what the decision rests on, before any sentence says it."""
+    names: tuple                    # (the "from" tunable,) or (it, the "below" tunable)
+    d_lo: Optional[int]
+    d_hi: Optional[int]
+    lo: Optional[int]
+    hi: Optional[int]
+    moved: tuple                    # the picks whose size moved
+    against: tuple                  # with no move: the sizes won against the default anyway
+    span: tuple                     # the sizes measured, first and last
+
+
+def placed(names: tuple, defaults: dict, picks: list[Pick], strategy: str) -> Placed:
+    """The decision on `strategy`'s window; names is (the "from" tunable,)
+    or (the "from" tunable, the "below" tunable)."""
     d_lo = defaults.get(names[0])
     d_hi = defaults.get(names[1]) if len(names) > 1 else None
     lo, hi, moved = place(picks, strategy, d_lo, d_hi, len(names) > 1)
-    if not moved:
-        against = [p for p in picks if (p.chosen == strategy) != (p.default == strategy)]
-        why = (f"{what}: no measured size ({fmt_size(picks[0].size)}..{fmt_size(picks[-1].size)}) "
-               "where another choice won with confidence" if not against else
-               f"{what}: confident wins against the default at {', '.join(fmt_size(p.size) for p in against)}, "
+    against = () if moved else tuple(p.size for p in picks if (p.chosen == strategy) != (p.default == strategy))
+    return Placed(names, d_lo, d_hi, lo, hi, tuple(moved), against, (picks[0].size, picks[-1].size))
+
+
+def window_choices(d: Placed, what: str) -> list[Choice]:
+    """The Choice of each threshold of a placed window, and why in words."""
+    names = d.names
+    if not d.moved:
+        why = (f"{what}: no measured size ({fmt_size(d.span[0])}..{fmt_size(d.span[1])}) "
+               "where another choice won with confidence" if not d.against else
+               f"{what}: confident wins against the default at {', '.join(fmt_size(s) for s in d.against)}, "
                "but no threshold follows them without moving a size that lacks confidence")
-        return [Choice(n, defaults.get(n), defaults.get(n), why, False) for n in names]
-    where = (f"from {fmt_size(lo)}" if lo is not None else "never") + (
-        f" below {fmt_size(hi)}" if len(names) > 1 and lo is not None and hi is not None else "")
-    why = f"{what} {where} (default {fmt_size(d_lo)}): {evidence_text(moved)}"
-    out = [Choice(names[0], d_lo, lo, why, lo != d_lo)]
+        return [Choice(names[0], d.d_lo, d.d_lo, why, False)] + \
+            ([Choice(names[1], d.d_hi, d.d_hi, why, False)] if len(names) > 1 else [])
+    where = (f"from {fmt_size(d.lo)}" if d.lo is not None else "never") + (
+        f" below {fmt_size(d.hi)}" if len(names) > 1 and d.lo is not None and d.hi is not None else "")
+    why = f"{what} {where} (default {fmt_size(d.d_lo)}): {evidence_text(list(d.moved))}"
+    start_moved = d.lo != d.d_lo
+    out = [Choice(names[0], d.d_lo, d.lo, why if start_moved else f"{what}: the start kept", start_moved)]
     if len(names) > 1:
-        out.append(Choice(names[1], d_hi, hi, why if hi != d_hi else f"{what}: the end kept", hi != d_hi))
-    if not out[0].moved:
-        out[0].why = f"{what}: the start kept"
+        out.append(Choice(names[1], d.d_hi, d.hi, why if d.hi != d.d_hi else f"{what}: the end kept",
+                          d.hi != d.d_hi))
     return out
+
+
+def window(names: tuple, defaults: dict, picks: list[Pick], strategy: str, what: str) -> list[Choice]:
+    """The Choices of the thresholds bounding `strategy`'s window: decided
+    (placed), then said (window_choices)."""
+    return window_choices(placed(names, defaults, picks, strategy), what)
 
 
 # A decider: (picks, the grid, the defaults in force, Paths) -> (the
