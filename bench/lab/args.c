@@ -249,35 +249,19 @@ static int glibc_text_tunable(const char *name, size_t len)
     return 0;
 }
 
-/* v[0..n) is an integer glibc can hold: 0 to 2^64-1 */
+/* v[0..n) is an integer glibc can hold, 0 to 2^64-1, written as strtoul
+ * reads it with base 0 (decimal, 0x hex, 0 octal), and nothing else: no
+ * sign, no blank, no trailing letter */
 static int glibc_integer(const char *v, size_t n)
 {
-    char buf[32];
-    size_t i = 0;
-    int base = 10;
-    if (n == 0 || n >= sizeof buf)
+    char buf[32], *end;
+    if (n == 0 || n >= sizeof buf || v[0] < '0' || v[0] > '9')
         return 0;
-    if (n > 1 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-        base = 16;
-        i = 2;
-    } else if (n > 1 && v[0] == '0') {
-        base = 8;
-        i = 1;
-    }
-    if (i >= n)
-        return 0;
-    for (; i < n; i++) {
-        char c = v[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
-        if (d >= base)
-            return 0;
-    }
     memcpy(buf, v, n);
     buf[n] = 0;
     errno = 0;
-    (void)strtoull(buf, NULL, 0);
-    return errno != ERANGE;
+    (void)strtoull(buf, &end, 0);
+    return *end == 0 && errno != ERANGE;
 }
 
 int lab_glibc_tunables_check(const char *spec, char *err, size_t errlen)

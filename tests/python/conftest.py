@@ -124,6 +124,15 @@ def cli():
     return run_cli
 
 
+def running_glibc():
+    """This process's glibc version as (major, minor), None if not glibc."""
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+    except (AttributeError, ValueError, OSError):
+        return None
+    return tuple(int(x) for x in version.split(".")[:2]) if name == "glibc" else None
+
+
 def real_bench_dir():
     """The real build's experiments: $MEMKIT_BUILD (must have them: `make
     test` sets it), else the checkout's build/, else skip."""

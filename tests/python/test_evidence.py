@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
+from memkit.lab import machine
 from memkit.report.run_report import write_report
 from memkit.store.db import Database
 from test_report import store_suite
@@ -32,7 +33,7 @@ def table():
 
 def row_for(doc):
     """The row the library gives the evidence's CPU, its defaults there."""
-    out = subprocess.run([str(real_bench_dir() / "memkit-tunables"), "--cpu", *evidence.cpu_arguments(doc)],
+    out = subprocess.run([str(real_bench_dir() / "memkit-tunables"), "--cpu", *machine.cpu_arguments(doc["cpu"])],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 

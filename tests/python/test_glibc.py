@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli
+from conftest import FINGERPRINT, REPO, cli_env, make_fake_build, real_bench_dir, run_cli, running_glibc
 from memkit.comparison import fleet
 from memkit.lab import glibc, machine, system_check
 from memkit.lab.fingerprint import changed_keys, describe_lines, differences
@@ -243,15 +243,6 @@ def test_the_loader_is_the_one_the_program_names(tmp_path):
     assert live.glibc_view(loader=glibc.Path("/bin/false")).startswith("not available: /bin/false --list-diagnostics failed "
                                                            "(exit status 1)")
     assert live.glibc_view(loader=tmp_path / "none").startswith(f"not available: {tmp_path / 'none'} --list-diagnostics: ")
-
-
-def running_glibc():
-    """This process's glibc version as (major, minor), None if not glibc."""
-    try:
-        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
-    except (AttributeError, ValueError, OSError):
-        return None
-    return tuple(int(x) for x in version.split(".")[:2]) if name == "glibc" else None
 
 
 def test_live_this_machines_glibc_view(tmp_path):

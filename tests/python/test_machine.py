@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env, make_fake_build, real_bench_dir, run_cli
+from conftest import REPO, cli_env, make_fake_build, real_bench_dir, run_cli, running_glibc
 from memkit.errors import MemkitError
 from memkit.lab import estimate, glibc, machine
 from memkit.lab.experiments import Experiment
@@ -129,10 +127,7 @@ def bench():
 def test_the_row_the_library_picks_is_the_row_that_machine_ran(name, bench):
     """The C side: libmemkit's table gives each recorded CPU its row."""
     fp = recorded(name)
-    p = subprocess.run([str(bench / "memkit-tunables"), "--cpu", *machine.cpu_arguments(fp)],
-                       capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0, p.stderr
-    row = json.loads(p.stdout)
+    row = machine.RecordedMachine(MACHINES_DIR / name).row(bench / "memkit-tunables")
     assert row["strategy"] == fp["strategy"] == EXPECTED[name]["row"]
     # and the variant of each function that machine ran, where the row names one
     for function, variant in (row.get("variants") or {}).items():
@@ -275,32 +270,25 @@ def test_a_bad_recorded_machine_is_one_line(folder, why, tmp_path):
     assert p.returncode == 1 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
-def running_glibc_233():
-    try:
-        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
-    except (AttributeError, ValueError, OSError):
-        return False
-    return name == "glibc" and tuple(int(x) for x in version.split(".")[:2]) >= (2, 33)
-
-
 @pytest.mark.parametrize("tunables", ["", "glibc.cpu.x86_non_temporal_threshold=16777216",
                                       "glibc.cpu.x86_rep_movsb_threshold=1048576:glibc.cpu.x86_rep_stosb_threshold=4096",
                                       "glibc.cpu.x86_rep_movsb_threshold=100",      # below its bound: ignored
                                       "glibc.cpu.x86_non_temporal_threshold=1000",  # below its bound: ignored
-                                      "glibc.cpu.x86_data_cache_size=65536"])
-def test_a_recorded_glibc_takes_a_setting_as_this_glibc_does(tunables, tmp_path):
+                                      "glibc.cpu.x86_data_cache_size=65536",
+                                      # at and past each bound: glibc takes a value above the lower one only
+                                      "glibc.cpu.x86_non_temporal_threshold=0x4040",
+                                      "glibc.cpu.x86_non_temporal_threshold=0x4041",
+                                      "glibc.cpu.x86_non_temporal_threshold=0x1000000000000000",
+                                      "glibc.cpu.x86_rep_movsb_threshold=512",
+                                      "glibc.cpu.x86_rep_stosb_threshold=0"])
+def test_a_recorded_glibc_takes_a_setting_as_this_glibc_does(tunables, bench, tmp_path):
     """The recorded machine's glibc (glibc.diagnostics_under) against the
     real one of this system, recorded here: the same view under each
     setting.  Any CPU; a glibc that prints its thresholds (2.33 on)."""
-    if not running_glibc_233():
+    if (running_glibc() or (0, 0)) < (2, 33):
         pytest.skip("this C library prints no thresholds to compare with (glibc before 2.33, or not glibc)")
     live = machine.LiveMachine()
     rec = tmp_path / "here"
-    fp = {"vendor": "unknown", "isa": {}}
-    p = subprocess.run(["grep", "-m1", "vendor_id", "/proc/cpuinfo"], capture_output=True, text=True)
-    fp["vendor"] = p.stdout.split(":")[-1].strip() or "unknown"
-    flags = subprocess.run(["grep", "-m1", "^flags", "/proc/cpuinfo"], capture_output=True, text=True).stdout.split()
-    fp["isa"] = {"avx512f": int("avx512f" in flags), "os_avx512": int("avx512f" in flags)}
-    machine.record(rec, fp, live)
+    machine.record(rec, live.fingerprint(bench / "memkit-exp-fill-regions"), live)
     env = {"GLIBC_TUNABLES": tunables} if tunables else {}
     assert machine.RecordedMachine(rec).glibc_view(env=env) == live.glibc_view(env=env)

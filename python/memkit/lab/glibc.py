@@ -88,10 +88,16 @@ def parse(text: str) -> dict:
     return {f: found[f] for f in FIELDS if f in found}
 
 
-# glibc 2.36's bounds on the tunables (sysdeps/x86/dl-cacheinfo.h): a value
-# outside them is ignored without a word.  rep movsb's lower bound is 8
-# vectors of the width glibc's memmove uses.
-NT_THRESHOLD_BOUNDS = (0x4040, (1 << 64) - 1 >> 4)
+# The largest value an integer tunable takes (SIZE_MAX); glibc ignores one
+# beyond its tunable's bounds without a word.
+TUNABLE_MAX = (1 << 64) - 1
+# glibc 2.36's bounds on the thresholds (sysdeps/x86/dl-cacheinfo.h): it
+# takes a value above the lower bound, up to the upper one, and ignores
+# any other without a word (checked against this system's glibc:
+# tests/python/test_machine.py).  rep movsb's lower bound is 8 vectors of
+# the width glibc's memmove uses.
+NT_THRESHOLD_ABOVE = 0x4040
+NT_THRESHOLD_MAX = TUNABLE_MAX >> 4
 
 
 def _rep_movsb_minimum(text: str, fp: dict) -> int:
@@ -112,24 +118,17 @@ def diagnostics_under(text: str, tunables: str, fp: dict) -> str:
     rep movsb follows the non-temporal threshold except on AMD, where it
     is the L2 (dl-cacheinfo.h).  For a recorded machine
     (memkit.lab.machine), where no glibc can be asked."""
-    view = parse(text)
-    maximum = (1 << 64) - 1
-    bounds = {"non_temporal_threshold": NT_THRESHOLD_BOUNDS,
-              "rep_movsb_threshold": (_rep_movsb_minimum(text, fp), maximum),
-              "rep_stosb_threshold": (1, maximum),
-              "data_cache_size": (0, maximum), "shared_cache_size": (0, maximum)}
-    tuned = dict(view)
+    above = {"non_temporal_threshold": (NT_THRESHOLD_ABOVE, NT_THRESHOLD_MAX),
+             "rep_movsb_threshold": (_rep_movsb_minimum(text, fp), TUNABLE_MAX),
+             "rep_stosb_threshold": (0, TUNABLE_MAX),
+             "data_cache_size": (0, TUNABLE_MAX), "shared_cache_size": (0, TUNABLE_MAX)}
+    tuned = parse(text)
     for item in tunables.split(":"):
         name, _, value = item.partition("=")
         field = name.removeprefix("glibc.cpu.x86_")
-        if name.startswith("glibc.cpu.x86_") and field in bounds:
-            try:
-                v = int(value, 0)
-            except ValueError:
-                continue
-            lo, hi = bounds[field]
-            if lo <= v <= hi:
-                tuned[field] = v
+        v = _integer(value) if name.startswith("glibc.cpu.x86_") and field in above else None
+        if v is not None and above[field][0] < v <= above[field][1]:
+            tuned[field] = v
     if fp.get("vendor") != "AuthenticAMD" and "non_temporal_threshold" in tuned:
         tuned["rep_movsb_stop_threshold"] = tuned["non_temporal_threshold"]
     lines = []
@@ -316,9 +315,6 @@ _VARIABLE = "GLIBC_TUNABLES="
 # every other one takes an integer (dl-tunables.list: SIZE_T, UINT_64,
 # INT_32), which glibc reads as strtoul does: decimal, 0x hex, 0 octal.
 TEXT_TUNABLES = ("glibc.cpu.hwcaps", "glibc.cpu.x86_ibt", "glibc.cpu.x86_shstk")
-# The largest value any of them takes (SIZE_MAX); glibc ignores one beyond
-# its tunable's bounds without a word.
-TUNABLE_MAX = (1 << 64) - 1
 # A @FILE holds one line: anything much longer is not a GLIBC_TUNABLES line
 # (/dev/zero, a log), and is refused before it is read whole.
 TUNABLES_FILE_MAX = 64 << 10

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Optional, Union
 
@@ -68,8 +69,7 @@ class LiveMachine:
         return fp
 
     def glibc_diagnostics(self, env: Optional[dict] = None, loader: Optional[Path] = None) -> tuple[str, str]:
-        """(`ld.so --list-diagnostics`'s output, "" ) or ("", why not)."""
-        import subprocess
+        """(`ld.so --list-diagnostics`'s output, "") or ("", why not)."""
         why = ""
         if loader is None:
             loader, why = find_loader()
@@ -174,6 +174,7 @@ class RecordedMachine(LiveMachine):
         fp.pop("load", None)
         fp.pop(glibc.KEY, None)
         self.recorded_fingerprint = fp
+        self.rows: dict = {}   # memkit-tunables' path -> its row for this CPU
         try:
             self.diagnostics = (self.recorded / GLIBC_FILE).read_text(errors="replace")
         except OSError:
@@ -212,13 +213,16 @@ class RecordedMachine(LiveMachine):
             return ""
 
     def row(self, program: Path) -> dict:
-        """The row this library gives the recorded CPU (memkit-tunables --cpu)."""
-        out = run_quiet([str(program), "--cpu", *cpu_arguments(self.recorded_fingerprint)],
-                        program.name + " --cpu")
-        try:
-            return json.loads(out)
-        except ValueError:
-            raise MemkitError(f"{program.name} --cpu printed no valid JSON")
+        """The row this library gives the recorded CPU (memkit-tunables --cpu),
+        asked once per program."""
+        if program not in self.rows:
+            out = run_quiet([str(program), "--cpu", *cpu_arguments(self.recorded_fingerprint)],
+                            program.name + " --cpu")
+            try:
+                self.rows[program] = json.loads(out)
+            except ValueError:
+                raise MemkitError(f"{program.name} --cpu printed no valid JSON")
+        return self.rows[program]
 
     def library_tables(self, program: Path) -> dict:
         table = super().library_tables(program)
@@ -253,14 +257,10 @@ def cpu_arguments(fp: dict) -> list[str]:
             str(cache.get("l3") or 0), ",".join(feats)]
 
 
-def interpreter_of_this_process() -> Path:
-    return Path("/proc/self/exe")
-
-
 def find_loader(exe: Optional[Path] = None) -> tuple[Optional[Path], str]:
     """glibc's dynamic loader on this system, the one this process (Python)
     was started by, else the ABI's path; (None, why not) when there is none."""
-    interp = glibc.interpreter(exe or interpreter_of_this_process())
+    interp = glibc.interpreter(exe or Path("/proc/self/exe"))
     if interp:
         if not Path(interp).name.startswith("ld-linux"):
             return None, f"the C library is not glibc (the program loader is {interp})"

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.lab import machine
 from memkit.store.outdir import write_file
 from memkit.tuning import catalogue, level_choice, tune
 
@@ -229,11 +228,6 @@ def agrees(implied: Optional[int], row_value: Optional[int], rule_text: str, gri
     if implied is None or row_value is None or not any(r in rule_text for r in CACHE_RULES):
         return False
     return implied in neighbours(grid, row_value)
-
-
-def cpu_arguments(doc: dict) -> list[str]:
-    """memkit-tunables --cpu's arguments for the evidence's CPU."""
-    return machine.cpu_arguments(doc["cpu"])
 
 
 def row_mismatches(doc: dict, row: dict, rules: dict) -> list[str]:

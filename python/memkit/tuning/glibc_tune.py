@@ -80,11 +80,11 @@ FIELD = {NT: "non_temporal_threshold", MOVSB: "rep_movsb_threshold", STOSB: "rep
 ABOVE = {NT: 0, MOVSB: 1, STOSB: 1}
 # "never", as glibc 2.36 takes it: its largest non-temporal threshold is
 # SIZE_MAX >> 4 (a larger one is ignored), the rep thresholds SIZE_MAX.
-NEVER = {NT: (1 << 60) - 1, MOVSB: (1 << 64) - 1, STOSB: (1 << 64) - 1}
+NEVER = {NT: glibc.NT_THRESHOLD_MAX, MOVSB: glibc.TUNABLE_MAX, STOSB: glibc.TUNABLE_MAX}
 # The smallest thresholds glibc 2.36 takes (it ignores a smaller one):
 # non-temporal above 0x4040; rep movsb above 8 vectors, 512 B with AVX-512,
 # so 1 KiB under every variant; rep stosb any.
-NT_LOWEST = 0x4041
+NT_LOWEST = glibc.NT_THRESHOLD_ABOVE + 1
 MOVSB_LOWEST = 1024
 
 # The workloads glibc runs (src/diagnostics/workloads.def's, without the pool).
@@ -449,6 +449,20 @@ def _from(choices: list) -> str:
     return "never" if choices[0].value is None else f"from {fmt_size(choices[0].value)}"
 
 
+def _depends(strategy: str, first: tuple, second: tuple, line: list, line_note: str, program: str,
+             tunable: str) -> list[str]:
+    """Where two workloads (first, second: (words, their Choices)) put a
+    strategy's window apart: the line the trade takes, and the setting of
+    a program that lives by the first."""
+    (by_a, a), (by_b, b) = first, second
+    if not (a and b and a[0].value != b[0].value):
+        return []
+    value = a[0].value
+    return [f"  the answer depends on the program: by {by_a} the rule puts {strategy} {_from(a)}, by {by_b} "
+            f"{_from(b)}; the line takes {_from(line)}{line_note}"
+            + (f"; {program}: {NAMESPACE}{tunable}={glibc_value(tunable, value)}" if value is not None else "")]
+
+
 def trade_lines(times: tune.Times, cold: tune.Times, cold_sizes: list[int], below: list[int],
                 windows: dict) -> list[str]:
     """What the line gives up where the answer depends on the program: each
@@ -460,24 +474,15 @@ def trade_lines(times: tune.Times, cold: tune.Times, cold_sizes: list[int], belo
         lines.append(f"non-temporal copies into a cold destination, against the vector loop: copied alone "
                      f"{race_text(races(cold, COLD, NTS, VEC, 'alone', cold_sizes))}; read right after "
                      f"{race_text(races(cold, COLD, NTS, VEC, 'read', cold_sizes))}")
-        if alone and read and alone[0].value != read[0].value:
-            a = alone[0].value
-            lines.append(f"  the answer depends on the program: by copies left alone the rule puts non-temporal "
-                         f"stores {_from(alone)}, by copies read right after {_from(read)}; the line takes "
-                         f"{_from(nt)} (where neither loses)"
-                         + (f"; a program that does not read its large copies soon: "
-                            f"{NAMESPACE}{NT}={glibc_value(NT, a)}" if a is not None else ""))
+        lines += _depends("non-temporal stores", ("copies left alone", alone), ("copies read right after", read),
+                          nt, " (where neither loses)", "a program that does not read its large copies soon", NT)
     rep, aligned, misaligned = windows["rep"]
     if below:
         lines.append(f"rep movsb against the vector loop, up to {fmt_size(below[-1])}: aligned copies "
                      f"{race_text(races(times, 'memcpy', REP, VEC, 'copy', below))}; misaligned copies "
                      f"{race_text(races(times, 'memcpy', REP, VEC, 'copy3', below))}")
-        if aligned and misaligned and aligned[0].value != misaligned[0].value:
-            a = aligned[0].value
-            lines.append(f"  the answer depends on the program: by aligned copies the rule puts rep movsb "
-                         f"{_from(aligned)}, by misaligned ones {_from(misaligned)}; the line takes {_from(rep)}"
-                         + (f"; a program whose copies keep dst - src a multiple of 64: "
-                            f"{NAMESPACE}{MOVSB}={glibc_value(MOVSB, a)}" if a is not None else ""))
+        lines += _depends("rep movsb", ("aligned copies", aligned), ("misaligned ones", misaligned), rep, "",
+                          "a program whose copies keep dst - src a multiple of 64", MOVSB)
     return lines
 
 
