@@ -10,6 +10,13 @@
  * of its aligned speed, and a memcpy that uses it for mid sizes inherits
  * the cliff.
  *
+ * A third table times small copies whose source and destination end right
+ * at an unmapped page, against the same copies mid-page: a masked vector
+ * access whose masked-off bytes reach an unmapped page is slow on Zen 4
+ * (1-2 us, docs/strategy.md), which is what memkit's page test before its
+ * masked path is for, and what a peer without one pays at the end of every
+ * mapping followed by a guard page.
+ *
  * Method: per size, the lab's interleaved rounds (shuffled order, a
  * warm-up batch before each timed one) in which every copier copies the
  * same buffers (page-aligned, so every copier's contract holds when n is a
@@ -35,12 +42,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BATCH_BYTES ((size_t)8 << 20)
 #define MAX_COPIERS 32
 #define CONFIRMED_OFFSETS 3   /* worst screening offsets measured again */
 
-#define CLIFF 2.0   /* a misaligned destination this many times slower: a cliff */
+#define CLIFF 2.0   /* a misaligned destination (or a page's end) this many times slower: a cliff */
 
 static int check_only(const char *v, char *err, size_t len)
 {
@@ -374,6 +382,120 @@ static void misaligned_verdicts(lab_ctx *ctx, const lab_method *cs, size_t nc,
     }
 }
 
+
+/* The page-end table's sizes: the small copies a masked path takes. */
+static const size_t page_end_sizes[] = {1, 8, 16, 31, 48, 64, 100};
+static const size_t page_end_sizes_quick[] = {16, 48};
+
+/* One page with an unmapped page after it, per side: copies end at the
+ * boundary (at) or the same bytes' place in the line mid-page (mid). */
+typedef struct {
+    char *map[2];   /* the source's and the destination's two pages */
+} guarded_pages;
+
+static int guarded_pages_new(guarded_pages *g)
+{
+    for (int i = 0; i < 2; i++) {
+        g->map[i] = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        if (g->map[i] == MAP_FAILED || mprotect(g->map[i] + 4096, 4096, PROT_NONE))
+            return -1;
+        memset(g->map[i], 0x5a, 4096);
+    }
+    return 0;
+}
+
+static void guarded_pages_free(guarded_pages *g)
+{
+    for (int i = 0; i < 2; i++)
+        if (g->map[i] && g->map[i] != MAP_FAILED)
+            munmap(g->map[i], 2 * 4096);
+}
+
+/* Rounds of (mid-page, page-end) pairs of n-byte copies by m; the
+ * page-end copy's record against the mid-page one (its speed-up < 1:
+ * slower).  Few reps: a slow case takes microseconds each. */
+static lab_summary page_end_point(lab_ctx *ctx, const lab_method *m, const guarded_pages *g,
+                                  size_t n)
+{
+    size_t rounds = ctx->quick ? 5 : 11, reps = 2000;
+    const char *src_end = g->map[0] + 4096 - n, *src_mid = src_end - 2048;
+    char *dst_end = g->map[1] + 4096 - n, *dst_mid = dst_end - 2048;
+    double at[64], mid[64];
+    batch(m, dst_end, src_end, n, 1);
+    for (size_t r = 0; r < rounds; r++) {
+        mid[r] = (double)n / batch(m, dst_mid, src_mid, n, reps);
+        at[r] = (double)n / batch(m, dst_end, src_end, n, reps);
+    }
+    char series[64], params[96], base_params[96];
+    snprintf(series, sizeof series, "%s page-end", m->name);
+    snprintf(params, sizeof params, "\"size\":%zu,\"at\":\"page-end\"", n);
+    snprintf(base_params, sizeof base_params, "\"size\":%zu,\"at\":\"mid-page\"", n);
+    lab_record r = {.series = series, .params_json = params, .axis = "size", .axis_unit = "B",
+                    .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1,
+                    .samples = at, .n = rounds, .baseline = m->name,
+                    .baseline_params_json = base_params, .baseline_samples = mid};
+    return lab_record_emit(ctx, &r);
+}
+
+/* The page-end table and, per unaligned copier, its worst size's verdict. */
+static void page_end_sweep(lab_ctx *ctx, const lab_method *cs, size_t nc)
+{
+    guarded_pages g = {{NULL, NULL}};
+    if (guarded_pages_new(&g)) {
+        lab_verdict_kind(ctx, "note",
+                         "page-end table skipped: no page could be unmapped after a buffer (%s)",
+                         strerror(errno));
+        guarded_pages_free(&g);
+        return;
+    }
+    const size_t *sizes = ctx->quick ? page_end_sizes_quick : page_end_sizes;
+    size_t nsizes = ctx->quick ? sizeof page_end_sizes_quick / sizeof *sizes
+                               : sizeof page_end_sizes / sizeof *sizes;
+    printf("\ncopies ending at an unmapped page (source and destination): time / the same copy "
+           "mid-page (> 1: slower)\n%10s", "size");
+    for (size_t c = 0; c < nc; c++)
+        if (align_of(&cs[c]) == 1)
+            printf(" %*s", column_width(&cs[c]), cs[c].name);
+    printf("\n");
+    lab_summary worst[MAX_COPIERS] = {0};
+    size_t worst_n[MAX_COPIERS] = {0};
+    for (size_t i = 0; i < nsizes; i++) {
+        char sz[32];
+        printf("%10s", lab_fmt_size(sizes[i], sz, sizeof sz));
+        for (size_t c = 0; c < nc; c++) {
+            if (align_of(&cs[c]) != 1)
+                continue;
+            lab_summary s = page_end_point(ctx, &cs[c], &g, sizes[i]);
+            printf(" %*.2fx", column_width(&cs[c]) - 1, 1 / s.ratio);
+            if (!worst[c].has_ratio || s.ratio < worst[c].ratio) {
+                lab_summary_free(&worst[c]);
+                worst[c] = s, worst_n[c] = sizes[i];
+            } else
+                lab_summary_free(&s);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    for (size_t c = 0; c < nc; c++) {
+        const lab_summary *w = &worst[c];
+        if (align_of(&cs[c]) != 1 || !w->has_ratio)
+            continue;
+        char sz[32], iv[80];
+        double slow = 1 / w->ratio;
+        int j = lab_judge(w->ratio_lo, w->ratio_hi);
+        lab_verdict(ctx, "%s: a small copy ending at an unmapped page takes at most %.2fx its "
+                         "mid-page time (at %s; speed-up %s)%s", cs[c].name, slow,
+                    lab_fmt_size(worst_n[c], sz, sizeof sz),
+                    lab_interval_text(w->ratio_lo, w->ratio_hi, iv, sizeof iv),
+                    j >= 0          ? ": no slower beyond the noise"
+                    : slow >= CLIFF ? ": a cliff (2x or more)"
+                                    : ": slower, but no cliff (under 2x)");
+        lab_summary_free(&worst[c]);
+    }
+    guarded_pages_free(&g);
+}
+
 static int run(lab_ctx *ctx)
 {
     options o;
@@ -399,6 +521,7 @@ static int run(lab_ctx *ctx)
     misaligned_sweep(ctx, &o, cs, nc, dst, src, nsizes, worst_of, worst_size);
     lab_progress(ctx, nsizes, nsizes, "done");
     misaligned_verdicts(ctx, cs, nc, worst_of, worst_size);
+    page_end_sweep(ctx, cs, nc);
     lab_ranking_verdicts(ctx, rk);
     lab_free(src, cap);
     lab_free(dst, cap);
@@ -409,7 +532,8 @@ int main(int argc, char **argv)
 {
     static const lab_info info = {
         .name = "copy-sweep", .seed = "going-faster-than-memcpy",
-        .description = "every copier 32 B..64 MiB in GB/s, and the misaligned-destination slowdown",
+        .description = "every copier 32 B..64 MiB in GB/s, the misaligned-destination slowdown, "
+                       "and small copies ending at an unmapped page",
         .args = args, .nargs = sizeof args / sizeof args[0], .check = check, .pinned = 1,
         .peer_ops = LAB_PEER_OP(LAB_PEER_MEMCPY), .races_glibc = 1};
     return lab_main(argc, argv, &info, run);

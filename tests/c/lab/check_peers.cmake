@@ -63,7 +63,8 @@ if(NOT noted)
   message(FATAL_ERROR "no verdict saying what the peer is and races")
 endif()
 
-# ---- copy-sweep: the toy's memcpy in both tables, aligned and misaligned ----
+# ---- copy-sweep: the toy's memcpy in all three tables: aligned, misaligned,
+# and ending at an unmapped page ----
 execute_process(COMMAND ${BENCH}/memkit-exp-copy-sweep --quick min=256 max=2K offsets=few
                         only=libc,memkit peer=${OUT}/libtoy.so --jsonl ${OUT}/copy.jsonl
                 RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
@@ -84,8 +85,54 @@ foreach(line IN LISTS lines)
 endforeach()
 list(REMOVE_DUPLICATES copy_series)
 list(SORT copy_series)
-if(NOT copy_series STREQUAL "toy;toy misaligned-dst")
+if(NOT copy_series STREQUAL "toy;toy misaligned-dst;toy page-end")
   message(FATAL_ERROR "copy-sweep's peer series: '${copy_series}'")
+endif()
+
+# ---- copy-sweep's page-end table: a peer slow where a copy ends at a page's
+# end (a stand-in for a masked access reaching the unmapped page after it:
+# 50 us against a few ns mid-page) is called a cliff; memkit, whose masked
+# paths test for the page, is not ----
+build_peer(cliff [=[
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+void *memcpy(void *d, const void *s, size_t n)
+{
+    if (((uintptr_t)s + n) % 4096 == 0)
+        nanosleep(&(struct timespec){0, 50000}, NULL);
+    char *a = d;
+    const char *b = s;
+    while (n--)
+        *a++ = *b++;
+    return d;
+}
+]=])
+execute_process(COMMAND ${BENCH}/memkit-exp-copy-sweep --quick min=32 max=32 offsets=few
+                        only=memkit peer=${OUT}/libcliff.so --jsonl ${OUT}/cliff.jsonl
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "copy-sweep with the page-end peer failed (${rc}): ${err}")
+endif()
+if(NOT table MATCHES "copies ending at an unmapped page")
+  message(FATAL_ERROR "no page-end table:\n${table}")
+endif()
+file(STRINGS ${OUT}/cliff.jsonl verdicts REGEX "\"type\":\"verdict\"")
+set(cliff_said 0)
+set(memkit_said 0)
+foreach(line IN LISTS verdicts)
+  string(JSON text GET "${line}" text)
+  if(text MATCHES "^cliff: a small copy ending at an unmapped page takes at most .*: a cliff \\(2x or more\\)$")
+    set(cliff_said 1)
+  elseif(text MATCHES "^memkit: a small copy ending at an unmapped page")
+    if(text MATCHES "a cliff")
+      message(FATAL_ERROR "memkit called a cliff at a page's end: ${text}")
+    endif()
+    set(memkit_said 1)
+  endif()
+endforeach()
+if(NOT cliff_said OR NOT memkit_said)
+  message(FATAL_ERROR "page-end verdicts (cliff ${cliff_said}, memkit ${memkit_said}):\n${verdicts}")
 endif()
 
 # ---- fill-regions: the toy's memset, with zeros and with 0x5a ----
