@@ -61,11 +61,13 @@ SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
 # defaults; a variant's code and data placement moves small calls between
 # processes, so --quick (one process) does not choose there.
 VARIANT_RUNS = (11, 3)
+# each independent batch confirming the small-size design (commands.tune): one process
+CONFIRM_RUNS = (11, 1)
 
 
 def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, candidates: dict,
                    functions=level_choice.VARIANT_FUNCTIONS, data: Optional[str] = None,
-                   over: Optional[dict] = None) -> list[level_choice.LevelScore]:
+                   over: Optional[dict] = None, runs: tuple = VARIANT_RUNS) -> list[level_choice.LevelScore]:
     """Each candidate (name or size -> its MEMKIT_TUNABLES) in force in turn,
     by memkit-exp-size-distributions beside the timing program, scored for
     `functions`: on the production distributions at every level of
@@ -80,7 +82,7 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
     if not os.access(program, os.X_OK):
         print(f"== {step} {what}: not measured ({program} is not there)", flush=True)
         return []
-    rounds, processes = VARIANT_RUNS
+    rounds, processes = runs
     over = {fn: lvs for fn, lvs in over.items() if fn in functions} if over else None
     if over:
         levels = sorted({lv for lvs in over.values() for lv in lvs})

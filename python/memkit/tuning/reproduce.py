@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`memkit tune`'s moves confirmed so that a second tune on the same machine
+makes them too: each move proposed by the timed stages (tune.py) or the
+levels (level_choice.py) is timed again against the defaults in
+independent batches (each its own processes, one after the other, the two
+settings interleaved inside it) and kept only where the batches agree by
+the between-batch rule (memkit.judging.between_batches); otherwise tune
+says it is not sure and keeps the default.
+
+Why batches: three `memkit tune --dry-run` in a row on Zen 4 (family 25,
+model 17) moved nt_threshold to 45.3 MiB, then not at all, then to 32 MiB,
+each move "faster in 11/12 rounds": the rounds of one run share its
+processes and its neighbours' spell, so they cannot say how far the next
+run lands.
+
+A threshold's value is rounded toward the default as far as the evidence
+allows: of the tuning grid's points between the proposed value and the
+default, the one nearest the default whose move is still confirmed, as
+long as the sizes it gives back ran equal within the between-batch noise
+(a plateau between 8 and 16 MiB is no reason to leave a default of 16 MiB).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Optional
+
+from memkit.judging.between_batches import Batches
+from memkit.lab.sizes import fmt_size
+from memkit.tuning.tune import Choice, Times, fmt_candidate, tuned_tunables
+
+
+def cell_gains(batches: list[Times], cell, challenger: str = "tuned", incumbent: str = "defaults") -> list[float]:
+    """Per batch: the log of the median over its rounds of incumbent time /
+    challenger time at one cell (> 0: the challenger faster)."""
+    out = []
+    for times in batches:
+        pairs = zip(times[incumbent][cell], times[challenger][cell])
+        out.append(math.log(median(a / b for a, b in pairs)))
+    return out
+
+
+def gain_over(batches: list[Times], cells: list) -> Batches:
+    """The batches' estimates of a move's gain: per batch, the mean over
+    the cells it decides of their log speed-ups (each size weighed alike)."""
+    per_cell = [cell_gains(batches, c) for c in cells]
+    return Batches(tuple(sum(g[b] for g in per_cell) / len(per_cell) for b in range(len(batches))))
+
+
+def candidate_values(choice: Choice, grid: list[int]) -> list:
+    """The proposed value, then the grid's points strictly between it and
+    the default, from it toward the default (None: never, above every size)."""
+    v, d = choice.value, choice.default
+    if v is None:
+        return [v]
+    if d is None or v < d:
+        return [v] + [g for g in grid if v < g and (d is None or g < d)]
+    return [v] + sorted((g for g in grid if d < g < v), reverse=True)
+
+
+def span(cells: list) -> str:
+    sizes = sorted({c[1] for c in cells})
+    return fmt_size(sizes[0]) if len(sizes) == 1 else f"{fmt_size(sizes[0])}-{fmt_size(sizes[-1])}"
+
+
+@dataclass
+class Confirmed:
+    """What the batches said of one proposed move."""
+    choice: Choice                      # as the timed stage or the levels proposed it
+    value: object                       # what is kept: choice.default when not sure
+    cells: list                         # the cells the kept (else the proposed) value decides
+    gain: Optional[Batches]             # their gain, per batch
+    given_back: list = field(default_factory=list)   # cells between the proposed and kept value
+    given_gain: Optional[Batches] = None
+    hurt: list = field(default_factory=list)         # cells the proposed value made slower, by the rule
+
+    @property
+    def kept(self) -> bool:
+        return self.value != self.choice.default
+
+    @property
+    def untimed(self) -> bool:
+        return not self.cells
+
+    def says(self) -> str:
+        c, show = self.choice, self.choice.show
+        if self.untimed:
+            return f"{c.name}: {show(c.default)} -> {show(c.value)}: no re-timed size runs another path under it; kept"
+        if not self.kept:
+            hurt = f", slower at {span(self.hurt)}" if self.hurt else ""
+            return (f"{c.name}: not sure ({span(self.cells)}: {self.gain.says()}{hurt}, not faster in every "
+                    f"batch beyond that noise); default {show(c.default)} kept")
+        line = (f"{c.name}: {show(c.default)} -> {show(self.value)}: {self.gain.says()} at {span(self.cells)}, "
+                f"faster in every batch")
+        if self.given_back:
+            line += (f" (proposed {show(c.value)}; {span(self.given_back)} equal within the between-batch noise: "
+                     f"{self.given_gain.says()})")
+        return line
+
+
+def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Times], paths,
+            grid: list[int]) -> list[Confirmed]:
+    """Each move judged on the batches (labels "defaults" and "tuned", every
+    proposed move in force under "tuned"): the cells where it decides the
+    path (as tune.confirm), its value walked from the proposed one toward
+    the default over the grid (candidate_values) while the sizes given back
+    gain nothing the batches agree on; kept at the last value whose own
+    cells are faster by the rule and none slower, else not sure."""
+    with_all = paths.of_cells(tuned_tunables(defaults, moved), cells)
+    slower = {c for c in cells if Batches(tuple(cell_gains(batches, c))).verdict() < 0}
+    out = []
+    for m in moved:
+        others = [o for o in moved if o is not m]
+        without = paths.of_cells(tuned_tunables(defaults, others), cells)
+
+        def decided(value):
+            """The cells `value` decides, or None where the batches did not time
+            them on the path it would run."""
+            at = paths.of_cells(tuned_tunables(defaults, others + [Choice(m.name, m.default, value, "", True)]), cells)
+            mine = [c for c in cells if at[c] != without[c]]
+            return mine if all(at[c] == with_all[c] for c in mine) else None
+
+        proposed = decided(m.value) or []
+        if not proposed:
+            out.append(Confirmed(m, m.value, [], None))
+            continue
+        got = Confirmed(m, m.default, proposed, gain_over(batches, proposed),
+                        hurt=[c for c in proposed if c in slower])
+        for value in candidate_values(m, grid):
+            mine = decided(value)
+            if not mine:
+                continue
+            back = [c for c in proposed if c not in mine]
+            if back and gain_over(batches, back).verdict() > 0:
+                break   # giving these back loses a gain the batches agree on
+            gain = gain_over(batches, mine)
+            if gain.verdict() > 0 and not any(c in slower for c in mine):
+                got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None)
+        out.append(got)
+    return out
+
+
+def settle(confirmed: list[Confirmed], choices: list[Choice]) -> list[Choice]:
+    """choices with each confirmed move at its kept value, and each not-sure
+    move back at its default, the reason appended."""
+    by = {c.choice.name: c for c in confirmed}
+    out = []
+    for c in choices:
+        conf = by.get(c.name)
+        if conf is None or conf.untimed:
+            out.append(c)
+        elif conf.kept:
+            note = (f"; confirmed in independent batches at {fmt_candidate(conf.value)}"
+                    + (f" (proposed {fmt_candidate(c.value)})" if conf.value != c.value else ""))
+            out.append(Choice(c.name, c.default, conf.value, c.why + note, True))
+        else:
+            out.append(Choice(c.name, c.default, c.default,
+                              f"{c.why}; not sure: the independent batches did not agree", False))
+    return out
+
+
+# ---- the small-size design: variants and the thresholds the levels chose ----
+
+@dataclass
+class DesignConfirmed:
+    """One function's small-size moves (its variant, the thresholds the
+    levels chose for it) against its defaults, per batch."""
+    function: str
+    moves: list          # Choice
+    gain: Batches
+
+    @property
+    def kept(self) -> bool:
+        return self.gain.verdict() > 0
+
+    def says(self) -> str:
+        what = ", ".join(f"{c.name} {c.show(c.default)} -> {c.show(c.value)}" for c in self.moves)
+        if self.kept:
+            return f"{self.function} ({what}): {self.gain.says()} over the levels, faster in every batch"
+        return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, not faster in every "
+                f"batch beyond that noise); default{'s' if len(self.moves) > 1 else ''} kept")
+
+
+def design_gains(batch_scores: list[dict], function: str) -> Batches:
+    """batch_scores: per batch, {"defaults"|"tuned": {function: geometric mean
+    speed-up over glibc across the levels}}; the log of tuned / defaults."""
+    return Batches(tuple(math.log(b["tuned"][function] / b["defaults"][function]) for b in batch_scores))
+
+
+def settle_design(confirmed: list[DesignConfirmed], choices: list[Choice]) -> list[Choice]:
+    dropped = {c.name for d in confirmed if not d.kept for c in d.moves}
+    return [Choice(c.name, c.default, c.default, f"{c.why}; not sure: the independent batches did not agree", False)
+            if c.name in dropped else c for c in choices]

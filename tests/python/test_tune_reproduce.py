@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: Apache-2.0
+"""memkit tune's moves confirmed in independent batches: the between-batch
+rule on synthetic batches (a gain one batch alone shows is not sure; a
+plateau is no move; a threshold's value rounded toward the default as far
+as the batches allow), and the small-size design's moves per function."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from memkit.judging.between_batches import Batches
+from memkit.tuning import catalogue, reproduce, tune
+
+MiB = 1 << 20
+
+
+class CopyPaths(catalogue.Paths):
+    """The copy runs non-temporal stores from nt_copy_threshold on, the loop
+    below it, as the library does (asked of it in test_tune)."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def ask(self, spec, op, sizes):
+        t = catalogue.parse_tunables(spec).get("nt_copy_threshold")
+        return ["nt" if t is not None and s >= t else "loop" for s in sizes]
+
+
+def batches_of(cells, factor, batches=4, rounds=4, seed=3):
+    """Per batch, per-round ns of "defaults" and "tuned" (1% noise within a
+    batch): the tuned side `factor(batch, cell)` times faster."""
+    rng = random.Random(seed)
+    out = []
+    for b in range(batches):
+        got = {"defaults": {}, "tuned": {}}
+        for c in cells:
+            base = [100.0 * (1 + rng.gauss(0, 0.01)) for _ in range(rounds)]
+            got["defaults"][c] = base
+            got["tuned"][c] = [x / factor(b, c) * (1 + rng.gauss(0, 0.01)) for x in base]
+        out.append(got)
+    return out
+
+
+GRID = [8 * MiB, 11 * MiB + MiB // 2, 16 * MiB, 22 * MiB, 32 * MiB]      # the tuning grid's points
+SIZES = sorted(GRID + [9 * MiB + MiB // 2, 13 * MiB + MiB // 2, 19 * MiB])   # and the sizes between
+CELLS = [("copy", s) for s in SIZES]
+DEFAULTS = {"nt_copy_threshold": 16 * MiB}
+
+
+def lowered_to(value):
+    return tune.Choice("nt_copy_threshold", 16 * MiB, value, "timed stage", True)
+
+
+def confirmed(factor, value=8 * MiB, **kw):
+    (got,) = reproduce.confirm([lowered_to(value)], DEFAULTS, CELLS, batches_of(CELLS, factor, **kw),
+                               CopyPaths(), GRID)
+    return got
+
+
+def test_the_rule_needs_every_batch_the_same_way_beyond_their_spread_and_the_margin():
+    assert Batches((0.20, 0.18, 0.22, 0.19)).verdict() == 1
+    assert Batches((-0.20, -0.18, -0.22, -0.19)).verdict() == -1
+    assert Batches((0.20, 0.18, 0.22, -0.01)).verdict() == 0      # one batch disagrees
+    assert Batches((0.01, 0.30, 0.02, 0.25)).verdict() == 0       # the batches differ more than the mean
+    assert Batches((0.020, 0.021, 0.019, 0.020)).verdict() == 0   # agreed, but under the 3% margin
+    assert Batches((0.2,)).verdict() == 0                         # one batch tells no between-batch noise
+    assert "batches 1.20-1.25x" in Batches((math.log(1.2), math.log(1.25))).says()
+
+
+def test_a_move_every_batch_finds_is_kept_at_its_value():
+    got = confirmed(lambda b, c: 1.25 if c[1] < 16 * MiB else 1.0)
+    assert got.kept and got.value == 8 * MiB and not got.given_back
+    assert sorted(c[1] for c in got.cells) == [s for s in SIZES if 8 * MiB <= s < 16 * MiB]
+    assert got.says().startswith("nt_copy_threshold: 16 MiB -> 8 MiB: 1.25x")
+
+
+def test_a_gain_one_batch_alone_shows_is_not_sure_and_keeps_the_default():
+    # within each batch the rounds agree to 1%: only the batches tell this apart from a spell
+    got = confirmed(lambda b, c: 1.3 if b == 0 and c[1] < 16 * MiB else 1.0)
+    assert not got.kept and got.value == 16 * MiB
+    assert got.says().startswith("nt_copy_threshold: not sure (8 MiB-13.5 MiB:") and "default 16 MiB kept" in got.says()
+    choices = reproduce.settle([got], [lowered_to(8 * MiB)])
+    assert not choices[0].moved and choices[0].value == 16 * MiB and "not sure" in choices[0].why
+
+
+def test_a_plateau_below_the_default_is_no_move():
+    got = confirmed(lambda b, c: 1.0 + 0.01 * (b - 1.5))
+    assert not got.kept
+
+
+def test_the_value_goes_toward_the_default_over_sizes_that_ran_equal():
+    # faster from 11.5 MiB on, equal at 8-9.5 MiB: 11.5 MiB is what the batches can tell apart
+    got = confirmed(lambda b, c: 1.25 if 11 * MiB <= c[1] < 16 * MiB else 1.0)
+    assert got.kept and got.value == GRID[1]
+    assert sorted(c[1] for c in got.given_back) == [8 * MiB, 9 * MiB + MiB // 2]
+    assert "(proposed 8 MiB; 8 MiB-9.5 MiB equal within the between-batch noise" in got.says()
+    (choice,) = reproduce.settle([got], [lowered_to(8 * MiB)])
+    assert choice.moved and choice.value == GRID[1] and "(proposed 8 MiB)" in choice.why
+
+
+def test_a_move_stops_short_of_giving_back_a_gain_the_batches_agree_on():
+    # faster everywhere it moves: every point toward the default would give some back
+    got = confirmed(lambda b, c: 1.25 if c[1] < 16 * MiB else 1.0)
+    assert got.value == 8 * MiB
+
+
+def test_a_move_slower_at_some_size_is_not_kept_there():
+    # 1.3x at 11.5-13.5 MiB, 0.8x at 8-9.5 MiB in every batch: the move to 8 MiB hurts
+    got = confirmed(lambda b, c: 1.3 if 11 * MiB <= c[1] < 16 * MiB else 0.8 if c[1] < 16 * MiB else 1.0)
+    assert got.kept and got.value == GRID[1]   # only where it helps
+
+
+def test_small_design_moves_are_kept_per_function_only_where_every_batch_agrees():
+    moves = [tune.Choice("memmove", "evex", "avx2", "levels", True),
+             tune.Choice("memset", "evex", "avx2", "levels", True)]
+    scores = [{"defaults": {"memmove": 1.00, "memset": 1.00},
+               "tuned": {"memmove": 1.0 + (0.04 if b % 2 else -0.02), "memset": 1.10 + 0.01 * b}}
+              for b in range(4)]
+    got = [reproduce.DesignConfirmed(fn, [m], reproduce.design_gains(scores, fn))
+           for fn, m in zip(("memmove", "memset"), moves)]
+    assert [d.kept for d in got] == [False, True]
+    assert got[0].says().startswith("memmove (memmove evex -> avx2): not sure (")
+    settled = reproduce.settle_design(got, moves)
+    assert [(c.name, c.value, c.moved) for c in settled] == [("memmove", "evex", False), ("memset", "avx2", True)]
