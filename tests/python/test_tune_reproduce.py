@@ -10,7 +10,7 @@ import math
 import random
 
 from memkit.judging.between_batches import Batches
-from memkit.tuning import catalogue, reproduce, tune
+from memkit.tuning import catalogue, level_choice, reproduce, tune
 
 MiB = 1 << 20
 
@@ -111,15 +111,36 @@ def test_a_move_slower_at_some_size_is_not_kept_there():
     assert got.kept and got.value == GRID[1]   # only where it helps
 
 
+def scored(function, geomean, worst):
+    """A LevelScore with this geometric mean and worst level (two levels)."""
+    return level_choice.LevelScore("x", function, {"l1": geomean * geomean / worst, "dram": worst}, ("l1", "dram"))
+
+
 def test_small_design_moves_are_kept_per_function_only_where_every_batch_agrees():
     moves = [tune.Choice("memmove", "evex", "avx2", "levels", True),
              tune.Choice("memset", "evex", "avx2", "levels", True)]
-    scores = [{"defaults": {"memmove": 1.00, "memset": 1.00},
-               "tuned": {"memmove": 1.0 + (0.04 if b % 2 else -0.02), "memset": 1.10 + 0.01 * b}}
+    scores = [{"defaults": {"memmove": scored("memmove", 1.0, 0.95), "memset": scored("memset", 1.0, 0.95)},
+               "tuned": {"memmove": scored("memmove", 1.0 + (0.04 if b % 2 else -0.02), 0.95),
+                         "memset": scored("memset", 1.10 + 0.01 * b, 0.95)}}
               for b in range(4)]
-    got = [reproduce.DesignConfirmed(fn, [m], reproduce.design_gains(scores, fn))
-           for fn, m in zip(("memmove", "memset"), moves)]
+    got = [reproduce.design_confirmed(fn, [m], scores) for fn, m in zip(("memmove", "memset"), moves)]
     assert [d.kept for d in got] == [False, True]
     assert got[0].says().startswith("memmove (memmove evex -> avx2): not sure (")
     settled = reproduce.settle_design(got, moves)
     assert [(c.name, c.value, c.moved) for c in settled] == [("memmove", "evex", False), ("memset", "avx2", True)]
+
+
+def test_a_design_at_the_floor_is_not_sure_in_either_direction():
+    # evex 1.4x faster over the levels, but its DRAM level sits on the 0.85x floor: 0.84-0.86 by batch
+    move = [tune.Choice("memmove", "avx2", "evex", "levels", True)]
+    at_floor = [{"defaults": {"memmove": scored("memmove", 1.13, 0.98)},
+                 "tuned": {"memmove": scored("memmove", 1.6, 0.84 + 0.01 * (b % 3))}} for b in range(4)]
+    assert not reproduce.design_confirmed("memmove", move, at_floor).kept
+    above = [{"defaults": {"memmove": scored("memmove", 1.13, 0.98)},
+              "tuned": {"memmove": scored("memmove", 1.6, 0.90 + 0.01 * (b % 2))}} for b in range(4)]
+    assert reproduce.design_confirmed("memmove", move, above).kept
+    # the defaults' design below the floor in every batch: a slower one that keeps it is kept
+    back = [tune.Choice("memmove", "evex", "avx2", "levels", True)]
+    floor_driven = [{"defaults": {"memmove": scored("memmove", 1.6, 0.70 + 0.01 * (b % 2))},
+                     "tuned": {"memmove": scored("memmove", 1.13, 0.98)}} for b in range(4)]
+    assert reproduce.design_confirmed("memmove", back, floor_driven).kept

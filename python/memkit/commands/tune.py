@@ -324,9 +324,9 @@ def confirm_small_design(timer: Path, result: TuneOutcome, fp: dict, defaults: d
         scores = stages.measure_levels(timer, False, progress, f"confirm {b + 1}/{between_batches.BATCHES}",
                                        "the small-size design", {k: configs[k] for k in order}, functions,
                                        runs=stages.CONFIRM_RUNS)
-        batch_scores.append({k: {sc.function: sc.geomean for sc in scores if sc.candidate == k} for k in configs})
-    confirmed = [reproduce.DesignConfirmed(fn, [c for c in moves if function_of[c.name] == fn],
-                                           reproduce.design_gains(batch_scores, fn)) for fn in functions]
+        batch_scores.append({k: {sc.function: sc for sc in scores if sc.candidate == k} for k in configs})
+    confirmed = [reproduce.design_confirmed(fn, [c for c in moves if function_of[c.name] == fn], batch_scores)
+                 for fn in functions]
     print("\n".join(f"  {d.says()}" for d in confirmed))
     return reproduce.settle_design(confirmed, result.choices)
 

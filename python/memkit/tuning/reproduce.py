@@ -28,6 +28,7 @@ from statistics import median
 from typing import Optional
 
 from memkit.judging.between_batches import Batches
+from memkit.judging.judge import VARIANT_FLOOR
 from memkit.lab.sizes import fmt_size
 from memkit.tuning.tune import Choice, Times, fmt_candidate, tuned_tunables
 
@@ -166,27 +167,41 @@ def settle(confirmed: list[Confirmed], choices: list[Choice]) -> list[Choice]:
 @dataclass
 class DesignConfirmed:
     """One function's small-size moves (its variant, the thresholds the
-    levels chose for it) against its defaults, per batch."""
+    levels chose for it) against its defaults, per batch: the gain in the
+    geometric mean over the levels, and each side's worst level against
+    the floor (level_choice's rule: a design below it at some level is
+    out), each judged between batches."""
     function: str
     moves: list          # Choice
-    gain: Batches
+    gain: Batches        # log(tuned's geometric mean / the defaults')
+    floor: Batches       # log(tuned's worst level / VARIANT_FLOOR)
+    default_floor: Batches
 
     @property
     def kept(self) -> bool:
-        return self.gain.verdict() > 0
+        """Faster by the rule, keeping the floor beyond the batches' noise
+        (or the defaults' is below it too); or, where the defaults' design
+        falls below the floor by the rule, the tuned one keeps it."""
+        keeps, default_below = self.floor.verdict(margin=0.0) > 0, self.default_floor.verdict(margin=0.0) < 0
+        return (self.gain.verdict() > 0 and (keeps or default_below)) or (keeps and default_below)
 
     def says(self) -> str:
         what = ", ".join(f"{c.name} {c.show(c.default)} -> {c.show(c.value)}" for c in self.moves)
+        worst = f"worst level {self.floor.says()} the {VARIANT_FLOOR:.2f}x floor"
         if self.kept:
-            return f"{self.function} ({what}): {self.gain.says()} over the levels, faster in every batch"
-        return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, not faster in every "
-                f"batch beyond that noise); default{'s' if len(self.moves) > 1 else ''} kept")
+            return f"{self.function} ({what}): {self.gain.says()} over the levels, {worst}; kept"
+        return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, {worst}; not "
+                f"better in every batch beyond that noise); default{'s' if len(self.moves) > 1 else ''} kept")
 
 
-def design_gains(batch_scores: list[dict], function: str) -> Batches:
-    """batch_scores: per batch, {"defaults"|"tuned": {function: geometric mean
-    speed-up over glibc across the levels}}; the log of tuned / defaults."""
-    return Batches(tuple(math.log(b["tuned"][function] / b["defaults"][function]) for b in batch_scores))
+def design_confirmed(function: str, moves: list, batch_scores: list[dict]) -> DesignConfirmed:
+    """batch_scores: per batch, {"defaults"|"tuned": {function: its
+    level_choice.LevelScore}}."""
+    def each(f):
+        return Batches(tuple(f(b["tuned"][function], b["defaults"][function]) for b in batch_scores))
+    return DesignConfirmed(function, moves, each(lambda t, d: math.log(t.geomean / d.geomean)),
+                           each(lambda t, d: math.log(t.worst[1] / VARIANT_FLOOR)),
+                           each(lambda t, d: math.log(d.worst[1] / VARIANT_FLOOR)))
 
 
 def settle_design(confirmed: list[DesignConfirmed], choices: list[Choice]) -> list[Choice]:
