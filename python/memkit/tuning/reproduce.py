@@ -187,7 +187,8 @@ class DesignConfirmed:
 
     def says(self) -> str:
         what = ", ".join(f"{c.name} {c.show(c.default)} -> {c.show(c.value)}" for c in self.moves)
-        worst = f"worst level {self.floor.says()} the {VARIANT_FLOOR:.2f}x floor"
+        lo, hi = (VARIANT_FLOOR * math.exp(g) for g in (min(self.floor.gains), max(self.floor.gains)))
+        worst = f"its worst level {lo:.2f}-{hi:.2f}x glibc by batch, against the {VARIANT_FLOOR:.2f}x floor"
         if self.kept:
             return f"{self.function} ({what}): {self.gain.says()} over the levels, {worst}; kept"
         return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, {worst}; not "
