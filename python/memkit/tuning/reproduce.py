@@ -33,6 +33,11 @@ from memkit.lab.sizes import fmt_size
 from memkit.tuning.tune import Choice, Times, fmt_candidate, tuned_tunables
 
 
+# The timed stages' rule proposes a move at p <= tune.ALPHA; confirming in
+# batches is what keeps a move out of the profile, so a proposal needs less.
+PROPOSE_ALPHA = 0.1
+
+
 def cell_gains(batches: list[Times], cell, challenger: str = "tuned", incumbent: str = "defaults") -> list[float]:
     """Per batch: the log of the median over its rounds of incumbent time /
     challenger time at one cell (> 0: the challenger faster)."""
