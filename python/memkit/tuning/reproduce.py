@@ -196,8 +196,10 @@ class DesignConfirmed:
         worst = f"its worst level {lo:.2f}-{hi:.2f}x glibc by batch, against the {VARIANT_FLOOR:.2f}x floor"
         if self.kept:
             return f"{self.function} ({what}): {self.gain.says()} over the levels, {worst}; kept"
-        return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, {worst}; not "
-                f"better in every batch beyond that noise); default{'s' if len(self.moves) > 1 else ''} kept")
+        why = ("not faster in every batch beyond that noise" if self.gain.verdict() <= 0 else
+               "not above the floor in every batch beyond that noise")
+        return (f"{self.function} ({what}): not sure ({self.gain.says()} over the levels, {worst}; {why}); "
+                f"default{'s' if len(self.moves) > 1 else ''} kept")
 
 
 def design_confirmed(function: str, moves: list, batch_scores: list[dict]) -> DesignConfirmed:
