@@ -13,19 +13,23 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judging import stats
+from memkit.judging import between_batches, stats
 from memkit.lab import experiments as lab
 from memkit.lab.fingerprint import runnable_variants
 from memkit.lab.sizes import fmt_size
 from memkit.programs import recording
-from memkit.tuning import catalogue, level_choice, tune, tune_experiment
+from memkit.tuning import catalogue, level_choice, reproduce, tune, tune_experiment
 
 
 def method_text(s: dict, grid: list[int], program: bool = False) -> str:
     need = stats.sign_test_wins_needed(s["rounds"], tune.ALPHA)
+    confirmed = ("" if program else
+                 f"; every move proposed so (or at p<={reproduce.PROPOSE_ALPHA}) is written only if "
+                 f"{between_batches.BATCHES} independent batches against the defaults all find it faster "
+                 f"beyond their spread (one-sided t test p<={between_batches.BATCH_ALPHA})")
     rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
             f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
-            f"at least {tune.MARGIN:.0%} at the median" if need is not None else
+            f"at least {tune.MARGIN:.0%} at the median{confirmed}" if need is not None else
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
     what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
