@@ -94,7 +94,7 @@ def test_the_value_goes_toward_the_default_over_sizes_that_ran_equal():
     got = confirmed(lambda b, c: 1.25 if 11 * MiB <= c[1] < 16 * MiB else 1.0)
     assert got.kept and got.value == GRID[1]
     assert sorted(c[1] for c in got.given_back) == [8 * MiB, 9 * MiB + MiB // 2]
-    assert "(proposed 8 MiB; 8 MiB-9.5 MiB equal within the between-batch noise" in got.says()
+    assert "(proposed 8 MiB, timed from 8 MiB; 8 MiB-9.5 MiB equal within the between-batch noise" in got.says()
     (choice,) = reproduce.settle([got], [lowered_to(8 * MiB)])
     assert choice.moved and choice.value == GRID[1] and "(proposed 8 MiB)" in choice.why
 
@@ -103,6 +103,20 @@ def test_a_move_stops_short_of_giving_back_a_gain_the_batches_agree_on():
     # faster everywhere it moves: every point toward the default would give some back
     got = confirmed(lambda b, c: 1.25 if c[1] < 16 * MiB else 1.0)
     assert got.value == 8 * MiB
+
+
+def test_the_batches_look_one_grid_point_beyond_the_proposal_whichever_it_was():
+    # one run proposes 11.5 MiB, the next 8 MiB: both are timed from a point beyond and walk back alike
+    faster_from_8 = lambda b, c: 1.25 if c[1] < 16 * MiB else 1.0
+    for proposal in (GRID[1], 8 * MiB):
+        timed = reproduce.reach(lowered_to(proposal), GRID)
+        assert timed == (8 * MiB if proposal == GRID[1] else 8 * MiB)   # the grid's first point: nothing below
+        (got,) = reproduce.confirm([lowered_to(timed)], DEFAULTS, CELLS, batches_of(CELLS, faster_from_8),
+                                   CopyPaths(), GRID, {"nt_copy_threshold": proposal})
+        assert got.kept and got.value == 8 * MiB and got.proposed == proposal
+    assert reproduce.reach(lowered_to(GRID[1]), GRID) == 8 * MiB
+    assert reproduce.reach(tune.Choice("parallel_threshold", 4 * MiB, 8 * MiB, "", True), GRID) == GRID[1]
+    assert reproduce.reach(tune.Choice("nt_copy_threshold", 16 * MiB, None, "", True), GRID) is None
 
 
 def test_a_move_slower_at_some_size_is_not_kept_there():

@@ -8,6 +8,7 @@ thresholds instead (tuning/glibc_tune.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -293,12 +294,15 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
     if not moved:
         return choices
     every = tune.workload_cells(paths, tune.confirmation_sizes(grid, s))
+    proposed = {c.name: c.value for c in moved}
+    moved = [dataclasses.replace(c, value=reproduce.reach(c, grid)) for c in moved]
     tuned = tune.tuned_tunables(defaults, moved)
     at_tuned, at_defaults = paths.of_cells(tuned, every), paths.of_cells(defaults, every)
     cells = [c for c in every if at_tuned[c] != at_defaults[c]]
     p = tune_experiment.Plan({"defaults": "", "tuned": catalogue.tunables_text(tuned)}, cells,
                              rounds=s["per_process"], processes=1, batch_ns=s["batch_ns"])
-    print(f"\n== confirming {len(moved)} move(s): the tuned settings against the defaults in "
+    print(f"\n== confirming {len(moved)} move(s), each timed one grid point beyond its proposal: "
+          f"{', '.join(f'{c.name} {c.show(proposed[c.name])}' for c in moved)}; the tuned settings against the defaults in "
           f"{between_batches.BATCHES} independent batches ({p.rounds} interleaved rounds in one process "
           f"per size band each), on the {len(cells)} cells whose path they change", flush=True)
     batches = []
@@ -306,7 +310,7 @@ def confirm_moves(timer, choices: list, defaults: dict, grid: list[int], s: dict
         batches.append(tune_experiment.measure(
             timer, p, on_progress=lambda pr, b=b: progress.update(pr, f"confirm {b + 1}/{between_batches.BATCHES} ")))
         progress.clear()
-    confirmed = reproduce.confirm(moved, defaults, cells, batches, paths, grid)
+    confirmed = reproduce.confirm(moved, defaults, cells, batches, paths, grid, proposed)
     print("\n".join(f"  {c.says()}" for c in confirmed))
     return reproduce.settle(confirmed, choices)
 

@@ -35,7 +35,7 @@ from memkit.tuning.tune import Choice, Times, fmt_candidate, tuned_tunables
 
 # The timed stages' rule proposes a move at p <= tune.ALPHA; confirming in
 # batches is what keeps a move out of the profile, so a proposal needs less.
-PROPOSE_ALPHA = 0.1
+PROPOSE_ALPHA = 0.2
 
 
 def cell_gains(batches: list[Times], cell, challenger: str = "tuned", incumbent: str = "defaults") -> list[float]:
@@ -66,6 +66,20 @@ def candidate_values(choice: Choice, grid: list[int]) -> list:
     return [v] + sorted((g for g in grid if d < g < v), reverse=True)
 
 
+def reach(choice: Choice, grid: list[int]):
+    """The value the batches time a move at: one grid point beyond the
+    proposed value, away from the default, so that where the proposal
+    itself lands (8 or 11.3 MiB, by one run's noise) the batches look at the
+    same sizes and the walk toward the default decides."""
+    v, d = choice.value, choice.default
+    if v is None:
+        return v
+    beyond = [g for g in grid if g < v] if d is None or v < d else [g for g in grid if g > v]
+    if not beyond:
+        return v
+    return max(beyond) if d is None or v < d else min(beyond)
+
+
 def span(cells: list) -> str:
     sizes = sorted({c[1] for c in cells})
     return fmt_size(sizes[0]) if len(sizes) == 1 else f"{fmt_size(sizes[0])}-{fmt_size(sizes[-1])}"
@@ -74,13 +88,15 @@ def span(cells: list) -> str:
 @dataclass
 class Confirmed:
     """What the batches said of one proposed move."""
-    choice: Choice                      # as the timed stage or the levels proposed it
+    choice: Choice                      # as timed: the proposal carried to reach()
     value: object                       # what is kept: choice.default when not sure
     cells: list                         # the cells the kept (else the proposed) value decides
     gain: Optional[Batches]             # their gain, per batch
     given_back: list = field(default_factory=list)   # cells between the proposed and kept value
     given_gain: Optional[Batches] = None
-    hurt: list = field(default_factory=list)         # cells the proposed value made slower, by the rule
+    hurt: list = field(default_factory=list)         # cells the timed value made slower, by the rule
+    proposed: object = None                          # the timed stage's value
+
 
     @property
     def kept(self) -> bool:
@@ -101,49 +117,63 @@ class Confirmed:
         line = (f"{c.name}: {show(c.default)} -> {show(self.value)}: {self.gain.says()} at {span(self.cells)}, "
                 f"faster in every batch")
         if self.given_back:
-            line += (f" (proposed {show(c.value)}; {span(self.given_back)} equal within the between-batch noise: "
-                     f"{self.given_gain.says()})")
+            line += (f" (proposed {show(self.proposed)}, timed from {show(c.value)}; {span(self.given_back)} "
+                     f"equal within the between-batch noise: {self.given_gain.says()})")
         return line
 
 
 def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Times], paths,
-            grid: list[int]) -> list[Confirmed]:
+            grid: list[int], proposed: Optional[dict] = None) -> list[Confirmed]:
     """Each move judged on the batches (labels "defaults" and "tuned", every
-    proposed move in force under "tuned"): the cells where it decides the
-    path (as tune.confirm), its value walked from the proposed one toward
-    the default over the grid (candidate_values) while the sizes given back
-    gain nothing the batches agree on; kept at the last value whose own
-    cells are faster by the rule and none slower, else not sure."""
+    move of `moved` in force under "tuned", at the value timed: reach() of
+    the proposal, which `proposed` names by tunable): the cells where it decides the
+    path (as tune.confirm), its value walked from the timed one toward the
+    default over the grid (candidate_values), each step giving back sizes
+    the batches agree on no gain at; kept at the last value whose own cells
+    are faster by the rule and none slower, else not sure."""
     with_all = paths.of_cells(tuned_tunables(defaults, moved), cells)
     slower = {c for c in cells if Batches(tuple(cell_gains(batches, c))).verdict() < 0}
+    withouts = {m.name: paths.of_cells(tuned_tunables(defaults, [o for o in moved if o is not m]), cells)
+                for m in moved}
+    # a cell two moves decide (a pool's copy: parallel_threshold and the
+    # copy's own) speaks for neither where a move has cells of its own
+    deciders = {c: sum(with_all[c] != w[c] for w in withouts.values()) for c in cells}
     out = []
     for m in moved:
         others = [o for o in moved if o is not m]
-        without = paths.of_cells(tuned_tunables(defaults, others), cells)
+        without = withouts[m.name]
 
         def decided(value):
-            """The cells `value` decides, or None where the batches did not time
-            them on the path it would run."""
+            """The cells `value` decides (its own, where it has any), or None
+            where the batches did not time them on the path it would run."""
             at = paths.of_cells(tuned_tunables(defaults, others + [Choice(m.name, m.default, value, "", True)]), cells)
             mine = [c for c in cells if at[c] != without[c]]
-            return mine if all(at[c] == with_all[c] for c in mine) else None
+            if not all(at[c] == with_all[c] for c in mine):
+                return None
+            return [c for c in mine if deciders[c] == 1] or mine
 
-        proposed = decided(m.value) or []
-        if not proposed:
-            out.append(Confirmed(m, m.value, [], None))
+        was = (proposed or {}).get(m.name, m.value)
+        timed = decided(m.value) or []
+        if not timed:
+            out.append(Confirmed(m, was, [], None, proposed=was))
             continue
-        got = Confirmed(m, m.default, proposed, gain_over(batches, proposed),
-                        hurt=[c for c in proposed if c in slower])
+        got = Confirmed(m, m.default, timed, gain_over(batches, timed),
+                        hurt=[c for c in timed if c in slower], proposed=was)
+        first = last = None   # the cells of the first and the last value kept
         for value in candidate_values(m, grid):
             mine = decided(value)
             if not mine:
                 continue
-            back = [c for c in proposed if c not in mine]
-            if back and gain_over(batches, back).verdict() > 0:
-                break   # giving these back loses a gain the batches agree on
+            if last is not None:
+                step = [c for c in last if c not in mine]
+                if step and gain_over(batches, step).verdict() > 0:
+                    break   # giving these back loses a gain the batches agree on
             gain = gain_over(batches, mine)
             if gain.verdict() > 0 and not any(c in slower for c in mine):
-                got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None)
+                first, last = first or mine, mine
+                back = [c for c in first if c not in mine]
+                got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None,
+                                proposed=was)
         out.append(got)
     return out
 
