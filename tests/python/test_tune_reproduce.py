@@ -130,6 +130,30 @@ def scored(function, geomean, worst):
     return level_choice.LevelScore("x", function, {"l1": geomean * geomean / worst, "dram": worst}, ("l1", "dram"))
 
 
+class PoolPaths(CopyPaths):
+    """And the pool's copy: one thread or the pool by parallel_threshold,
+    then the copy's own path by nt_copy_threshold."""
+
+    def ask(self, spec, op, sizes):
+        if op != "pcopy":
+            return super().ask(spec, op, sizes)
+        t = catalogue.parse_tunables(spec).get("parallel_threshold")
+        return [("pool " if t is not None and s >= t else "one ") + p
+                for s, p in zip(sizes, super().ask(spec, "copy", sizes))]
+
+
+def test_a_size_two_moves_decide_does_not_sink_the_move_with_sizes_of_its_own():
+    # the pool from 8 MiB is slower (0.8x) on the pool's copies, which the copy's move also decides
+    cells = CELLS + [("pcopy", s) for s in SIZES]
+    moves = [lowered_to(8 * MiB), tune.Choice("parallel_threshold", 32 * MiB, 8 * MiB, "timed stage", True)]
+    factor = lambda b, c: 0.8 if c[0] == "pcopy" and 8 * MiB <= c[1] < 32 * MiB else 1.25 if c[1] < 16 * MiB else 1.0
+    got = {c.choice.name: c for c in reproduce.confirm(moves, dict(DEFAULTS, parallel_threshold=32 * MiB), cells,
+                                                       batches_of(cells, factor), PoolPaths(), GRID)}
+    copy, pool = got["nt_copy_threshold"], got["parallel_threshold"]
+    assert copy.kept and copy.value == 8 * MiB and {c[0] for c in copy.cells} == {"copy"}
+    assert not pool.kept and pool.hurt
+
+
 def test_small_design_moves_are_kept_per_function_only_where_every_batch_agrees():
     moves = [tune.Choice("memmove", "evex", "avx2", "levels", True),
              tune.Choice("memset", "evex", "avx2", "levels", True)]
