@@ -154,6 +154,28 @@ def test_a_size_two_moves_decide_does_not_sink_the_move_with_sizes_of_its_own():
     assert not pool.kept and pool.hurt
 
 
+class WindowPaths(CopyPaths):
+    """rep movsb from rep_movsb_threshold below rep_movsb_stop, else the copy's own path."""
+
+    def ask(self, spec, op, sizes):
+        t = catalogue.parse_tunables(spec)
+        lo, hi = t.get("rep_movsb_threshold"), t.get("rep_movsb_stop")
+        return ["rep" if lo is not None and s >= lo and (hi is None or s < hi) else p
+                for s, p in zip(sizes, super().ask(spec, op, sizes))]
+
+
+def test_the_end_of_a_window_whose_start_is_not_sure_goes_back_to_its_default():
+    # rep movsb from 8 MiB ran equal to the loop; its end at 11.5 MiB "won" only against rep movsb beyond it
+    moves = [tune.Choice("rep_movsb_threshold", None, 8 * MiB, "", True),
+             tune.Choice("rep_movsb_stop", None, GRID[1], "", True)]
+    defaults = dict(DEFAULTS, rep_movsb_threshold=None, rep_movsb_stop=None)
+    got = reproduce.confirm(moves, defaults, CELLS, batches_of(CELLS, lambda b, c: 1.3 if c[1] >= 16 * MiB else 1.0),
+                            WindowPaths(), GRID)
+    assert [c.kept for c in got] == [False, False] and got[1].alone
+    assert got[1].says() == ("rep_movsb_stop: not sure (without the moves not sure it changes no re-timed size); "
+                             "default never kept")
+
+
 def test_small_design_moves_are_kept_per_function_only_where_every_batch_agrees():
     moves = [tune.Choice("memmove", "evex", "avx2", "levels", True),
              tune.Choice("memset", "evex", "avx2", "levels", True)]

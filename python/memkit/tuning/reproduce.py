@@ -96,6 +96,7 @@ class Confirmed:
     given_gain: Optional[Batches] = None
     hurt: list = field(default_factory=list)         # cells the timed value made slower, by the rule
     proposed: object = None                          # the timed stage's value
+    alone: bool = False                              # it changes no timed size without moves not sure
 
 
     @property
@@ -104,10 +105,13 @@ class Confirmed:
 
     @property
     def untimed(self) -> bool:
-        return not self.cells
+        return not self.cells and not self.alone
 
     def says(self) -> str:
         c, show = self.choice, self.choice.show
+        if self.alone:
+            return (f"{c.name}: not sure (without the moves not sure it changes no re-timed size); "
+                    f"default {show(c.default)} kept")
         if self.untimed:
             return f"{c.name}: {show(c.default)} -> {show(c.value)}: no re-timed size runs another path under it; kept"
         if not self.kept:
@@ -126,36 +130,57 @@ def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Time
             grid: list[int], proposed: Optional[dict] = None) -> list[Confirmed]:
     """Each move judged on the batches (labels "defaults" and "tuned", every
     move of `moved` in force under "tuned", at the value timed: reach() of
-    the proposal, which `proposed` names by tunable): the cells where it decides the
-    path (as tune.confirm), its value walked from the timed one toward the
-    default over the grid (candidate_values), each step giving back sizes
-    the batches agree on no gain at; kept at the last value whose own cells
-    are faster by the rule and none slower, else not sure."""
+    the proposal, which `proposed` names by tunable): the cells where it
+    decides the path (as tune.confirm), its value walked from the timed one
+    toward the default over the grid (candidate_values), each step giving
+    back sizes the batches agree on no gain at; kept at the last value whose
+    own cells are faster by the rule and none slower, else not sure.  A
+    move is judged beside the others kept: judged again without those found
+    not sure (rep movsb's end means nothing without its start), until none
+    drops; one that then changes no timed size goes back to its default."""
     with_all = paths.of_cells(tuned_tunables(defaults, moved), cells)
     slower = {c for c in cells if Batches(tuple(cell_gains(batches, c))).verdict() < 0}
-    withouts = {m.name: paths.of_cells(tuned_tunables(defaults, [o for o in moved if o is not m]), cells)
-                for m in moved}
+    out = {}
+    active = list(moved)
+    while active:
+        for got in judge_beside(active, len(active) < len(moved), defaults, cells, batches, paths, grid,
+                                proposed or {}, with_all, slower):
+            out[got.choice.name] = got
+        left = [m for m in active if out[m.name].kept]
+        if len(left) == len(active):
+            break
+        active = left
+    return [out[m.name] for m in moved]
+
+
+def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, batches, paths, grid, proposed: dict,
+                 with_all: dict, slower: set) -> list[Confirmed]:
+    """confirm()'s one pass: each move of `active` with the others of it in
+    force and every other move at its default; only the cells the batches
+    timed on the path it would run count."""
+    withouts = {m.name: paths.of_cells(tuned_tunables(defaults, [o for o in active if o is not m]), cells)
+                for m in active}
+    at_active = paths.of_cells(tuned_tunables(defaults, active), cells)
     # a cell two moves decide (a pool's copy: parallel_threshold and the
     # copy's own) speaks for neither where a move has cells of its own
-    deciders = {c: sum(with_all[c] != w[c] for w in withouts.values()) for c in cells}
+    deciders = {c: sum(at_active[c] != w[c] for w in withouts.values()) for c in cells}
     out = []
-    for m in moved:
-        others = [o for o in moved if o is not m]
+    for m in active:
+        others = [o for o in active if o is not m]
         without = withouts[m.name]
 
         def decided(value):
-            """The cells `value` decides (its own, where it has any), or None
-            where the batches did not time them on the path it would run."""
+            """The cells `value` decides that the batches timed on the path it
+            would run (its own, where it has any)."""
             at = paths.of_cells(tuned_tunables(defaults, others + [Choice(m.name, m.default, value, "", True)]), cells)
-            mine = [c for c in cells if at[c] != without[c]]
-            if not all(at[c] == with_all[c] for c in mine):
-                return None
+            mine = [c for c in cells if at[c] != without[c] and at[c] == with_all[c]]
             return [c for c in mine if deciders[c] == 1] or mine
 
-        was = (proposed or {}).get(m.name, m.value)
-        timed = decided(m.value) or []
-        if not timed:
-            out.append(Confirmed(m, was, [], None, proposed=was))
+        was = proposed.get(m.name, m.value)
+        timed = decided(m.value)
+        if not timed:   # kept only if it never had a timed size: with the others dropped, it does nothing
+            out.append(Confirmed(m, m.default if after_drops else was, [], None, proposed=was,
+                                 alone=after_drops))
             continue
         got = Confirmed(m, m.default, timed, gain_over(batches, timed),
                         hurt=[c for c in timed if c in slower], proposed=was)
