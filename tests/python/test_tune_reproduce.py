@@ -42,8 +42,10 @@ def batches_of(cells, factor, batches=4, rounds=4, seed=3):
     return out
 
 
-GRID = [8 * MiB, 11 * MiB + MiB // 2, 16 * MiB, 22 * MiB, 32 * MiB]      # the tuning grid's points
-SIZES = sorted(GRID + [9 * MiB + MiB // 2, 13 * MiB + MiB // 2, 19 * MiB])   # and the sizes between
+# the tuning grid's points, two an octave, and the sizes between
+GRID = [4 * MiB, 5 * MiB + MiB * 3 // 4, 8 * MiB, 11 * MiB + MiB // 2, 16 * MiB, 22 * MiB, 32 * MiB]
+SIZES = sorted(GRID + [4 * MiB + MiB * 3 // 4, 6 * MiB + MiB * 3 // 4, 9 * MiB + MiB // 2, 13 * MiB + MiB // 2,
+                       19 * MiB])
 CELLS = [("copy", s) for s in SIZES]
 DEFAULTS = {"nt_copy_threshold": 16 * MiB}
 
@@ -89,14 +91,20 @@ def test_a_plateau_below_the_default_is_no_move():
     assert not got.kept
 
 
-def test_the_value_goes_toward_the_default_over_sizes_that_ran_equal():
-    # faster from 11.5 MiB on, equal at 8-9.5 MiB: 11.5 MiB is what the batches can tell apart
+def test_the_value_goes_toward_the_default_by_octaves_over_sizes_that_ran_equal():
+    # timed from 4 MiB: equal at 4-6.75 MiB, faster from 8 MiB: the octave 8 MiB is kept
+    got = confirmed(lambda b, c: 1.25 if 8 * MiB <= c[1] < 16 * MiB else 1.0, value=4 * MiB)
+    assert got.kept and got.value == 8 * MiB
+    assert sorted(c[1] for c in got.given_back) == [s for s in SIZES if s < 8 * MiB]
+    assert "(proposed 4 MiB, timed from 4 MiB; 4 MiB-6.8 MiB equal within the between-batch noise" in got.says()
+    (choice,) = reproduce.settle([got], [lowered_to(4 * MiB)])
+    assert choice.moved and choice.value == 8 * MiB and "(proposed 4 MiB)" in choice.why
+
+
+def test_a_value_half_an_octave_apart_is_rounded_to_the_octave():
+    # equal at 8-9.5 MiB, faster at 11.5-13.5 MiB: the batches cannot tell 8 from 11.5 MiB between runs
     got = confirmed(lambda b, c: 1.25 if 11 * MiB <= c[1] < 16 * MiB else 1.0)
-    assert got.kept and got.value == GRID[1]
-    assert sorted(c[1] for c in got.given_back) == [8 * MiB, 9 * MiB + MiB // 2]
-    assert "(proposed 8 MiB, timed from 8 MiB; 8 MiB-9.5 MiB equal within the between-batch noise" in got.says()
-    (choice,) = reproduce.settle([got], [lowered_to(8 * MiB)])
-    assert choice.moved and choice.value == GRID[1] and "(proposed 8 MiB)" in choice.why
+    assert got.kept and got.value == 8 * MiB
 
 
 def test_a_move_stops_short_of_giving_back_a_gain_the_batches_agree_on():
@@ -106,23 +114,24 @@ def test_a_move_stops_short_of_giving_back_a_gain_the_batches_agree_on():
 
 
 def test_the_batches_look_one_grid_point_beyond_the_proposal_whichever_it_was():
-    # one run proposes 11.5 MiB, the next 8 MiB: both are timed from a point beyond and walk back alike
+    # one run proposes 11.5 MiB, the next 8 MiB: both are timed from a point beyond and land on the octave
     faster_from_8 = lambda b, c: 1.25 if c[1] < 16 * MiB else 1.0
-    for proposal in (GRID[1], 8 * MiB):
+    for proposal in (GRID[3], 8 * MiB):
         timed = reproduce.reach(lowered_to(proposal), GRID)
-        assert timed == (8 * MiB if proposal == GRID[1] else 8 * MiB)   # the grid's first point: nothing below
+        assert timed == (8 * MiB if proposal == GRID[3] else GRID[1])
         (got,) = reproduce.confirm([lowered_to(timed)], DEFAULTS, CELLS, batches_of(CELLS, faster_from_8),
                                    CopyPaths(), GRID, {"nt_copy_threshold": proposal})
         assert got.kept and got.value == 8 * MiB and got.proposed == proposal
-    assert reproduce.reach(lowered_to(GRID[1]), GRID) == 8 * MiB
-    assert reproduce.reach(tune.Choice("parallel_threshold", 4 * MiB, 8 * MiB, "", True), GRID) == GRID[1]
+    assert reproduce.reach(lowered_to(GRID[3]), GRID) == 8 * MiB
+    assert reproduce.reach(lowered_to(GRID[0]), GRID) == GRID[0]   # the grid's first point: nothing below
+    assert reproduce.reach(tune.Choice("parallel_threshold", 4 * MiB, 8 * MiB, "", True), GRID) == GRID[3]
     assert reproduce.reach(tune.Choice("nt_copy_threshold", 16 * MiB, None, "", True), GRID) is None
 
 
 def test_a_move_slower_at_some_size_is_not_kept_there():
     # 1.3x at 11.5-13.5 MiB, 0.8x at 8-9.5 MiB in every batch: the move to 8 MiB hurts
     got = confirmed(lambda b, c: 1.3 if 11 * MiB <= c[1] < 16 * MiB else 0.8 if c[1] < 16 * MiB else 1.0)
-    assert got.kept and got.value == GRID[1]   # only where it helps
+    assert got.kept and got.value == GRID[3]   # only where it helps: no octave holds, the half octave does
 
 
 def scored(function, geomean, worst):
@@ -167,7 +176,7 @@ class WindowPaths(CopyPaths):
 def test_the_end_of_a_window_whose_start_is_not_sure_goes_back_to_its_default():
     # rep movsb from 8 MiB ran equal to the loop; its end at 11.5 MiB "won" only against rep movsb beyond it
     moves = [tune.Choice("rep_movsb_threshold", None, 8 * MiB, "", True),
-             tune.Choice("rep_movsb_stop", None, GRID[1], "", True)]
+             tune.Choice("rep_movsb_stop", None, GRID[3], "", True)]
     defaults = dict(DEFAULTS, rep_movsb_threshold=None, rep_movsb_stop=None)
     got = reproduce.confirm(moves, defaults, CELLS, batches_of(CELLS, lambda b, c: 1.3 if c[1] >= 16 * MiB else 1.0),
                             WindowPaths(), GRID)

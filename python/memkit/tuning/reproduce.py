@@ -56,7 +56,7 @@ def gain_over(batches: list[Times], cells: list) -> Batches:
 
 
 def candidate_values(choice: Choice, grid: list[int]) -> list:
-    """The proposed value, then the grid's points strictly between it and
+    """The value timed, then the grid's points strictly between it and
     the default, from it toward the default (None: never, above every size)."""
     v, d = choice.value, choice.default
     if v is None:
@@ -64,6 +64,15 @@ def candidate_values(choice: Choice, grid: list[int]) -> list:
     if d is None or v < d:
         return [v] + [g for g in grid if v < g and (d is None or g < d)]
     return [v] + sorted((g for g in grid if d < g < v), reverse=True)
+
+
+def octave_values(choice: Choice, grid: list[int]) -> list:
+    """candidate_values on whole octaves (powers of two): a value is
+    rounded to the step between-run noise lets tune tell apart.  On Zen 4
+    the batches kept nt_copy_threshold at 8 MiB in some runs and 11.3 MiB in
+    others (8-9.5 MiB 1.11x, batches 0.98-1.26x): half an octave is within
+    that noise, an octave is not."""
+    return [v for v in candidate_values(choice, grid) if v is None or v & (v - 1) == 0]
 
 
 def reach(choice: Choice, grid: list[int]):
@@ -132,9 +141,10 @@ def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Time
     move of `moved` in force under "tuned", at the value timed: reach() of
     the proposal, which `proposed` names by tunable): the cells where it
     decides the path (as tune.confirm), its value walked from the timed one
-    toward the default over the grid (candidate_values), each step giving
-    back sizes the batches agree on no gain at; kept at the last value whose
-    own cells are faster by the rule and none slower, else not sure.  A
+    toward the default over the grid's whole octaves (octave_values), each
+    step giving back sizes the batches agree on no gain at; kept at the last
+    value whose own cells are faster by the rule and none slower; where no
+    octave holds, the same walk over every grid point; else not sure.  A
     move is judged beside the others kept: judged again without those found
     not sure (rep movsb's end means nothing without its start), until none
     drops; one that then changes no timed size goes back to its default."""
@@ -184,21 +194,25 @@ def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, batch
             continue
         got = Confirmed(m, m.default, timed, gain_over(batches, timed),
                         hurt=[c for c in timed if c in slower], proposed=was)
-        first = last = None   # the cells of the first and the last value kept
-        for value in candidate_values(m, grid):
-            mine = decided(value)
-            if not mine:
-                continue
-            if last is not None:
-                step = [c for c in last if c not in mine]
-                if step and gain_over(batches, step).verdict() > 0:
-                    break   # giving these back loses a gain the batches agree on
-            gain = gain_over(batches, mine)
-            if gain.verdict() > 0 and not any(c in slower for c in mine):
-                first, last = first or mine, mine
-                back = [c for c in first if c not in mine]
-                got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None,
-                                proposed=was)
+        # whole octaves first; the grid's every point only where none holds
+        for values in (octave_values(m, grid), candidate_values(m, grid)):
+            first = last = None   # the cells of the first and the last value kept
+            for value in values:
+                mine = decided(value)
+                if not mine:
+                    continue
+                if last is not None:
+                    step = [c for c in last if c not in mine]
+                    if step and gain_over(batches, step).verdict() > 0:
+                        break   # giving these back loses a gain the batches agree on
+                gain = gain_over(batches, mine)
+                if gain.verdict() > 0 and not any(c in slower for c in mine):
+                    first, last = first or mine, mine
+                    back = [c for c in first if c not in mine]
+                    got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None,
+                                    proposed=was)
+            if got.kept:
+                break
         out.append(got)
     return out
 
