@@ -162,6 +162,18 @@ def t_two_sided_p(t: float, df: float) -> float:
     return min(1.0, 2 * float(sf))
 
 
+def mean_beyond_zero_p(xs, greater: bool) -> float:
+    """One-sided p that the mean of xs is above (greater) or below zero:
+    the one-sample t test over few independent values (scipy.stats.ttest_1samp).
+    Identical values (to rounding): 0 when they lie on the side asked, else 1."""
+    xs = list(xs)
+    if len(xs) < 2:
+        return 1.0
+    if max(xs) - min(xs) <= 1e-12 * max(1.0, abs(xs[0])):   # scipy's t is undefined there
+        return 0.0 if (xs[0] > 0 if greater else xs[0] < 0) else 1.0
+    return float(load().ttest_1samp(xs, 0.0, alternative="greater" if greater else "less").pvalue)
+
+
 def robust_scale(xs, center: float) -> float:
     """The noise's standard deviation read from its median absolute
     deviation from `center` (scipy.stats.median_abs_deviation,

@@ -13,19 +13,23 @@ from pathlib import Path
 from typing import Optional
 
 from memkit.errors import MemkitError
-from memkit.judging import stats
+from memkit.judging import between_batches, stats
 from memkit.lab import experiments as lab
 from memkit.lab.fingerprint import runnable_variants
 from memkit.lab.sizes import fmt_size
 from memkit.programs import recording
-from memkit.tuning import catalogue, level_choice, tune, tune_experiment
+from memkit.tuning import catalogue, level_choice, reproduce, tune, tune_experiment
 
 
 def method_text(s: dict, grid: list[int], program: bool = False) -> str:
     need = stats.sign_test_wins_needed(s["rounds"], tune.ALPHA)
+    confirmed = ("" if program else
+                 f"; every move proposed so (or at p<={reproduce.PROPOSE_ALPHA}) is written only if "
+                 f"{between_batches.BATCHES} independent batches against the defaults all find it faster "
+                 f"beyond their spread (one-sided t test p<={between_batches.BATCH_ALPHA})")
     rule = (f"a threshold moves off the built-in default only where another strategy was faster in "
             f"at least {need}/{s['rounds']} paired rounds (one-sided sign test p<={tune.ALPHA}) and by "
-            f"at least {tune.MARGIN:.0%} at the median" if need is not None else
+            f"at least {tune.MARGIN:.0%} at the median{confirmed}" if need is not None else
             f"{s['rounds']} rounds are too few for the sign test to reach p<={tune.ALPHA}: "
             "no threshold can move")
     what = "mk_memset and mk_memcpy" if program else "mk_memset, mk_memcpy and mk_parallel_*"
@@ -61,11 +65,13 @@ SIZES_EXPERIMENT = lab.PREFIX + "size-distributions"
 # defaults; a variant's code and data placement moves small calls between
 # processes, so --quick (one process) does not choose there.
 VARIANT_RUNS = (11, 3)
+# each independent batch confirming the small-size design (commands.tune): one process
+CONFIRM_RUNS = (11, 1)
 
 
 def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, candidates: dict,
                    functions=level_choice.VARIANT_FUNCTIONS, data: Optional[str] = None,
-                   over: Optional[dict] = None) -> list[level_choice.LevelScore]:
+                   over: Optional[dict] = None, runs: tuple = VARIANT_RUNS) -> list[level_choice.LevelScore]:
     """Each candidate (name or size -> its MEMKIT_TUNABLES) in force in turn,
     by memkit-exp-size-distributions beside the timing program, scored for
     `functions`: on the production distributions at every level of
@@ -80,7 +86,7 @@ def measure_levels(timer: Path, quick: bool, progress, step: str, what: str, can
     if not os.access(program, os.X_OK):
         print(f"== {step} {what}: not measured ({program} is not there)", flush=True)
         return []
-    rounds, processes = VARIANT_RUNS
+    rounds, processes = runs
     over = {fn: lvs for fn, lvs in over.items() if fn in functions} if over else None
     if over:
         levels = sorted({lv for lvs in over.values() for lv in lvs})

@@ -175,16 +175,17 @@ class Pick:
 
 
 def pick(times: Times, family: str, names: list[str], ops: list[str], size: int,
-         default: str) -> Pick:
-    """The fastest challenger that beats the incumbent with confidence on
-    the ops together and is not confidently slower on any one of them."""
+         default: str, alpha: float = ALPHA) -> Pick:
+    """The fastest challenger that beats the incumbent with confidence
+    (alpha) on the ops together and is not confidently slower on any one of
+    them."""
     best = None
     for name in names:
         if name == default:
             continue
         ch, inc = f"{family}:{name}", f"{family}:{default}"
         ev = paired(times, ch, inc, ops, size)
-        if not ev.faster() or any(paired(times, ch, inc, [op], size).slower() for op in ops):
+        if not ev.faster(alpha) or any(paired(times, ch, inc, [op], size).slower() for op in ops):
             continue
         if best is None or ev.median > best.median:
             best = ev
@@ -197,8 +198,9 @@ class TimedPicks:
     """The deciders' source of picks: tune's timings (pick); every pick made
     is kept, by the workloads it judged, for the evidence file."""
 
-    def __init__(self, times: Times):
+    def __init__(self, times: Times, alpha: float = ALPHA):
         self.times = times
+        self.alpha = alpha
         self.made: dict = {}   # (ops, size) -> Pick
 
     def names(self, family: str) -> list[str]:
@@ -206,7 +208,7 @@ class TimedPicks:
         return [k.split(":", 1)[1] for k in self.times if k.startswith(f"{family}:")]
 
     def __call__(self, family: str, names: list[str], ops: list[str], size: int, default: str) -> Pick:
-        got = pick(self.times, family, names, ops, size, default)
+        got = pick(self.times, family, names, ops, size, default, self.alpha)
         self.made[(tuple(ops), size)] = got
         return got
 
