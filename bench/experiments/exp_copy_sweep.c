@@ -359,9 +359,11 @@ static void misaligned_sweep(lab_ctx *ctx, const options *o, const lab_method *c
     }
 }
 
-/* Per unaligned copier: how much its worst misaligned destination costs. */
-static void misaligned_verdicts(lab_ctx *ctx, const lab_method *cs, size_t nc,
-                                lab_summary *worst_of, const size_t *worst_size)
+/* Per unaligned copier, the verdict on its worst case (worst_of[c], at
+ * worst_size[c]): "NAME: <costs> 1.40x <than> (at SIZE; speed-up
+ * [lo..hi]): a cliff ..."; frees the summaries. */
+static void slowdown_verdicts(lab_ctx *ctx, const lab_method *cs, size_t nc, lab_summary *worst_of,
+                              const size_t *worst_size, const char *costs, const char *than)
 {
     for (size_t c = 0; c < nc; c++) {
         const lab_summary *w = &worst_of[c];
@@ -370,12 +372,11 @@ static void misaligned_verdicts(lab_ctx *ctx, const lab_method *cs, size_t nc,
         char sz[32], iv[80];
         double slow = 1 / w->ratio;
         int j = lab_judge(w->ratio_lo, w->ratio_hi);
-        lab_verdict(ctx, "%s: a misaligned destination costs at most %.2fx the aligned time for "
-                         "4 KiB..1 MiB (at %s; speed-up %s)%s", cs[c].name, slow,
+        lab_verdict(ctx, "%s: %s %.2fx %s (at %s; speed-up %s)%s", cs[c].name, costs, slow, than,
                     lab_fmt_size(worst_size[c], sz, sizeof sz),
                     lab_interval_text(w->ratio_lo, w->ratio_hi, iv, sizeof iv),
                     j == 0   ? ": no slower beyond the noise"
-                    : j > 0  ? ": faster than aligned"
+                    : j > 0  ? ": faster"
                     : slow >= CLIFF ? ": a cliff (2x or more)"
                                     : ": slower, but no cliff (under 2x)");
         lab_summary_free(&worst_of[c]);
@@ -477,22 +478,8 @@ static void page_end_sweep(lab_ctx *ctx, const lab_method *cs, size_t nc)
         printf("\n");
         fflush(stdout);
     }
-    for (size_t c = 0; c < nc; c++) {
-        const lab_summary *w = &worst[c];
-        if (align_of(&cs[c]) != 1 || !w->has_ratio)
-            continue;
-        char sz[32], iv[80];
-        double slow = 1 / w->ratio;
-        int j = lab_judge(w->ratio_lo, w->ratio_hi);
-        lab_verdict(ctx, "%s: a small copy ending at an unmapped page takes at most %.2fx its "
-                         "mid-page time (at %s; speed-up %s)%s", cs[c].name, slow,
-                    lab_fmt_size(worst_n[c], sz, sizeof sz),
-                    lab_interval_text(w->ratio_lo, w->ratio_hi, iv, sizeof iv),
-                    j >= 0          ? ": no slower beyond the noise"
-                    : slow >= CLIFF ? ": a cliff (2x or more)"
-                                    : ": slower, but no cliff (under 2x)");
-        lab_summary_free(&worst[c]);
-    }
+    slowdown_verdicts(ctx, cs, nc, worst, worst_n,
+                      "a small copy ending at an unmapped page takes at most", "its mid-page time");
     guarded_pages_free(&g);
 }
 
@@ -520,7 +507,8 @@ static int run(lab_ctx *ctx)
     size_t worst_size[MAX_COPIERS] = {0};
     misaligned_sweep(ctx, &o, cs, nc, dst, src, nsizes, worst_of, worst_size);
     lab_progress(ctx, nsizes, nsizes, "done");
-    misaligned_verdicts(ctx, cs, nc, worst_of, worst_size);
+    slowdown_verdicts(ctx, cs, nc, worst_of, worst_size, "a misaligned destination costs at most",
+                      "the aligned time for 4 KiB..1 MiB");
     page_end_sweep(ctx, cs, nc);
     lab_ranking_verdicts(ctx, rk);
     lab_free(src, cap);
