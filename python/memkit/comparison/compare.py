@@ -387,7 +387,7 @@ def _read(key: tuple, a: dict, b: dict, busy: bool, floors: identical_runs.Floor
     load = BUSY_FACTOR if busy else 1.0
     paired = _paired_ratio(a, b, better)
     alone = min_effect(a, basis) * load
-    if paired and not math.isinf(alone):
+    if not math.isinf(alone):
         alone = floors.floor("point", identical_runs.series_key(a), alone).effect
     return Reading(key, a, b, (ratio, lo, hi, p), basis, ((min(sa), max(sa)), (min(sb), max(sb))), better,
                    alone, between_run_effect(a),

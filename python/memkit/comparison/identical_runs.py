@@ -36,7 +36,7 @@ from typing import Optional, Sequence
 
 from memkit.comparison.samples import baseline_key, headline, paired_samples, samples_of
 from memkit.judging import stats
-from memkit.judging.judge import BAND_MIN, HISTORY_MIN_PAIRS, NOISE_MARGIN, SERIES_MIN
+from memkit.judging.judge import BAND_MIN, HISTORY_MIN_PAIRS, LOCAL_MIN, NOISE_MARGIN, NULL_CLIP, NULL_MIN, SERIES_MIN
 from memkit.results import records
 
 REFERENCE = Path(__file__).resolve().parents[1] / "judging" / "identical-runs.json"
@@ -82,6 +82,43 @@ def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     return out
 
 
+def _absolute_moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
+    """series_key -> the largest |log move| of its measurements without
+    paired speed-ups judged alone, on their samples' medians, beyond the
+    shift they are judged against (compare._absolute_verdict: between the
+    experiment's shift and that of the measurements timed with them)."""
+    from memkit.comparison import compare
+    a_by = headline([records.normalized(m) for m in ma])
+    b_by = headline([records.normalized(m) for m in mb])
+    logs, basis = {}, {}
+    for k, a in a_by.items():
+        b = b_by.get(k)
+        if b is None or b["metric"] != a["metric"]:
+            continue
+        (sa, basis_a), (sb, basis_b) = samples_of(a), samples_of(b)
+        if not sa or not sb or min(sa) <= 0 or min(sb) <= 0:
+            continue
+        logs[k] = math.log(statistics.median(sb) / statistics.median(sa))
+        basis[k] = basis_a if basis_a == basis_b else "round"
+    out: dict = {}
+    for experiment in {k[0] for k in logs}:
+        keys = [k for k in logs if k[0] == experiment]
+        if len(keys) < NULL_MIN:
+            continue
+        center = stats.clipped_null([logs[k] for k in keys], None, NULL_CLIP, NULL_MIN)[0]
+        for k in keys:
+            a = a_by[k]
+            if paired_samples(a) is not None or math.isinf(compare.min_effect(a, basis[k])):
+                continue
+            others = [logs[o] for o in keys if o != k and o[2] == k[2]]
+            local = statistics.median(others) if len(others) >= LOCAL_MIN else center
+            low, high = sorted((local, center))
+            dev = logs[k] - min(max(logs[k], low), high)
+            key = series_key(a)
+            out[key] = max(out.get(key, 0.0), abs(dev))
+    return out
+
+
 def _net_of_baseline(changes: dict) -> dict:
     """thing key -> its change net of what its baseline's own move explains:
     the median of the other series paired with the same baseline at the same
@@ -122,12 +159,12 @@ def moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     by: dict = {}
     for k, c in changes.items():
         by.setdefault(series_key(c.a), []).append((k, c))
-    out = {}
+    out = {k: {"point": x} for k, x in _absolute_moves(ma, mb).items()}
     for key, run in by.items():
         axis = (run[0][1].a.get("axis") or {}).get("name")
         if key[2] != "null":
             run.sort(key=lambda kc: kc[1].a["params"][axis])
-        seen = {"point": max((abs(c.log) for _, c in run if c.alone), default=0.0)}
+        seen = {"point": max([abs(c.log) for _, c in run if c.alone] + [out.get(key, {}).get("point", 0.0)])}
         if key[2] != "null":
             seen["band"] = _largest_band(run, net, short=False)
             seen["short band"] = _largest_band(run, net, short=True)
@@ -197,7 +234,8 @@ class Floors:
         entry = max(entries, key=lambda e: e["largest"][scope])
         largest = entry["largest"][scope]
         source = "reference" if series in known else "reference, its experiment's largest"
-        return Floor(floor_effect(constant, largest), largest, len(entry["moves"]), source)
+        pairs = len({(m["cpu"], m["db"], tuple(m["runs"])) for m in entry["moves"]})
+        return Floor(floor_effect(constant, largest), largest, pairs, source)
 
 
 def derive(runs_dir: Path) -> dict:
