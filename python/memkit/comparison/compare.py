@@ -806,14 +806,16 @@ def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dic
 
 
 def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False,
-                         history: Sequence[list[dict]] = ()) -> Comparison:
+                         history: Sequence[list[dict]] = (), quick: bool = True) -> Comparison:
     """Every headline measurement in both runs, judged; `busy`: either run
     was made on a busy machine; `history`: the measurements of earlier runs
     of the same machine, oldest first (run A may be the last of them): what
-    identical runs of the grid did there, the noise pairs are judged against."""
+    identical runs of the grid did there, the noise pairs are judged against;
+    `quick`: both runs used the quick grid, on which the reference of
+    identical runs was recorded (identical_runs.Floors)."""
     a_by = headline([records.normalized(m) for m in ma])
     b_by = headline([records.normalized(m) for m in mb])
-    floors = identical_runs.Floors.of(history)
+    floors = identical_runs.Floors.of(history, reference=quick)
     readings = [r for r in (_read(k, a, b_by[k], busy, floors) for k, a in a_by.items()
                             if k in b_by and b_by[k]["metric"] == a["metric"]) if r is not None]
     nulls = _absolute_nulls(readings)

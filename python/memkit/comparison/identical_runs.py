@@ -201,19 +201,23 @@ def reference() -> dict:
 
 @dataclass(frozen=True)
 class Floors:
-    """The floors of one comparison: history_moves, key -> {scope: [moves]}
-    of its earlier identical pairs; pairs, how many there were."""
+    """The floors of one comparison: history, key -> {scope: [moves]} of its
+    earlier identical pairs; pairs, how many there were; reference, whether
+    the reference applies (it was recorded on the quick grid: a default
+    grid's more rounds and processes move less, and are judged on their
+    constants and history alone)."""
     history: dict
     pairs: int
+    reference: bool = True
 
     @classmethod
-    def of(cls, history: Sequence[list[dict]]) -> "Floors":
+    def of(cls, history: Sequence[list[dict]], reference: bool = True) -> "Floors":
         out: dict = {}
         for older, newer in zip(history, history[1:]):
             for k, seen in moves(older, newer).items():
                 for scope, x in seen.items():
                     out.setdefault(k, {}).setdefault(scope, []).append(x)
-        return cls(out, max(0, len(history) - 1))
+        return cls(out, max(0, len(history) - 1), reference)
 
     def floor(self, scope: str, key: tuple, constant: float) -> Floor:
         """The floor of a change of `scope` in the series `key`: from the
@@ -226,7 +230,7 @@ class Floors:
             largest = max(seen, default=0.0)
             return Floor(floor_effect(constant, largest), largest, len(seen), "history")
         experiment, series, _ = key
-        known = reference().get(experiment, {})
+        known = reference().get(experiment, {}) if self.reference else {}
         entries = [known[series]] if series in known else list(known.values())
         entries = [e for e in entries if scope in e["largest"]]
         if not entries:
