@@ -66,7 +66,9 @@ def injections(ms: list[dict], seed: int):
     g = grid(ms)
     keys = sorted(g)
     wanted = {"band": INJECTIONS // 3, "short band": INJECTIONS // 3, "series": INJECTIONS // 3}
-    while any(wanted.values()):
+    for _ in range(100_000):   # bounded: a kind no series can take (its floor above 2x) ends it
+        if not any(wanted.values()):
+            return
         exp, series, row, axis = key = rng.choice(keys)
         sizes = sorted(g[key])
         if rng.random() < 1 / 3:

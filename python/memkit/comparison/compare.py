@@ -671,10 +671,6 @@ def _judge_series(readings: list[Reading], changes: dict, floors: identical_runs
 
 # ---- step 7: bands of adjacent sizes ----
 
-def _band_floor_fields(members: list[Reading], floors: identical_runs.Floors) -> tuple:
-    floor = _band_floor(members, floors)
-    return floor.effect, floor
-
 def _baseline_moves(paired: list[Reading], absolute: dict, nulls: dict) -> dict:
     """thing key -> the log change of its pair that its baseline's own move
     explains: the median of the other series paired with it at the same
@@ -797,11 +793,12 @@ def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dic
         devs = [net[r.key] for r in members]
         median = statistics.median(devs)
         flagged = q < FDR and beyond
+        floor = _band_floor(members, floors)
         common = {k: v for k, v in r0.a["params"].items() if k != r0.axis}
         out.append(Band(r0.experiment, r0.a["series"], common, r0.axis, [changes[r.key] for r in members],
                         math.exp(median), math.exp(min(devs)), math.exp(max(devs)), p, q, flagged,
                         _direction(median < 0, r0.better) if flagged else "same", r0.better,
-                        *_band_floor_fields(members, floors)))
+                        floor.effect, floor))
     return out
 
 

@@ -40,7 +40,6 @@ from memkit.judging.judge import BAND_MIN, HISTORY_MIN_PAIRS, LOCAL_MIN, NOISE_M
 from memkit.results import records
 
 REFERENCE = Path(__file__).resolve().parents[1] / "judging" / "identical-runs.json"
-SCOPES = ("point", "band", "short band", "series")
 
 
 def series_key(m: dict) -> tuple:
