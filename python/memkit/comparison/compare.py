@@ -21,7 +21,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from memkit.comparison.samples import (_key, baseline_key, headline, paired_samples, paired_speedups,  # noqa: F401
+from memkit.comparison.samples import (TIME_UNITS_NS, _key, _short_call, baseline_key,  # noqa: F401
+                                       between_run_effect, headline, min_effect, paired_samples, paired_speedups,
                                        params_text, samples_of, thing_key)
 from memkit.comparison import identical_runs
 from memkit.judging import stats
@@ -31,31 +32,6 @@ from memkit.judging.judge import (BAND_DF, BAND_EFFECT, BAND_MIN, BOOTSTRAP, BUS
                                   COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT, NOISE_QUANTILE, NOISE_SPAN,
                                   NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT,
                                   SERIES_MIN, SHORT_BAND_EFFECT, SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
-TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
-
-
-def _short_call(m: dict) -> bool:
-    scale = TIME_UNITS_NS.get((m.get("unit") or "").strip())
-    return scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS
-
-
-def min_effect(m: dict, basis: str) -> float:
-    """The smallest change called for a measurement alone (docs/judging.md, step 5)."""
-    short = _short_call(m)
-    if basis == "process":
-        return SHORT_CALL_PROCESS_EFFECT if short else MIN_EFFECT
-    if short:
-        return math.inf   # not judged alone: placement noise between processes
-    return PLACEMENT_EFFECT
-
-
-def between_run_effect(m: dict) -> float:
-    """The smallest change of one measurement that counts where its noise is
-    read from between runs (a band, step 7): what placement moves a process
-    by, which that noise includes."""
-    return SHORT_CALL_PROCESS_EFFECT if _short_call(m) else MIN_EFFECT
-
-
 # ---- what the steps return ----
 
 @dataclass(frozen=True)

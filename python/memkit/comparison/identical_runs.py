@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from memkit.comparison.samples import baseline_key, headline, paired_samples, samples_of
+from memkit.comparison.samples import (baseline_key, between_run_effect, headline, min_effect, paired_samples,
+                                       samples_of)
 from memkit.judging import stats
 from memkit.judging.judge import BAND_MIN, HISTORY_MIN_PAIRS, LOCAL_MIN, NOISE_MARGIN, NULL_CLIP, NULL_MIN, SERIES_MIN
 from memkit.results import records
@@ -62,7 +63,6 @@ class _Change:
 
 
 def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
-    from memkit.comparison import compare   # compare reads this module
     a_by = headline([records.normalized(m) for m in ma])
     b_by = headline([records.normalized(m) for m in mb])
     out = {}
@@ -77,7 +77,7 @@ def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
         basis_a, basis_b = samples_of(a)[1], samples_of(b)[1]
         basis = basis_a if basis_a == basis_b else "round"
         out[k] = _Change(a, -change if better == "lower" else change,
-                         not math.isinf(compare.min_effect(a, basis)), compare.between_run_effect(a))
+                         not math.isinf(min_effect(a, basis)), between_run_effect(a))
     return out
 
 
@@ -86,7 +86,6 @@ def _absolute_moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     paired speed-ups judged alone, on their samples' medians, beyond the
     shift they are judged against (compare._absolute_verdict: between the
     experiment's shift and that of the measurements timed with them)."""
-    from memkit.comparison import compare
     a_by = headline([records.normalized(m) for m in ma])
     b_by = headline([records.normalized(m) for m in mb])
     logs, basis = {}, {}
@@ -107,7 +106,7 @@ def _absolute_moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
         center = stats.clipped_null([logs[k] for k in keys], None, NULL_CLIP, NULL_MIN)[0]
         for k in keys:
             a = a_by[k]
-            if paired_samples(a) is not None or math.isinf(compare.min_effect(a, basis[k])):
+            if paired_samples(a) is not None or math.isinf(min_effect(a, basis[k])):
                 continue
             others = [logs[o] for o in keys if o != k and o[2] == k[2]]
             local = statistics.median(others) if len(others) >= LOCAL_MIN else center
