@@ -106,7 +106,8 @@ def main(args) -> int:
         why_not = nothing_shared(db, a, b, kinds)
     busy = bool(a.get("busy") or b.get("busy"))
     pair = RunPairComparison(a, b, notes, kinds, why_not,
-                             cmp.compare_measurements(ma, mb, busy=busy, history=history))
+                             cmp.compare_measurements(ma, mb, busy=busy, history=history,
+                                                      quick=bool(a["quick"] and b["quick"])))
     gate = gate_status(args, pair.result.worse, pair.result.unjudged, len(pair.result.changes))
     if args.json:
         print(json.dumps(pair.as_json(args.fail_on_regression), indent=1))

@@ -21,8 +21,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from memkit.comparison.samples import (_key, baseline_key, headline, paired_samples, paired_speedups,  # noqa: F401
+from memkit.comparison.samples import (TIME_UNITS_NS, _key, _short_call, baseline_key,  # noqa: F401
+                                       between_run_effect, headline, min_effect, paired_samples, paired_speedups,
                                        params_text, samples_of, thing_key)
+from memkit.comparison import identical_runs
 from memkit.judging import stats
 from memkit.results import records
 
@@ -30,31 +32,6 @@ from memkit.judging.judge import (BAND_DF, BAND_EFFECT, BAND_MIN, BOOTSTRAP, BUS
                                   COHERENT, EFFECT_SDS, FDR, LOCAL_MIN, MIN_EFFECT, NOISE_QUANTILE, NOISE_SPAN,
                                   NULL_CLIP, NULL_MIN, PLACEMENT_EFFECT, PROCESSES_MIN, SEED, SERIES_EFFECT,
                                   SERIES_MIN, SHORT_BAND_EFFECT, SHORT_CALL_NS, SHORT_CALL_PROCESS_EFFECT)
-TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
-
-
-def _short_call(m: dict) -> bool:
-    scale = TIME_UNITS_NS.get((m.get("unit") or "").strip())
-    return scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS
-
-
-def min_effect(m: dict, basis: str) -> float:
-    """The smallest change called for a measurement alone (docs/judging.md, step 5)."""
-    short = _short_call(m)
-    if basis == "process":
-        return SHORT_CALL_PROCESS_EFFECT if short else MIN_EFFECT
-    if short:
-        return math.inf   # not judged alone: placement noise between processes
-    return PLACEMENT_EFFECT
-
-
-def between_run_effect(m: dict) -> float:
-    """The smallest change of one measurement that counts where its noise is
-    read from between runs (a band, step 7): what placement moves a process
-    by, which that noise includes."""
-    return SHORT_CALL_PROCESS_EFFECT if _short_call(m) else MIN_EFFECT
-
-
 # ---- what the steps return ----
 
 @dataclass(frozen=True)
@@ -176,6 +153,12 @@ class Change:
         return math.log(self.ratio / self.shift)
 
 
+def _floor_json(floor: Optional[identical_runs.Floor]) -> Optional[dict]:
+    if floor is None:
+        return None
+    return {"largest_move": math.exp(floor.largest), "pairs": floor.pairs, "from": floor.source}
+
+
 def _span(axis: Optional[str], members: list) -> str:
     from memkit.lab.sizes import fmt_size
     if axis is None:
@@ -203,9 +186,10 @@ class SeriesChange:
     members: list = field(default_factory=list)   # the Changes, in the axis' order
     moved: int = 0         # sizes that leaned the series' way
     q: float = 1.0
-    min_effect: float = SERIES_EFFECT
+    min_effect: float = SERIES_EFFECT   # or more: what identical runs moved it by (floor)
     flagged: bool = False
     direction: str = "same"
+    floor: Optional[identical_runs.Floor] = None
 
     @property
     def span(self) -> str:
@@ -216,7 +200,8 @@ class SeriesChange:
                 "scope": "series", "axis": self.axis, "direction": self.direction, "ratio": self.ratio,
                 "interval": [self.low, self.high], "change_pct": 100 * (self.ratio - 1), "q": self.q,
                 "moved": self.moved, "sizes": len(self.members), "evidence": "paired",
-                "baseline": self.baseline, "min_effect": self.min_effect}
+                "baseline": self.baseline, "min_effect": self.min_effect,
+                "floor": _floor_json(self.floor)}
 
 
 @dataclass(frozen=True)
@@ -237,7 +222,8 @@ class Band:
     flagged: bool = False
     direction: str = "same"
     better: Optional[str] = None
-    min_effect: float = BAND_EFFECT
+    min_effect: float = BAND_EFFECT   # or more: what identical runs moved such a band by (floor)
+    floor: Optional[identical_runs.Floor] = None
 
     @property
     def span(self) -> str:
@@ -269,7 +255,7 @@ class Band:
                 "range": [self.low, self.high], "change_pct": 100 * (self.ratio - 1), "q": self.q,
                 "sizes": len(self.members), "first": self.members[0].params[self.axis],
                 "last": self.members[-1].params[self.axis], "finding": self.finding,
-                "min_effect": self.min_effect}
+                "min_effect": self.min_effect, "floor": _floor_json(self.floor)}
 
 
 @dataclass(frozen=True)
@@ -361,7 +347,7 @@ def _process_var(a: dict, b: dict) -> Optional[float]:
     return out
 
 
-def _read(key: tuple, a: dict, b: dict, busy: bool) -> Optional[Reading]:
+def _read(key: tuple, a: dict, b: dict, busy: bool, floors: identical_runs.Floors) -> Optional[Reading]:
     sa, basis_a = samples_of(a)
     sb, basis_b = samples_of(b)
     if not sa or not sb or min(sa) <= 0 or min(sb) <= 0:
@@ -376,8 +362,11 @@ def _read(key: tuple, a: dict, b: dict, busy: bool) -> Optional[Reading]:
     better = records.better_direction(a)
     load = BUSY_FACTOR if busy else 1.0
     paired = _paired_ratio(a, b, better)
+    alone = min_effect(a, basis) * load
+    if not math.isinf(alone):
+        alone = floors.floor("point", identical_runs.series_key(a), alone).effect
     return Reading(key, a, b, (ratio, lo, hi, p), basis, ((min(sa), max(sa)), (min(sb), max(sb))), better,
-                   min_effect(a, basis) * load, between_run_effect(a),
+                   alone, between_run_effect(a),
                    axis if axis in a["params"] else None, paired, _process_var(a, b) if paired else None,
                    baseline_key(a) if paired else None,
                    records.baseline_text(a["baseline"], a) if paired else None)
@@ -616,11 +605,12 @@ def _baseline_shifts(paired: list[Reading]) -> dict:
     return out
 
 
-def _judge_series(readings: list[Reading], changes: dict) -> list[SeriesChange]:
+def _judge_series(readings: list[Reading], changes: dict, floors: identical_runs.Floors) -> list[SeriesChange]:
     """Each series of at least SERIES_MIN sizes with paired evidence at
     every size, judged as a whole on its paired changes by the signed-rank
     test and the estimate and interval of that test (the short calls
-    included: each is too noisy alone, not together)."""
+    included: each is too noisy alone, not together); its estimate must
+    exceed what identical runs moved the series by as a whole (its floor)."""
     # A series along an axis (sizes), and the measurements of one series
     # without an axis together (memset-random's rows of size ranges).
     runs = [r for r in _series_runs(readings) if r[0].axis is not None]
@@ -645,12 +635,13 @@ def _judge_series(readings: list[Reading], changes: dict) -> list[SeriesChange]:
         r0 = run[0]
         common = {k: v for k, v in r0.a["params"].items()
                   if k != r0.axis and all(r.a["params"].get(k) == v for r in run)}
-        flagged = q < FDR and (low > 0 or high < 0) and abs(est) > math.log1p(SERIES_EFFECT)
+        floor = floors.floor("series", identical_runs.series_key(r0.a), SERIES_EFFECT)
+        flagged = q < FDR and (low > 0 or high < 0) and abs(est) > math.log1p(floor.effect)
         out.append(SeriesChange(r0.experiment, r0.a["series"], common, r0.axis, r0.baseline, r0.better,
                                 math.exp(est), math.exp(low), math.exp(high), p,
                                 [changes[r.key] for r in run],
-                                sum((x > 0) == (est > 0) and x != 0 for x in logs), q, SERIES_EFFECT, flagged,
-                                _direction(est < 0, r0.better) if flagged else "same"))
+                                sum((x > 0) == (est > 0) and x != 0 for x in logs), q, floor.effect, flagged,
+                                _direction(est < 0, r0.better) if flagged else "same", floor))
     return out
 
 
@@ -706,16 +697,18 @@ def _band_p(members: list[Reading], net: dict, scale: float, windows: int) -> fl
     return min(1.0, windows * stats.t_two_sided_p(mean / max(scale, floor), BAND_DF))
 
 
-def _band_effect(members: list[Reading]) -> float:
+def _band_floor(members: list[Reading], floors: identical_runs.Floors) -> identical_runs.Floor:
     """The change a band's median must exceed: BAND_EFFECT, or
     SHORT_BAND_EFFECT where most of it is short calls timed in too few
     processes to show their placement (beyond what placement moved such a
     band by between identical runs; a history shows such jumps too rarely to
-    size them)."""
-    return SHORT_BAND_EFFECT if sum(not r.judged for r in members) > len(members) / 2 else BAND_EFFECT
+    size them); more where identical runs moved a band of the series further."""
+    short = sum(not r.judged for r in members) > len(members) / 2
+    return floors.floor("short band" if short else "band", identical_runs.series_key(members[0].a),
+                        SHORT_BAND_EFFECT if short else BAND_EFFECT)
 
 
-def _bands_of(run: list[Reading], net: dict, scale_of) -> list[tuple]:
+def _bands_of(run: list[Reading], net: dict, scale_of, floors: identical_runs.Floors) -> list[tuple]:
     """(members, p, beyond) of every stretch of at least BAND_MIN adjacent
     sizes whose paired changes all lean one way beyond their band effect:
     its p is that of its best window of BAND_MIN sizes or more whose median
@@ -736,7 +729,8 @@ def _bands_of(run: list[Reading], net: dict, scale_of) -> list[tuple]:
             for s in range(len(stretch)):
                 for e in range(s + BAND_MIN, len(stretch) + 1):
                     window = stretch[s:e]
-                    beyond = abs(statistics.median(net[r.key] for r in window)) > math.log1p(_band_effect(window))
+                    beyond = abs(statistics.median(net[r.key] for r in window)) > \
+                        math.log1p(_band_floor(window, floors).effect)
                     scale = scale_of(window[0].a["params"][window[0].axis], len(window))
                     tried.append((not beyond, _band_p(window, net, scale, windows)))
             missed, p = min(tried)
@@ -745,7 +739,8 @@ def _bands_of(run: list[Reading], net: dict, scale_of) -> list[tuple]:
     return out
 
 
-def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dict) -> list[Band]:
+def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dict,
+                 floors: identical_runs.Floors) -> list[Band]:
     """Bands in every series along an axis, Benjamini-Hochberg over them;
     flagged when rejected with a window beyond its band effect.  A band's
     noise is read from the history where it has NULL_MIN windows around it
@@ -766,7 +761,7 @@ def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dic
             others = [run for run in runs if run[0].a["series"] != series]
             return _window_scale(today, others, first, length) or 0.0
         for run in runs:
-            found += _bands_of(run, net, functools.partial(scale_of, series=run[0].a["series"]))
+            found += _bands_of(run, net, functools.partial(scale_of, series=run[0].a["series"]), floors)
     qs = stats.benjamini_hochberg([p for _, p, _ in found])
     out = []
     for (members, p, beyond), q in zip(found, qs):
@@ -774,23 +769,27 @@ def _judge_bands(readings: list[Reading], net: dict, history: dict, changes: dic
         devs = [net[r.key] for r in members]
         median = statistics.median(devs)
         flagged = q < FDR and beyond
+        floor = _band_floor(members, floors)
         common = {k: v for k, v in r0.a["params"].items() if k != r0.axis}
         out.append(Band(r0.experiment, r0.a["series"], common, r0.axis, [changes[r.key] for r in members],
                         math.exp(median), math.exp(min(devs)), math.exp(max(devs)), p, q, flagged,
                         _direction(median < 0, r0.better) if flagged else "same", r0.better,
-                        _band_effect(members)))
+                        floor.effect, floor))
     return out
 
 
 def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False,
-                         history: Sequence[list[dict]] = ()) -> Comparison:
+                         history: Sequence[list[dict]] = (), quick: bool = True) -> Comparison:
     """Every headline measurement in both runs, judged; `busy`: either run
     was made on a busy machine; `history`: the measurements of earlier runs
     of the same machine, oldest first (run A may be the last of them): what
-    identical runs of the grid did there, the noise pairs are judged against."""
+    identical runs of the grid did there, the noise pairs are judged against;
+    `quick`: both runs used the quick grid, on which the reference of
+    identical runs was recorded (identical_runs.Floors)."""
     a_by = headline([records.normalized(m) for m in ma])
     b_by = headline([records.normalized(m) for m in mb])
-    readings = [r for r in (_read(k, a, b_by[k], busy) for k, a in a_by.items()
+    floors = identical_runs.Floors.of(history, reference=quick)
+    readings = [r for r in (_read(k, a, b_by[k], busy, floors) for k, a in a_by.items()
                             if k in b_by and b_by[k]["metric"] == a["metric"]) if r is not None]
     nulls = _absolute_nulls(readings)
     paired = [r for r in readings if r.paired is not None]
@@ -813,7 +812,7 @@ def compare_measurements(ma: list[dict], mb: list[dict], busy: bool = False,
     return Comparison(
         list(changes.values()), sum(1 for k in a_by if k not in b_by), sum(1 for k in b_by if k not in a_by),
         {exp: math.exp(n.shift) for exp, n in nulls.items()}, {exp: n.scale for exp, n in nulls.items()},
-        paired_scales, _judge_series(readings, changes), _judge_bands(paired, net, earlier, changes),
+        paired_scales, _judge_series(readings, changes, floors), _judge_bands(paired, net, earlier, changes, floors),
         frozenset(r.baseline_key for r in paired),
         "history" if sources == {"history"} else "this pair" if sources <= {"this pair"} else "both")
 

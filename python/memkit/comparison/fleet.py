@@ -98,7 +98,8 @@ def host_statuses(db) -> list[HostStatus]:
         if prev is not None:
             st.changes = machine_changes(prev["fingerprint"], latest["fingerprint"])
             res = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(latest["id"]),
-                                           busy=bool(prev.get("busy") or latest.get("busy")))
+                                           busy=bool(prev.get("busy") or latest.get("busy")),
+                                           quick=bool(prev["quick"] and latest["quick"]))
             st.compared = len(res.changes)
             st.moved = sorted(res.flagged, key=_strength, reverse=True)
         out.append(st)

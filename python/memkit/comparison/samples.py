@@ -2,15 +2,18 @@
 """A measurement's numbers as compare reads them: what was measured (its key,
 a thing's headline metric, its baseline's key, its params as text), its
 samples (per process, per round or a range) and its paired speed-ups over a
-baseline.  Deciding which changes count is memkit.comparison.compare's."""
+baseline; the smallest change its samples can show.  Deciding which changes
+count is memkit.comparison.compare's."""
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from typing import Optional
 
-from memkit.judging.judge import PROCESSES_MIN
+from memkit.judging.judge import (MIN_EFFECT, PLACEMENT_EFFECT, PROCESSES_MIN, SHORT_CALL_NS,
+                                  SHORT_CALL_PROCESS_EFFECT)
 
 
 def params_text(params: dict) -> str:
@@ -92,3 +95,30 @@ def paired_samples(m: dict) -> Optional[list[float]]:
 
 def baseline_key(m: dict) -> tuple:
     return _key(m["experiment"], m["baseline"]["series"], m["baseline"]["params"])
+
+
+# ---- the smallest change that counts, by what the samples can show ----
+
+TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "ns/call": 1.0}
+
+
+def _short_call(m: dict) -> bool:
+    scale = TIME_UNITS_NS.get((m.get("unit") or "").strip())
+    return scale is not None and m.get("value") is not None and m["value"] * scale < SHORT_CALL_NS
+
+
+def min_effect(m: dict, basis: str) -> float:
+    """The smallest change called for a measurement alone (docs/judging.md, step 5)."""
+    short = _short_call(m)
+    if basis == "process":
+        return SHORT_CALL_PROCESS_EFFECT if short else MIN_EFFECT
+    if short:
+        return math.inf   # not judged alone: placement noise between processes
+    return PLACEMENT_EFFECT
+
+
+def between_run_effect(m: dict) -> float:
+    """The smallest change of one measurement that counts where its noise is
+    read from between runs (a band, step 7): what placement moves a process
+    by, which that noise includes."""
+    return SHORT_CALL_PROCESS_EFFECT if _short_call(m) else MIN_EFFECT

@@ -66,19 +66,24 @@ def gate_verdict(worse: int, unjudged: int, compared: int, bands: tuple = ()) ->
     return f"no regression: all {compared} measurements judged, alone or in their series"
 
 
+def _floor_note(floor) -> str:
+    """Where a floor from identical runs set the minimum, that it did."""
+    return f": {floor.text}" if floor is not None and floor.source != "none" and floor.largest else ""
+
+
 def series_row(s: cmp.SeriesChange) -> str:
     mark = MARKS[s.direction]
     return (f"  {s.series:<16} {cmp.params_text(s.params):<16} as a whole, {s.span}: x{s.ratio:.3f} "
             f"[{s.low:.3f} .. {s.high:.3f}] relative to {s.baseline}, {s.moved} of {len(s.members)} sizes "
             f"that way, q={s.q:.2g} (Hodges-Lehmann estimate of the paired changes net of the baseline's move, "
-            f"signed-rank interval, min {100 * s.min_effect:.0f}%)  {mark}")
+            f"signed-rank interval, min {100 * s.min_effect:.0f}%{_floor_note(s.floor)})  {mark}")
 
 
 def band_row(b: cmp.Band) -> str:
     mark = MARKS[b.direction]
     return (f"  {b.series:<16} {cmp.params_text(b.params):<16} band {b.span}: {b.finding}, median "
             f"x{b.ratio:.3f}, q={b.q:.2g} (adjacent sizes leaning together beyond their between-run noise, "
-            f"min {100 * b.min_effect:.0f}%)  {mark}")
+            f"min {100 * b.min_effect:.0f}%{_floor_note(b.floor)})  {mark}")
 
 
 def busy_notes(a: dict, b: dict) -> list[str]:
@@ -178,8 +183,8 @@ class RunPairComparison:
                 f"\n{len(alone)} measurements of calls under {cmp.SHORT_CALL_NS:.0f} ns were not judged alone: measured in "
                 f"fewer than {cmp.PROCESSES_MIN} processes, their placement noise between processes is larger than "
                 f"a change; {sum(c.key in in_series for c in alone)} of them count in the {len(result.series)} series judged as a "
-                f"whole (a series is flagged when it moved by more than {100 * cmp.SERIES_EFFECT:.0f}% and its interval "
-                "leaves out 1)")
+                f"whole (a series is flagged when it moved by more than {100 * cmp.SERIES_EFFECT:.0f}%, or than identical "
+                "runs moved it by where they moved it further, and its interval leaves out 1)")
         lines.append(
             f"\n{len(result.changes)} measurements compared (one headline metric each; {result.paired} on their paired "
             f"speed-ups over a baseline timed in the same rounds, the rest on their absolute samples), "

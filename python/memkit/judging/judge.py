@@ -80,6 +80,16 @@ BAND_EFFECT = 0.20        # a band's median change must exceed this (busy identi
 # 192-384 B; Zen 4 avx512 48-128 B 1.50x), a whole process's code placement moving them together.
 SHORT_BAND_EFFECT = 0.60
 BAND_DF = math.inf        # a band's mean against the noise of such means: normal (a mean of sizes)
+# Every change must also exceed what identical runs moved the same series by,
+# in its scope (a measurement alone, a band, the whole series;
+# comparison/identical_runs.py): the host's history where it holds this many
+# pairs of the grid, else the reference recorded on every CPU seen
+# (judging/identical-runs.json): a pair alone cannot tell a run-wide move
+# (Zen 4: nt-stores' zero fills x1.17-1.20 as a whole; old_nt 1.5-64 KiB
+# x1.27 relative to glibc) from a change.
+HISTORY_MIN_PAIRS = 3
+NOISE_MARGIN = 1.25       # ... by this many times its largest move (in logs): a largest of a few draws
+#                           understates the tail
 
 # ---- tune: a strategy against the incumbent at one size ----
 TUNE_ALPHA = 0.01         # one-sided sign test over paired rounds

@@ -92,6 +92,15 @@ def signed_rank_p(xs) -> float:
     return float(load().wilcoxon(arr, zero_method="zsplit").pvalue)
 
 
+def walsh_median(xs) -> float:
+    """The Hodges-Lehmann estimate of xs' centre alone: the median of the
+    Walsh averages (x_i + x_j) / 2, i <= j."""
+    import numpy as np
+    arr = np.asarray(xs, float)
+    i, j = np.triu_indices(len(arr))
+    return float(np.median((arr[i] + arr[j]) / 2))
+
+
 def hodges_lehmann(xs, confidence: float) -> tuple[float, float, float]:
     """(the Hodges-Lehmann estimate of xs' centre, its interval): the
     estimate the signed-rank test judges, the median of the Walsh averages

@@ -211,7 +211,8 @@ def changes_html(db, run: dict) -> list[str]:
         return ["<p>No earlier run in the database measured the same.</p>" if any(r["id"] < run["id"] for r in runs)
                 else "<p>This is the first run in the database.</p>"]
     result = cmp.compare_measurements(db.measurements(prev["id"]), db.measurements(run["id"]),
-                                      busy=bool(prev.get("busy") or run.get("busy")))
+                                      busy=bool(prev.get("busy") or run.get("busy")),
+                                      quick=bool(prev["quick"] and run["quick"]))
     loud, quiet = differences(prev["fingerprint"] or {}, run["fingerprint"] or {})
     out = [f"<p>Compared with run {prev['id']} ({e(prev['started_at'])}): {len(result.changes)} measurements "
            f"in both, {len(result.flagged)} changed beyond the noise "
