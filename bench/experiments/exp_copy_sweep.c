@@ -125,6 +125,21 @@ static double batch(const lab_method *m, char *dst, const char *src, size_t n, s
     return (lab_now_ns() - t0) / (double)reps;
 }
 
+/* A copier's case against itself in the usual case, as the series "NAME
+ * case" (GB/s per round, paired with the usual case's rounds); its summary. */
+static lab_summary emit_against_itself(lab_ctx *ctx, const lab_method *m, const char *what,
+                                       const char *params, double *gbps, const char *base_params,
+                                       double *base_gbps, size_t rounds)
+{
+    char series[64];
+    snprintf(series, sizeof series, "%s %s", m->name, what);
+    lab_record r = {.series = series, .params_json = params, .axis = "size", .axis_unit = "B",
+                    .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1,
+                    .samples = gbps, .n = rounds, .baseline = m->name,
+                    .baseline_params_json = base_params, .baseline_samples = base_gbps};
+    return lab_record_emit(ctx, &r);
+}
+
 /* Rounds of (aligned, dst + k) pairs: the misaligned copy's speed-ups
  * (< 1: slower) and, per round, both throughputs. */
 static lab_stats offset_speedup(const lab_method *m, char *dst, const char *src, size_t n, int k,
@@ -312,15 +327,11 @@ static lab_summary worst_offset(lab_ctx *ctx, const options *o, const lab_method
             memcpy(worst_al, al_gbps, confirm_rounds * sizeof *worst_al);
         }
     }
-    char series[64], params[96], base_params[96];
-    snprintf(series, sizeof series, "%s misaligned-dst", m->name);
+    char params[96], base_params[96];
     snprintf(params, sizeof params, "\"size\":%zu,\"dst_offset\":%d", n, *worst_k);
     snprintf(base_params, sizeof base_params, "\"size\":%zu,\"dst_offset\":0", n);
-    lab_record r = {.series = series, .params_json = params, .axis = "size", .axis_unit = "B",
-                    .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1,
-                    .samples = worst_off, .n = confirm_rounds, .baseline = m->name,
-                    .baseline_params_json = base_params, .baseline_samples = worst_al};
-    return lab_record_emit(ctx, &r);
+    return emit_against_itself(ctx, m, "misaligned-dst", params, worst_off, base_params, worst_al,
+                               confirm_rounds);
 }
 
 /* The misaligned table: each unaligned copier's worst offset per size; the
@@ -428,15 +439,10 @@ static lab_summary page_end_point(lab_ctx *ctx, const lab_method *m, const guard
         mid[r] = (double)n / batch(m, dst_mid, src_mid, n, reps);
         at[r] = (double)n / batch(m, dst_end, src_end, n, reps);
     }
-    char series[64], params[96], base_params[96];
-    snprintf(series, sizeof series, "%s page-end", m->name);
+    char params[96], base_params[96];
     snprintf(params, sizeof params, "\"size\":%zu,\"at\":\"page-end\"", n);
     snprintf(base_params, sizeof base_params, "\"size\":%zu,\"at\":\"mid-page\"", n);
-    lab_record r = {.series = series, .params_json = params, .axis = "size", .axis_unit = "B",
-                    .metric = "gb_per_s", .unit = "GB/s", .higher_is_better = 1,
-                    .samples = at, .n = rounds, .baseline = m->name,
-                    .baseline_params_json = base_params, .baseline_samples = mid};
-    return lab_record_emit(ctx, &r);
+    return emit_against_itself(ctx, m, "page-end", params, at, base_params, mid, rounds);
 }
 
 /* The page-end table and, per unaligned copier, its worst size's verdict. */

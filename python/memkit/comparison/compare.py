@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from memkit.comparison.samples import (TIME_UNITS_NS, _key, _short_call, baseline_key,  # noqa: F401
-                                       between_run_effect, headline, min_effect, paired_samples, paired_speedups,
-                                       params_text, samples_of, thing_key)
+                                       between_run_effect, headline, min_effect, paired_log_change, paired_samples,
+                                       paired_speedups, params_text, samples_of, thing_key)
 from memkit.comparison import identical_runs
 from memkit.judging import stats
 from memkit.results import records
@@ -459,14 +459,9 @@ def history_changes(history: Sequence[list[dict]]) -> dict:
     out: dict = {}
     for older, newer in zip(runs, runs[1:]):
         for k, a in older.items():
-            b = newer.get(k)
-            sa, sb = paired_samples(a), (paired_samples(b) if b is not None else None)
-            better = records.better_direction(a)
-            if sa is None or sb is None or better is None or a["baseline"] != b["baseline"] \
-                    or min(sa) <= 0 or min(sb) <= 0:
-                continue
-            change = math.log(statistics.median(sb) / statistics.median(sa))
-            out.setdefault(k, []).append(-change if better == "lower" else change)
+            change = paired_log_change(a, newer.get(k))
+            if change is not None:
+                out.setdefault(k, []).append(change)
     return out
 
 

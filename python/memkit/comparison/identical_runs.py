@@ -32,10 +32,10 @@ import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
 
-from memkit.comparison.samples import (baseline_key, between_run_effect, headline, min_effect, paired_samples,
-                                       samples_of)
+from memkit.comparison.samples import (baseline_key, between_run_effect, headline, min_effect, paired_log_change,
+                                       paired_samples, samples_of)
 from memkit.judging import stats
 from memkit.judging.judge import BAND_MIN, HISTORY_MIN_PAIRS, LOCAL_MIN, NOISE_MARGIN, NULL_CLIP, NULL_MIN, SERIES_MIN
 from memkit.results import records
@@ -68,16 +68,12 @@ def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     out = {}
     for k, a in a_by.items():
         b = b_by.get(k)
-        sa, sb = paired_samples(a), (paired_samples(b) if b is not None else None)
-        better = records.better_direction(a)
-        if sa is None or sb is None or better is None or a["baseline"] != b["baseline"] \
-                or min(sa) <= 0 or min(sb) <= 0:
+        change = paired_log_change(a, b)
+        if change is None:
             continue
-        change = math.log(statistics.median(sb) / statistics.median(sa))
         basis_a, basis_b = samples_of(a)[1], samples_of(b)[1]
         basis = basis_a if basis_a == basis_b else "round"
-        out[k] = _Change(a, -change if better == "lower" else change,
-                         not math.isinf(min_effect(a, basis)), between_run_effect(a))
+        out[k] = _Change(a, change, not math.isinf(min_effect(a, basis)), between_run_effect(a))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Optional
 
 from memkit.judging.judge import (MIN_EFFECT, PLACEMENT_EFFECT, PROCESSES_MIN, SHORT_CALL_NS,
                                   SHORT_CALL_PROCESS_EFFECT)
+from memkit.results import records
 
 
 def params_text(params: dict) -> str:
@@ -122,3 +123,18 @@ def between_run_effect(m: dict) -> float:
     read from between runs (a band, step 7): what placement moves a process
     by, which that noise includes."""
     return SHORT_CALL_PROCESS_EFFECT if _short_call(m) else MIN_EFFECT
+
+
+def paired_log_change(a: dict, b: Optional[dict]) -> Optional[float]:
+    """The log of b's median paired speed-up over a's, in the metric's
+    better direction (> 0: b better); None where the two cannot be paired
+    (no b, no paired samples, other baselines, a sample not positive)."""
+    if b is None:
+        return None
+    sa, sb = paired_samples(a), paired_samples(b)
+    better = records.better_direction(a)
+    if sa is None or sb is None or better is None or a["baseline"] != b["baseline"] \
+            or min(sa) <= 0 or min(sb) <= 0:
+        return None
+    change = math.log(statistics.median(sb) / statistics.median(sa))
+    return -change if better == "lower" else change
