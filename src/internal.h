@@ -25,6 +25,9 @@
  * sanitizer runtime are initialised: no instrumentation, no libc calls. */
 #define MK_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
+/* How many functions mk_op names (memset, memcpy, memmove). */
+#define MK_OP_COUNT (MK_OP_MEMMOVE + 1)
+
 /* [dst, dst+n) and [src, src+n) share a byte (two unsigned compares: a
  * distance that wraps is larger than any n). */
 static inline __attribute__((always_inline)) int mk_overlaps(const void *dst, const void *src,

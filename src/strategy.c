@@ -46,7 +46,7 @@ typedef struct {
     int         needs_amx;          /* AMX-TILE: an AMX Xeon whatever model number the
                                        hypervisor reports */
     rule        sets[MK_TUNABLE_COUNT]; /* the per-CPU tunables' defaults, T(name) = ... */
-    const char *variant[3];         /* per mk_op (memset, memcpy, memmove): the routines'
+    const char *variant[MK_OP_COUNT]; /* per mk_op (memset, memcpy, memmove): the routines'
                                        ISA (isa.def) when the CPU can run it; NULL: the
                                        first it can run */
     const char *evidence_file;      /* what `memkit tune` measured, in the repository

@@ -32,8 +32,7 @@ MK_EARLY void (*mk_variant_fn(const mk_variant_row *row, mk_op op))(void)
 
 /* ---- the public list: every row for every op ---- */
 
-enum { OPS = 3 };
-static mk_variant listed[OPS * sizeof mk_variant_rows / sizeof mk_variant_rows[0]];
+static mk_variant listed[MK_OP_COUNT * sizeof mk_variant_rows / sizeof mk_variant_rows[0]];
 static int listed_once;
 
 static void list_init(void)

@@ -201,6 +201,14 @@ MK_INLINE char *align_forward(char *d, const char **s, size_t a)
     return d + skip;
 }
 
+/* The first 64 bytes by vectors: the head a 64-byte-aligned loop starts
+ * after (align_forward(d, &q, 64)). */
+MK_INLINE void copy_first_line(char *d, const char *s)
+{
+    for (size_t i = 0; i < 64; i += V)
+        vec_store(d + i, vec_load(s + i));
+}
+
 /* The last 4V bytes, loaded up front (before a loop may overwrite them
  * when dst is below src) and stored at the end. */
 #define COPY_SAVE_TAIL(s, n) \
@@ -253,8 +261,7 @@ MK_INLINE void copy_backward(char *d, const char *s, size_t n)
 MK_INLINE void copy_stream(char *d, const char *s, size_t n)
 {
     char *end = d + n;
-    for (size_t i = 0; i < 64; i += V)
-        vec_store(d + i, vec_load(s + i));
+    copy_first_line(d, s);
     const char *q = s;
     char *p = align_forward(d, &q, 64);
     for (; p + 4 * V <= end; p += 4 * V, q += 4 * V) {
@@ -270,8 +277,7 @@ MK_INLINE void copy_stream(char *d, const char *s, size_t n)
  * 64-byte-aligned destination (unaligned rep movsb is the slow case). */
 MK_INLINE void copy_rep_movsb(char *d, const char *s, size_t n)
 {
-    for (size_t i = 0; i < 64; i += V)
-        vec_store(d + i, vec_load(s + i));
+    copy_first_line(d, s);
     const char *q = s;
     char *p = align_forward(d, &q, 64);
     size_t left = (size_t)(d + n - p);
