@@ -232,7 +232,7 @@ def proposals(family: str, times, grid: list[int], defaults: dict, paths: catalo
     if extra:
         print(f"  also proposed at sign test p<={reproduce.PROPOSE_ALPHA} (to be confirmed): "
               + ", ".join(f"{c.name} {c.show(c.value)}" for c in extra))
-    return [c for c in loose] if extra else strict
+    return loose if extra else strict
 
 
 def choose_small_design(result: TuneOutcome, args, timer: Path, fp: dict, over, nstages: int,
@@ -445,8 +445,6 @@ def glibc_main(args, timer: Path) -> int:
     if args.check:
         raise UsageError("--glibc goes without --check: it tunes glibc, whose line `memkit try --glibc-tunables "
                          "@FILE` checks")
-    if args.apply:
-        return glibc_apply(args)
     for_rec = glibc_for(args) if args.for_recording else None
     out = None if args.dry_run else (Path(args.out) if args.out else for_rec.directory if for_rec
                                      else profile_file.default_profile_path(dict(os.environ)).parent)
@@ -492,8 +490,8 @@ def main(args) -> int:
     if args.glibc and args.apply and not args.check:
         return glibc_apply(args)   # reads the line; measures nothing, needs no build
     bench_dir = lab.find_bench_dir(args.build)
-    if machine.current().note():
-        print(f"memkit tune: note: {machine.current().note()}", file=sys.stderr, flush=True)
+    if note := machine.current().note():
+        print(f"memkit tune: note: {note}", file=sys.stderr, flush=True)
     timer = Path(args.timer) if args.timer else tune_experiment.find_program(bench_dir)
     if args.glibc:
         return glibc_main(args, timer)

@@ -92,13 +92,19 @@ def signed_rank_p(xs) -> float:
     return float(load().wilcoxon(arr, zero_method="zsplit").pvalue)
 
 
-def walsh_median(xs) -> float:
-    """The Hodges-Lehmann estimate of xs' centre alone: the median of the
-    Walsh averages (x_i + x_j) / 2, i <= j."""
+def walsh_averages(xs):
+    """The Walsh averages (x_i + x_j) / 2, i <= j, of xs (a numpy array)."""
     import numpy as np
     arr = np.asarray(xs, float)
     i, j = np.triu_indices(len(arr))
-    return float(np.median((arr[i] + arr[j]) / 2))
+    return (arr[i] + arr[j]) / 2
+
+
+def walsh_median(xs) -> float:
+    """The Hodges-Lehmann estimate of xs' centre alone: the median of the
+    Walsh averages."""
+    import numpy as np
+    return float(np.median(walsh_averages(xs)))
 
 
 def hodges_lehmann(xs, confidence: float) -> tuple[float, float, float]:
@@ -114,8 +120,7 @@ def hodges_lehmann(xs, confidence: float) -> tuple[float, float, float]:
     import numpy as np
     wilcoxon = load().wilcoxon
     arr = np.asarray(xs, float)
-    i, j = np.triu_indices(len(arr))
-    averages = (arr[i] + arr[j]) / 2
+    averages = walsh_averages(arr)
     walsh = np.unique(averages)
     est = float(np.median(averages))
     if len(walsh) == 1:

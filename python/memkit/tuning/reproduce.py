@@ -37,22 +37,25 @@ from memkit.tuning.tune import Choice, Times, fmt_candidate, tuned_tunables
 # batches is what keeps a move out of the profile, so a proposal needs less.
 PROPOSE_ALPHA = 0.2
 
+NOT_SURE = "not sure: the independent batches did not agree"
 
-def cell_gains(batches: list[Times], cell, challenger: str = "tuned", incumbent: str = "defaults") -> list[float]:
-    """Per batch: the log of the median over its rounds of incumbent time /
-    challenger time at one cell (> 0: the challenger faster)."""
+
+def cell_gains(batches: list[Times], cell) -> list[float]:
+    """Per batch: the log of the median over its rounds of the defaults'
+    time / the tuned time at one cell (> 0: tuned faster)."""
     out = []
     for times in batches:
-        pairs = zip(times[incumbent][cell], times[challenger][cell])
+        pairs = zip(times["defaults"][cell], times["tuned"][cell])
         out.append(math.log(median(a / b for a, b in pairs)))
     return out
 
 
-def gain_over(batches: list[Times], cells: list) -> Batches:
+def gain_over(gains: dict, cells: list) -> Batches:
     """The batches' estimates of a move's gain: per batch, the mean over
-    the cells it decides of their log speed-ups (each size weighed alike)."""
-    per_cell = [cell_gains(batches, c) for c in cells]
-    return Batches(tuple(sum(g[b] for g in per_cell) / len(per_cell) for b in range(len(batches))))
+    the cells it decides of their log speed-ups (gains: cell -> its
+    cell_gains; each size weighed alike)."""
+    per_cell = [gains[c] for c in cells]
+    return Batches(tuple(sum(batch) / len(per_cell) for batch in zip(*per_cell)))
 
 
 def candidate_values(choice: Choice, grid: list[int]) -> list:
@@ -107,7 +110,6 @@ class Confirmed:
     proposed: object = None                          # the timed stage's value
     alone: bool = False                              # it changes no timed size without moves not sure
 
-
     @property
     def kept(self) -> bool:
         return self.value != self.choice.default
@@ -149,11 +151,12 @@ def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Time
     not sure (rep movsb's end means nothing without its start), until none
     drops; one that then changes no timed size goes back to its default."""
     with_all = paths.of_cells(tuned_tunables(defaults, moved), cells)
-    slower = {c for c in cells if Batches(tuple(cell_gains(batches, c))).verdict() < 0}
+    gains = {c: cell_gains(batches, c) for c in cells}   # once: every pass and step reads them
+    slower = {c for c in cells if Batches(tuple(gains[c])).verdict() < 0}
     out = {}
     active = list(moved)
     while active:
-        for got in judge_beside(active, len(active) < len(moved), defaults, cells, batches, paths, grid,
+        for got in judge_beside(active, len(active) < len(moved), defaults, cells, gains, paths, grid,
                                 proposed or {}, with_all, slower):
             out[got.choice.name] = got
         left = [m for m in active if out[m.name].kept]
@@ -163,7 +166,7 @@ def confirm(moved: list[Choice], defaults: dict, cells: list, batches: list[Time
     return [out[m.name] for m in moved]
 
 
-def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, batches, paths, grid, proposed: dict,
+def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, gains: dict, paths, grid, proposed: dict,
                  with_all: dict, slower: set) -> list[Confirmed]:
     """confirm()'s one pass: each move of `active` with the others of it in
     force and every other move at its default; only the cells the batches
@@ -192,7 +195,7 @@ def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, batch
             out.append(Confirmed(m, m.default if after_drops else was, [], None, proposed=was,
                                  alone=after_drops))
             continue
-        got = Confirmed(m, m.default, timed, gain_over(batches, timed),
+        got = Confirmed(m, m.default, timed, gain_over(gains, timed),
                         hurt=[c for c in timed if c in slower], proposed=was)
         # whole octaves first; the grid's every point only where none holds
         for values in (octave_values(m, grid), candidate_values(m, grid)):
@@ -203,13 +206,13 @@ def judge_beside(active: list[Choice], after_drops: bool, defaults, cells, batch
                     continue
                 if last is not None:
                     step = [c for c in last if c not in mine]
-                    if step and gain_over(batches, step).verdict() > 0:
+                    if step and gain_over(gains, step).verdict() > 0:
                         break   # giving these back loses a gain the batches agree on
-                gain = gain_over(batches, mine)
+                gain = gain_over(gains, mine)
                 if gain.verdict() > 0 and not any(c in slower for c in mine):
                     first, last = first or mine, mine
                     back = [c for c in first if c not in mine]
-                    got = Confirmed(m, value, mine, gain, back, gain_over(batches, back) if back else None,
+                    got = Confirmed(m, value, mine, gain, back, gain_over(gains, back) if back else None,
                                     proposed=was)
             if got.kept:
                 break
@@ -232,7 +235,7 @@ def settle(confirmed: list[Confirmed], choices: list[Choice]) -> list[Choice]:
             out.append(Choice(c.name, c.default, conf.value, c.why + note, True))
         else:
             out.append(Choice(c.name, c.default, c.default,
-                              f"{c.why}; not sure: the independent batches did not agree", False))
+                              f"{c.why}; {NOT_SURE}", False))
     return out
 
 
@@ -283,5 +286,5 @@ def design_confirmed(function: str, moves: list, batch_scores: list[dict]) -> De
 
 def settle_design(confirmed: list[DesignConfirmed], choices: list[Choice]) -> list[Choice]:
     dropped = {c.name for d in confirmed if not d.kept for c in d.moves}
-    return [Choice(c.name, c.default, c.default, f"{c.why}; not sure: the independent batches did not agree", False)
+    return [Choice(c.name, c.default, c.default, f"{c.why}; {NOT_SURE}", False)
             if c.name in dropped else c for c in choices]
