@@ -38,31 +38,6 @@ import test_gate_promise as promise  # noqa: E402
 RUNS = REPO / "tests" / "data" / "runs"
 
 
-def identical_pairs(folder: Path) -> list[tuple[str, int, int]]:
-    meta = json.loads((folder / "runs.json").read_text())
-    out = [("judge-three-runs.db", *meta["identical"])]
-    if "band" in meta:
-        out.append((meta["band"]["db"], *meta["band"]["identical"]))
-    return out + [(p["db"], *p["runs"]) for p in meta.get("identical_pairs", ())]
-
-
-def reference_without(left_out: tuple) -> dict:
-    """The reference of every recorded identical pair but one."""
-    out: dict = {}
-    for folder in sorted(p for p in RUNS.iterdir() if (p / "runs.json").is_file()):
-        for db, a, b in identical_pairs(folder):
-            if (folder.name, db, a, b) == left_out:
-                continue
-            with Database(folder / db) as d:
-                seen = identical_runs.moves(d.measurements(a), d.measurements(b))
-            for (experiment, series, _), scopes in seen.items():
-                entry = out.setdefault(experiment, {}).setdefault(series, {"largest": {}, "moves": []})
-                entry["moves"].append({"cpu": folder.name, "db": db, "runs": [a, b], **scopes})
-                for s, x in scopes.items():
-                    entry["largest"][s] = max(entry["largest"].get(s, 0.0), x)
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-cpu", type=int, default=120,
@@ -74,14 +49,16 @@ def main() -> int:
     args = ap.parse_args()
     if args.edge_only:
         promise.FACTORS = {k: (lo, lo + args.low_edge) for k, (lo, _) in promise.FACTORS.items()}
+    recorded = identical_runs.recorded_moves(RUNS)   # each pair read once, each left out in turn
     for folder in sorted(p for p in RUNS.iterdir() if (p / "runs.json").is_file()):
-        promise.INJECTIONS = 3 * max(1, round(args.per_cpu / len(identical_pairs(folder)) / 3))
+        pairs_here = identical_runs.recorded_pairs(folder)
+        promise.INJECTIONS = 3 * max(1, round(args.per_cpu / len(pairs_here) / 3))
         passed, pairs = 0, 0
         caught: dict = {}
         edge: dict = {}
         others = 0
-        for n, (db, a, b) in enumerate(identical_pairs(folder)):
-            loo = reference_without((folder.name, db, a, b))
+        for n, (db, a, b) in enumerate(pairs_here):
+            loo = identical_runs.reference_of([r for r in recorded if r[:4] != (folder.name, db, a, b)])["experiments"]
             identical_runs.reference = lambda loo=loo: loo
             with Database(folder / db) as d:
                 runs = {r["id"]: r for r in d.runs()}

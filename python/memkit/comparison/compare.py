@@ -21,7 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from memkit.comparison.samples import (TIME_UNITS_NS, _key, _short_call, baseline_key,  # noqa: F401
+from memkit.comparison.samples import (TIME_UNITS_NS, _key, baseline_key,  # noqa: F401
                                        between_run_effect, headline, min_effect, paired_log_change, paired_samples,
                                        paired_speedups, params_text, samples_of, thing_key)
 from memkit.comparison import identical_runs

@@ -62,9 +62,7 @@ class _Change:
     lean: float        # what it must exceed to lean in a band (compare.between_run_effect)
 
 
-def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
-    a_by = headline([records.normalized(m) for m in ma])
-    b_by = headline([records.normalized(m) for m in mb])
+def _changes(a_by: dict, b_by: dict) -> dict:
     out = {}
     for k, a in a_by.items():
         b = b_by.get(k)
@@ -77,13 +75,11 @@ def _changes(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     return out
 
 
-def _absolute_moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
+def _absolute_moves(a_by: dict, b_by: dict) -> dict:
     """series_key -> the largest |log move| of its measurements without
     paired speed-ups judged alone, on their samples' medians, beyond the
     shift they are judged against (compare._absolute_verdict: between the
     experiment's shift and that of the measurements timed with them)."""
-    a_by = headline([records.normalized(m) for m in ma])
-    b_by = headline([records.normalized(m) for m in mb])
     logs, basis = {}, {}
     for k, a in a_by.items():
         b = b_by.get(k)
@@ -145,15 +141,23 @@ def _largest_band(run: list, net: dict, short: bool) -> float:
     return largest
 
 
+def _by_thing(ms: Sequence[dict]) -> dict:
+    return headline([records.normalized(m) for m in ms])
+
+
 def moves(ma: Sequence[dict], mb: Sequence[dict]) -> dict:
     """series_key -> {scope: the largest |log move| of that scope between
     two runs} ("series" for series of SERIES_MIN sizes or more)."""
-    changes = _changes(ma, mb)
+    return _moves(_by_thing(ma), _by_thing(mb))
+
+
+def _moves(a_by: dict, b_by: dict) -> dict:
+    changes = _changes(a_by, b_by)
     net = _net_of_baseline(changes)
     by: dict = {}
     for k, c in changes.items():
         by.setdefault(series_key(c.a), []).append((k, c))
-    out = {k: {"point": x} for k, x in _absolute_moves(ma, mb).items()}
+    out = {k: {"point": x} for k, x in _absolute_moves(a_by, b_by).items()}
     for key, run in by.items():
         axis = (run[0][1].a.get("axis") or {}).get("name")
         if key[2] != "null":
@@ -206,12 +210,15 @@ class Floors:
 
     @classmethod
     def of(cls, history: Sequence[list[dict]], reference: bool = True) -> "Floors":
+        pairs = max(0, len(history) - 1)
         out: dict = {}
-        for older, newer in zip(history, history[1:]):
-            for k, seen in moves(older, newer).items():
-                for scope, x in seen.items():
-                    out.setdefault(k, {}).setdefault(scope, []).append(x)
-        return cls(out, max(0, len(history) - 1), reference)
+        if pairs >= HISTORY_MIN_PAIRS:   # else floor() reads the reference, not the history
+            runs = [_by_thing(ms) for ms in history]   # each run once, though in two pairs
+            for older, newer in zip(runs, runs[1:]):
+                for k, seen in _moves(older, newer).items():
+                    for scope, x in seen.items():
+                        out.setdefault(k, {}).setdefault(scope, []).append(x)
+        return cls(out, pairs, reference)
 
     def floor(self, scope: str, key: tuple, constant: float) -> Floor:
         """The floor of a change of `scope` in the series `key`: from the
@@ -241,28 +248,44 @@ class Floors:
         return Floor(floor_effect(constant, largest), largest, pairs, source)
 
 
-def derive(runs_dir: Path) -> dict:
-    """The reference from every identical pair recorded under runs_dir (each
-    CPU's runs.json: "identical" in judge-three-runs.db, the band database's
-    "identical", and "identical_pairs": [{"db", "runs"}])."""
+def recorded_pairs(folder: Path) -> list[tuple[str, int, int]]:
+    """(database, run A, run B) of every identical pair one CPU's folder
+    records (its runs.json: "identical" in judge-three-runs.db, the band
+    database's "identical", and "identical_pairs": [{"db", "runs"}])."""
+    meta = json.loads((folder / "runs.json").read_text())
+    out = [("judge-three-runs.db", *meta["identical"])]
+    if "band" in meta:
+        out.append((meta["band"]["db"], *meta["band"]["identical"]))
+    return out + [(p["db"], *p["runs"]) for p in meta.get("identical_pairs", ())]
+
+
+def recorded_moves(runs_dir: Path) -> list[tuple[str, str, int, int, dict]]:
+    """(CPU, database, run A, run B, moves()) of every identical pair
+    recorded under runs_dir."""
     from memkit.store.db import Database
-    out: dict = {}
+    out = []
     for folder in sorted(p for p in runs_dir.iterdir() if (p / "runs.json").is_file()):
-        meta = json.loads((folder / "runs.json").read_text())
-        pairs = [("judge-three-runs.db", meta["identical"])]
-        if "band" in meta:
-            pairs.append((meta["band"]["db"], meta["band"]["identical"]))
-        pairs += [(p["db"], p["runs"]) for p in meta.get("identical_pairs", ())]
-        for db, (a, b) in pairs:
+        for db, a, b in recorded_pairs(folder):
             with Database(folder / db) as d:
-                seen = moves(d.measurements(a), d.measurements(b))
-            for (experiment, series, params), scopes in sorted(seen.items()):
-                entry = out.setdefault(experiment, {}).setdefault(series, {"largest": {}, "moves": []})
-                scopes = {s: round(x, 5) for s, x in scopes.items()}
-                entry["moves"].append({"cpu": folder.name, "db": db, "runs": [a, b], "params": json.loads(params),
-                                       **scopes})
-                for s, x in scopes.items():
-                    entry["largest"][s] = max(entry["largest"].get(s, 0.0), x)
+                out.append((folder.name, db, a, b, moves(d.measurements(a), d.measurements(b))))
+    return out
+
+
+def derive(runs_dir: Path) -> dict:
+    """The reference from every identical pair recorded under runs_dir."""
+    return reference_of(recorded_moves(runs_dir))
+
+
+def reference_of(recorded: Sequence[tuple]) -> dict:
+    """The reference from recorded_moves' rows."""
+    out: dict = {}
+    for cpu, db, a, b, seen in recorded:
+        for (experiment, series, params), scopes in sorted(seen.items()):
+            entry = out.setdefault(experiment, {}).setdefault(series, {"largest": {}, "moves": []})
+            scopes = {s: round(x, 5) for s, x in scopes.items()}
+            entry["moves"].append({"cpu": cpu, "db": db, "runs": [a, b], "params": json.loads(params), **scopes})
+            for s, x in scopes.items():
+                entry["largest"][s] = max(entry["largest"].get(s, 0.0), x)
     return {"what": "the largest |log move| of each series between the identical runs recorded in "
                     "tests/data/runs/, of a measurement judged alone, a band of adjacent sizes (of long "
                     "calls, of short calls) and the whole series (scripts/identical_runs.py writes it; "

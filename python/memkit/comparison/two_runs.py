@@ -68,7 +68,7 @@ def gate_verdict(worse: int, unjudged: int, compared: int, bands: tuple = ()) ->
 
 def _floor_note(floor) -> str:
     """Where a floor from identical runs set the minimum, that it did."""
-    return f": {floor.text}" if floor is not None and floor.source != "none" and floor.largest else ""
+    return f": {floor.text}" if floor is not None and floor.largest else ""
 
 
 def series_row(s: cmp.SeriesChange) -> str:
